@@ -1,0 +1,131 @@
+// Package cmd holds hookreplay's cobra commands. Each command parses its flags
+// into an options struct and calls one internal entry point; no logic lives here.
+package cmd
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/hookreplay/hookreplay/internal/iostreams"
+	"github.com/hookreplay/hookreplay/internal/store"
+)
+
+// Version is set at build time with -ldflags "-X github.com/hookreplay/hookreplay/cmd.Version=...".
+var Version = "dev"
+
+// factory carries what every command needs: streams and a lazily opened store.
+type factory struct {
+	IO     *iostreams.IO
+	DBPath string
+	// Store opens the database at DBPath; the caller closes it.
+	Store func() (*store.Store, error)
+}
+
+func newFactory(io *iostreams.IO) *factory {
+	f := &factory{IO: io}
+	f.Store = func() (*store.Store, error) {
+		s, err := store.Open(context.Background(), f.DBPath)
+		if err != nil {
+			return nil, setupErr("%v", err)
+		}
+		return s, nil
+	}
+	return f
+}
+
+// NewRootCmd builds the command tree over io.
+func NewRootCmd(io *iostreams.IO) *cobra.Command {
+	f := newFactory(io)
+	var noColor bool
+	root := &cobra.Command{
+		Use:   "hookreplay",
+		Short: "Prove that a webhook handler is idempotent",
+		Long: `hookreplay captures real webhook deliveries byte for byte, replays them the way
+providers really deliver (duplicates, concurrent bursts, lost responses, out of
+order), verifies and re-signs provider signatures, and checks with side-effect
+probes that only the first copy of an event changed anything.
+
+Start with:  hookreplay demo`,
+		Version:       Version,
+		SilenceUsage:  true,
+		SilenceErrors: true,
+		PersistentPreRunE: func(cmd *cobra.Command, args []string) error {
+			if noColor {
+				f.IO.SetColor(false)
+			}
+			return nil
+		},
+	}
+	root.SetOut(io.Out)
+	root.SetErr(io.ErrOut)
+	root.SetIn(io.In)
+	defaultDB := "hookreplay.db"
+	if env := os.Getenv("HOOKREPLAY_DB"); env != "" {
+		defaultDB = env
+	}
+	root.PersistentFlags().StringVar(&f.DBPath, "db", defaultDB, "SQLite database file (env HOOKREPLAY_DB)")
+	root.PersistentFlags().BoolVar(&noColor, "no-color", false, "disable colour (also NO_COLOR, and off when stdout is not a terminal)")
+	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
+		return usageErr("%v (see '%s --help')", err, c.CommandPath())
+	})
+	addCommands(root, f)
+	return root
+}
+
+// Execute runs hookreplay with os.Args and returns the error to map to an exit code.
+func Execute(ctx context.Context) error {
+	root := NewRootCmd(iostreams.System())
+	return root.ExecuteContext(ctx)
+}
+
+// ExitError carries the process exit code for an error: 1 a check or
+// verification failed, 2 usage or setup error, 3 inconclusive.
+type ExitError struct {
+	Code int
+	Msg  string
+}
+
+func (e *ExitError) Error() string { return e.Msg }
+
+func usageErr(format string, a ...any) error {
+	return &ExitError{Code: 2, Msg: fmt.Sprintf(format, a...)}
+}
+
+func setupErr(format string, a ...any) error {
+	return &ExitError{Code: 2, Msg: fmt.Sprintf(format, a...)}
+}
+
+func failErr(format string, a ...any) error {
+	return &ExitError{Code: 1, Msg: fmt.Sprintf(format, a...)}
+}
+
+// silentExit ends the process with code without printing (the command already reported).
+func silentExit(code int) error {
+	return &ExitError{Code: code}
+}
+
+// ExitCode maps err to the process exit code and the one line to print on stderr.
+func ExitCode(err error) (int, string) {
+	if err == nil {
+		return 0, ""
+	}
+	var ee *ExitError
+	if errors.As(err, &ee) {
+		return ee.Code, ee.Msg
+	}
+	msg := err.Error()
+	// cobra's own argument and command errors are usage errors.
+	if strings.HasPrefix(msg, "unknown command") || strings.HasPrefix(msg, "unknown flag") ||
+		strings.Contains(msg, "arg(s)") || strings.HasPrefix(msg, "invalid argument") {
+		return 2, msg
+	}
+	if errors.Is(err, context.Canceled) {
+		return 130, "interrupted"
+	}
+	return 2, msg
+}

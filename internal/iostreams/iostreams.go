@@ -1,0 +1,74 @@
+// Package iostreams carries a command's standard streams and whether colour
+// and terminal features are on, so commands never touch os.Stdout directly and
+// tests can run them against buffers.
+package iostreams
+
+import (
+	"bytes"
+	"io"
+	"os"
+
+	"github.com/fatih/color"
+	"github.com/mattn/go-isatty"
+)
+
+// IO is a command's input, output and error streams.
+type IO struct {
+	In     io.Reader
+	Out    io.Writer
+	ErrOut io.Writer
+
+	outTTY  bool
+	colorOn bool
+}
+
+// System returns the process's streams; colour is on only when stdout is a
+// terminal and NO_COLOR is unset.
+func System() *IO {
+	tty := isatty.IsTerminal(os.Stdout.Fd()) || isatty.IsCygwinTerminal(os.Stdout.Fd())
+	_, noColor := os.LookupEnv("NO_COLOR")
+	return &IO{In: os.Stdin, Out: os.Stdout, ErrOut: os.Stderr, outTTY: tty, colorOn: tty && !noColor}
+}
+
+// Test returns streams backed by buffers: (io, stdin, stdout, stderr).
+func Test() (*IO, *bytes.Buffer, *bytes.Buffer, *bytes.Buffer) {
+	in, out, errOut := &bytes.Buffer{}, &bytes.Buffer{}, &bytes.Buffer{}
+	return &IO{In: in, Out: out, ErrOut: errOut}, in, out, errOut
+}
+
+// IsTerminal reports whether stdout is a terminal.
+func (s *IO) IsTerminal() bool { return s.outTTY }
+
+// SetTerminal overrides terminal detection (tests).
+func (s *IO) SetTerminal(b bool) { s.outTTY = b }
+
+// ColorEnabled reports whether output may be coloured.
+func (s *IO) ColorEnabled() bool { return s.colorOn }
+
+// SetColor turns colour on or off (the --no-color flag).
+func (s *IO) SetColor(on bool) { s.colorOn = on }
+
+// Color returns a painter for the given attributes that respects ColorEnabled.
+func (s *IO) Color(attrs ...color.Attribute) func(string) string {
+	c := color.New(attrs...)
+	if s.colorOn {
+		c.EnableColor()
+	} else {
+		c.DisableColor()
+	}
+	return func(x string) string { return c.Sprint(x) }
+}
+
+// StatusColor paints text by HTTP status class: 2xx green, 3xx cyan, 4xx yellow, 5xx/0 red.
+func (s *IO) StatusColor(status int, text string) string {
+	switch {
+	case status >= 200 && status < 300:
+		return s.Color(color.FgGreen)(text)
+	case status >= 300 && status < 400:
+		return s.Color(color.FgCyan)(text)
+	case status >= 400 && status < 500:
+		return s.Color(color.FgYellow)(text)
+	default:
+		return s.Color(color.FgRed)(text)
+	}
+}

@@ -1,0 +1,250 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/hookreplay/hookreplay/internal/message"
+)
+
+// Delivery is one captured webhook request and, when capture forwarded it, the
+// handler's response.
+type Delivery struct {
+	ID         int64
+	ReceivedAt time.Time
+	Source     string
+	RemoteAddr string
+	Provider   string
+	EventID    string
+	EventType  string
+	// Identity holds secondary identifiers (e.g. "shopify_webhook_id").
+	Identity map[string]string
+	Method   string
+	Target   string
+	Proto    string
+	Headers  message.Headers
+	Raw      []byte // exact bytes read from the wire for this request
+	Body     []byte // decoded body (chunked framing removed)
+	// Verification is "" when no secret was given at capture, else the
+	// one-line result ("valid (stripe, v1, ...)" or "invalid: reason").
+	Verification    string
+	ResponseStatus  int
+	ResponseHeaders message.Headers
+	ResponseBody    []byte
+	Latency         time.Duration
+	ForwardError    string
+}
+
+// Request returns the delivery as a message.Request (a copy the caller may edit).
+func (d *Delivery) Request() *message.Request {
+	r := &message.Request{Method: d.Method, Target: d.Target, Proto: d.Proto, Headers: d.Headers, Body: d.Body}
+	return r.Clone()
+}
+
+const deliveryCols = `id, received_at, source, remote_addr, provider, event_id, event_type, identity,
+	method, target, proto, headers, raw_request, body, verification, response_status,
+	response_headers, response_body, latency_ns, forward_error`
+
+// InsertDelivery commits d and sets d.ID. It returns only after the row is durable.
+func (s *Store) InsertDelivery(ctx context.Context, d *Delivery) error {
+	if d.ReceivedAt.IsZero() {
+		d.ReceivedAt = time.Now()
+	}
+	if d.Provider == "" {
+		d.Provider = "generic"
+	}
+	if d.Proto == "" {
+		d.Proto = "HTTP/1.1"
+	}
+	ident, _ := json.Marshal(nonNilMap(d.Identity))
+	hdrs, _ := json.Marshal(nonNilHeaders(d.Headers))
+	rhdrs, _ := json.Marshal(nonNilHeaders(d.ResponseHeaders))
+	raw := d.Raw
+	if raw == nil {
+		raw = []byte{}
+	}
+	body := d.Body
+	if body == nil {
+		body = []byte{}
+	}
+	res, err := s.db.ExecContext(ctx, `INSERT INTO deliveries (received_at, source, remote_addr, provider,
+		event_id, event_type, identity, method, target, proto, headers, raw_request, body, verification,
+		response_status, response_headers, response_body, latency_ns, forward_error)
+		VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)`,
+		d.ReceivedAt.UnixNano(), d.Source, d.RemoteAddr, d.Provider, d.EventID, d.EventType, string(ident),
+		d.Method, d.Target, d.Proto, string(hdrs), raw, body, d.Verification,
+		d.ResponseStatus, string(rhdrs), d.ResponseBody, d.Latency.Nanoseconds(), d.ForwardError)
+	if err != nil {
+		return fmt.Errorf("insert delivery: %w", err)
+	}
+	d.ID, err = res.LastInsertId()
+	return err
+}
+
+// SetResponse records what the handler (or capture itself) answered for delivery id.
+func (s *Store) SetResponse(ctx context.Context, id int64, status int, headers message.Headers, body []byte, latency time.Duration, forwardErr string) error {
+	rhdrs, _ := json.Marshal(nonNilHeaders(headers))
+	_, err := s.db.ExecContext(ctx, `UPDATE deliveries SET response_status=?, response_headers=?, response_body=?,
+		latency_ns=?, forward_error=? WHERE id=?`, status, string(rhdrs), body, latency.Nanoseconds(), forwardErr, id)
+	if err != nil {
+		return fmt.Errorf("record response of delivery %d: %w", id, err)
+	}
+	return nil
+}
+
+// SetVerification stores the verification result line of delivery id.
+func (s *Store) SetVerification(ctx context.Context, id int64, result string) error {
+	_, err := s.db.ExecContext(ctx, `UPDATE deliveries SET verification=? WHERE id=?`, result, id)
+	if err != nil {
+		return fmt.Errorf("record verification of delivery %d: %w", id, err)
+	}
+	return nil
+}
+
+// GetDelivery returns delivery id, or an error wrapping ErrNotFound.
+func (s *Store) GetDelivery(ctx context.Context, id int64) (*Delivery, error) {
+	row := s.db.QueryRowContext(ctx, `SELECT `+deliveryCols+` FROM deliveries WHERE id=?`, id)
+	d, err := scanDelivery(row)
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, fmt.Errorf("no delivery %d: %w", id, ErrNotFound)
+	}
+	return d, err
+}
+
+// LastDelivery returns the newest delivery, or an error wrapping ErrNotFound.
+func (s *Store) LastDelivery(ctx context.Context) (*Delivery, error) {
+	row := s.db.QueryRowContext(ctx, `SELECT `+deliveryCols+` FROM deliveries ORDER BY id DESC LIMIT 1`)
+	d, err := scanDelivery(row)
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, fmt.Errorf("no deliveries captured yet: %w", ErrNotFound)
+	}
+	return d, err
+}
+
+// Filter selects deliveries for List. Zero values mean "any".
+type Filter struct {
+	Provider string
+	TypeGlob string // SQLite GLOB on event_type, e.g. "invoice.*"
+	EventID  string
+	Since    time.Time
+	Limit    int // 0 means no limit
+	Oldest   bool
+}
+
+// ListDeliveries returns matching deliveries, newest first (oldest first with f.Oldest).
+func (s *Store) ListDeliveries(ctx context.Context, f Filter) ([]*Delivery, error) {
+	var where []string
+	var args []any
+	if f.Provider != "" {
+		where = append(where, "provider = ?")
+		args = append(args, f.Provider)
+	}
+	if f.TypeGlob != "" {
+		where = append(where, "event_type GLOB ?")
+		args = append(args, f.TypeGlob)
+	}
+	if f.EventID != "" {
+		where = append(where, "event_id = ?")
+		args = append(args, f.EventID)
+	}
+	if !f.Since.IsZero() {
+		where = append(where, "received_at >= ?")
+		args = append(args, f.Since.UnixNano())
+	}
+	q := `SELECT ` + deliveryCols + ` FROM deliveries`
+	if len(where) > 0 {
+		q += " WHERE " + strings.Join(where, " AND ")
+	}
+	if f.Oldest {
+		q += " ORDER BY id ASC"
+	} else {
+		q += " ORDER BY id DESC"
+	}
+	if f.Limit > 0 {
+		q += fmt.Sprintf(" LIMIT %d", f.Limit)
+	}
+	rows, err := s.db.QueryContext(ctx, q, args...)
+	if err != nil {
+		return nil, fmt.Errorf("list deliveries: %w", err)
+	}
+	defer rows.Close()
+	var out []*Delivery
+	for rows.Next() {
+		d, err := scanDelivery(rows)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, d)
+	}
+	return out, rows.Err()
+}
+
+// DeleteDeliveries removes the given ids and returns how many existed.
+func (s *Store) DeleteDeliveries(ctx context.Context, ids ...int64) (int64, error) {
+	var n int64
+	tx, err := s.db.BeginTx(ctx, nil)
+	if err != nil {
+		return 0, fmt.Errorf("delete deliveries: %w", err)
+	}
+	defer tx.Rollback()
+	for _, id := range ids {
+		res, err := tx.ExecContext(ctx, `DELETE FROM deliveries WHERE id=?`, id)
+		if err != nil {
+			return 0, fmt.Errorf("delete delivery %d: %w", id, err)
+		}
+		k, _ := res.RowsAffected()
+		n += k
+	}
+	return n, tx.Commit()
+}
+
+// PruneDeliveries removes deliveries received before cutoff and returns how many.
+func (s *Store) PruneDeliveries(ctx context.Context, cutoff time.Time) (int64, error) {
+	res, err := s.db.ExecContext(ctx, `DELETE FROM deliveries WHERE received_at < ?`, cutoff.UnixNano())
+	if err != nil {
+		return 0, fmt.Errorf("prune deliveries: %w", err)
+	}
+	return res.RowsAffected()
+}
+
+type scanner interface{ Scan(dest ...any) error }
+
+func scanDelivery(r scanner) (*Delivery, error) {
+	var d Delivery
+	var recv, lat int64
+	var ident, hdrs, rhdrs string
+	err := r.Scan(&d.ID, &recv, &d.Source, &d.RemoteAddr, &d.Provider, &d.EventID, &d.EventType, &ident,
+		&d.Method, &d.Target, &d.Proto, &hdrs, &d.Raw, &d.Body, &d.Verification, &d.ResponseStatus,
+		&rhdrs, &d.ResponseBody, &lat, &d.ForwardError)
+	if err != nil {
+		if errors.Is(err, sql.ErrNoRows) {
+			return nil, err
+		}
+		return nil, fmt.Errorf("read delivery: %w", err)
+	}
+	d.ReceivedAt = time.Unix(0, recv)
+	d.Latency = time.Duration(lat)
+	_ = json.Unmarshal([]byte(ident), &d.Identity)
+	_ = json.Unmarshal([]byte(hdrs), &d.Headers)
+	_ = json.Unmarshal([]byte(rhdrs), &d.ResponseHeaders)
+	return &d, nil
+}
+
+func nonNilMap(m map[string]string) map[string]string {
+	if m == nil {
+		return map[string]string{}
+	}
+	return m
+}
+
+func nonNilHeaders(h message.Headers) message.Headers {
+	if h == nil {
+		return message.Headers{}
+	}
+	return h
+}

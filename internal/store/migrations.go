@@ -1,0 +1,103 @@
+package store
+
+// migrations are applied in order; PRAGMA user_version records how many ran.
+// Append only: never edit a migration that has shipped.
+var migrations = []string{
+	// 1: deliveries, runs, attempts, probe readings, verdicts, sink effects.
+	`
+CREATE TABLE deliveries (
+	id               INTEGER PRIMARY KEY AUTOINCREMENT,
+	received_at      INTEGER NOT NULL,            -- unix nanoseconds
+	source           TEXT    NOT NULL DEFAULT '',
+	remote_addr      TEXT    NOT NULL DEFAULT '',
+	provider         TEXT    NOT NULL DEFAULT 'generic',
+	event_id         TEXT    NOT NULL DEFAULT '',
+	event_type       TEXT    NOT NULL DEFAULT '',
+	identity         TEXT    NOT NULL DEFAULT '{}', -- JSON: secondary ids (e.g. shopify webhook id)
+	method           TEXT    NOT NULL,
+	target           TEXT    NOT NULL,
+	proto            TEXT    NOT NULL DEFAULT 'HTTP/1.1',
+	headers          TEXT    NOT NULL DEFAULT '[]', -- JSON ordered [{name,value}]
+	raw_request      BLOB    NOT NULL,              -- exact wire bytes
+	body             BLOB    NOT NULL,              -- decoded body
+	verification     TEXT    NOT NULL DEFAULT '',   -- '' not checked, 'valid ...' or 'invalid: reason'
+	response_status  INTEGER NOT NULL DEFAULT 0,
+	response_headers TEXT    NOT NULL DEFAULT '[]',
+	response_body    BLOB,
+	latency_ns       INTEGER NOT NULL DEFAULT 0,
+	forward_error    TEXT    NOT NULL DEFAULT ''
+);
+CREATE INDEX deliveries_received ON deliveries(received_at);
+CREATE INDEX deliveries_event ON deliveries(event_id);
+
+CREATE TABLE runs (
+	id          INTEGER PRIMARY KEY AUTOINCREMENT,
+	kind        TEXT    NOT NULL,              -- 'replay' or 'check'
+	started_at  INTEGER NOT NULL,
+	finished_at INTEGER NOT NULL DEFAULT 0,
+	target      TEXT    NOT NULL DEFAULT '',
+	seed        INTEGER NOT NULL DEFAULT 0,
+	options     TEXT    NOT NULL DEFAULT '{}', -- JSON, never secrets
+	verdict     TEXT    NOT NULL DEFAULT '',   -- check: pass|fail|inconclusive|error; replay: ok|errors
+	summary     TEXT    NOT NULL DEFAULT '{}'  -- JSON
+);
+
+CREATE TABLE attempts (
+	id               INTEGER PRIMARY KEY AUTOINCREMENT,
+	run_id           INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
+	delivery_id      INTEGER NOT NULL DEFAULT 0,
+	phase            TEXT    NOT NULL DEFAULT '',
+	copy             INTEGER NOT NULL DEFAULT 0,
+	conn_id          INTEGER NOT NULL DEFAULT 0,
+	event_id         TEXT    NOT NULL DEFAULT '',
+	sent_at          INTEGER NOT NULL DEFAULT 0,  -- first byte written, unix ns
+	completed_at     INTEGER NOT NULL DEFAULT 0,  -- last request byte written, unix ns
+	status           INTEGER NOT NULL DEFAULT 0,
+	response_headers TEXT    NOT NULL DEFAULT '[]',
+	response_body    BLOB,
+	latency_ns       INTEGER NOT NULL DEFAULT 0,
+	error            TEXT    NOT NULL DEFAULT '',
+	lost             INTEGER NOT NULL DEFAULT 0,  -- response deliberately not read
+	edit             TEXT    NOT NULL DEFAULT '', -- description of edits applied
+	stands_for_ns    INTEGER NOT NULL DEFAULT 0,  -- real (uncompressed) schedule offset
+	detail           TEXT    NOT NULL DEFAULT '{}'
+);
+CREATE INDEX attempts_run ON attempts(run_id);
+
+CREATE TABLE probe_readings (
+	id          INTEGER PRIMARY KEY AUTOINCREMENT,
+	run_id      INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
+	delivery_id INTEGER NOT NULL DEFAULT 0,
+	phase       TEXT    NOT NULL DEFAULT '',
+	point       TEXT    NOT NULL DEFAULT '',     -- 'before', 'after', 'after copy 3', ...
+	probe       TEXT    NOT NULL,
+	value       TEXT    NOT NULL DEFAULT '',
+	numeric     REAL,                            -- NULL when the value is not a number
+	read_at     INTEGER NOT NULL DEFAULT 0
+);
+CREATE INDEX probe_readings_run ON probe_readings(run_id);
+
+CREATE TABLE verdicts (
+	id          INTEGER PRIMARY KEY AUTOINCREMENT,
+	run_id      INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
+	delivery_id INTEGER NOT NULL DEFAULT 0,
+	phase       TEXT    NOT NULL,
+	status      TEXT    NOT NULL,                -- pass|fail|warn|skip|inconclusive|notjudged
+	message     TEXT    NOT NULL DEFAULT '',
+	detail      TEXT    NOT NULL DEFAULT '{}'    -- JSON
+);
+CREATE INDEX verdicts_run ON verdicts(run_id);
+
+CREATE TABLE effects (
+	id          INTEGER PRIMARY KEY AUTOINCREMENT,
+	run_id      INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
+	delivery_id INTEGER NOT NULL DEFAULT 0,
+	phase       TEXT    NOT NULL DEFAULT '',
+	at          INTEGER NOT NULL DEFAULT 0,
+	method      TEXT    NOT NULL DEFAULT '',
+	path        TEXT    NOT NULL DEFAULT '',
+	body        BLOB
+);
+CREATE INDEX effects_run ON effects(run_id);
+`,
+}

@@ -1,0 +1,199 @@
+package main
+
+// End-to-end tests run the real binary. TestMain builds it once; the helpers
+// below run it to completion or start it in the background.
+
+import (
+	"bufio"
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+)
+
+var binPath string
+
+func TestMain(m *testing.M) {
+	dir, err := os.MkdirTemp("", "hookreplay-bin")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(2)
+	}
+	binPath = filepath.Join(dir, "hookreplay")
+	args := []string{"build", "-o", binPath}
+	if raceEnabled {
+		args = append(args, "-race")
+	}
+	build := exec.Command("go", append(args, ".")...)
+	build.Stdout, build.Stderr = os.Stderr, os.Stderr
+	if err := build.Run(); err != nil {
+		fmt.Fprintln(os.Stderr, "build hookreplay:", err)
+		os.Exit(2)
+	}
+	code := m.Run()
+	os.RemoveAll(dir)
+	os.Exit(code)
+}
+
+// result is a finished run of the binary.
+type result struct {
+	Stdout, Stderr string
+	Code           int
+}
+
+// runBin runs hookreplay with args (plus --db db when db != "") and stdin.
+func runBin(t *testing.T, db string, stdin []byte, args ...string) result {
+	t.Helper()
+	if db != "" {
+		args = append([]string{"--db", db}, args...)
+	}
+	c := exec.Command(binPath, args...)
+	c.Env = append(os.Environ(), "NO_COLOR=1")
+	if stdin != nil {
+		c.Stdin = bytes.NewReader(stdin)
+	}
+	var out, errb bytes.Buffer
+	c.Stdout, c.Stderr = &out, &errb
+	err := c.Run()
+	code := 0
+	var ee *exec.ExitError
+	if errors.As(err, &ee) {
+		code = ee.ExitCode()
+	} else if err != nil {
+		t.Fatalf("run hookreplay %v: %v", args, err)
+	}
+	if strings.Contains(errb.String(), "goroutine ") && strings.Contains(errb.String(), "panic") {
+		t.Fatalf("hookreplay %v panicked:\n%s", args, errb.String())
+	}
+	return result{Stdout: out.String(), Stderr: errb.String(), Code: code}
+}
+
+// proc is a background hookreplay process.
+type proc struct {
+	cmd    *exec.Cmd
+	mu     sync.Mutex
+	stdout bytes.Buffer
+	stderr bytes.Buffer
+	lines  chan string
+	done   chan struct{}
+}
+
+// startBin starts hookreplay in the background and stops it (SIGTERM, then
+// SIGKILL) when the test ends.
+func startBin(t *testing.T, db string, args ...string) *proc {
+	t.Helper()
+	if db != "" {
+		args = append([]string{"--db", db}, args...)
+	}
+	p := &proc{cmd: exec.Command(binPath, args...), lines: make(chan string, 10000), done: make(chan struct{})}
+	p.cmd.Env = append(os.Environ(), "NO_COLOR=1")
+	p.cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	outPipe, err := p.cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	p.cmd.Stderr = &lockedWriter{mu: &p.mu, w: &p.stderr}
+	if err := p.cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	go func() {
+		sc := bufio.NewScanner(outPipe)
+		for sc.Scan() {
+			p.mu.Lock()
+			p.stdout.WriteString(sc.Text() + "\n")
+			p.mu.Unlock()
+			select {
+			case p.lines <- sc.Text():
+			default:
+			}
+		}
+		p.cmd.Wait()
+		close(p.done)
+	}()
+	t.Cleanup(func() { p.stop(5 * time.Second) })
+	return p
+}
+
+// stop sends SIGTERM and waits up to grace, then kills.
+func (p *proc) stop(grace time.Duration) {
+	select {
+	case <-p.done:
+		return
+	default:
+	}
+	p.cmd.Process.Signal(syscall.SIGTERM)
+	select {
+	case <-p.done:
+	case <-time.After(grace):
+		syscall.Kill(-p.cmd.Process.Pid, syscall.SIGKILL)
+		<-p.done
+	}
+}
+
+// kill9 sends SIGKILL to the process and waits for it.
+func (p *proc) kill9() {
+	p.cmd.Process.Signal(syscall.SIGKILL)
+	<-p.done
+}
+
+// Output returns what the process printed so far.
+func (p *proc) Output() (string, string) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.stdout.String(), p.stderr.String()
+}
+
+type lockedWriter struct {
+	mu *sync.Mutex
+	w  io.Writer
+}
+
+func (l *lockedWriter) Write(b []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.w.Write(b)
+}
+
+// freeAddr returns a 127.0.0.1 address with a port nothing listens on now.
+func freeAddr(t *testing.T) string {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := l.Addr().String()
+	l.Close()
+	return addr
+}
+
+// waitListening waits until addr accepts TCP connections.
+func waitListening(t *testing.T, addr string, p *proc) {
+	t.Helper()
+	deadline := time.Now().Add(15 * time.Second)
+	for time.Now().Before(deadline) {
+		c, err := net.DialTimeout("tcp", addr, 200*time.Millisecond)
+		if err == nil {
+			c.Close()
+			return
+		}
+		if p != nil {
+			select {
+			case <-p.done:
+				o, e := p.Output()
+				t.Fatalf("process exited before listening on %s\nstdout:\n%s\nstderr:\n%s", addr, o, e)
+			default:
+			}
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	t.Fatalf("nothing listening on %s", addr)
+}
