@@ -244,4 +244,3 @@ func ParseHeaderLine(s string) (Header, error) {
 	}
 	return Header{Name: name, Value: strings.TrimSpace(value)}, nil
 }
-
