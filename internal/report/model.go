@@ -1,0 +1,110 @@
+// Package report renders a finished check (or replay) run: coloured text,
+// JSON, JUnit XML and Markdown. It only reads the model; it never sends.
+package report
+
+import "time"
+
+// SchemaVersion is the version of the JSON report schema. Bump it when a field
+// changes meaning or disappears; adding fields does not bump it.
+const SchemaVersion = 1
+
+// Status of a judged phase.
+type Status string
+
+// Phase statuses.
+const (
+	Pass         Status = "pass"
+	Fail         Status = "fail"
+	Warn         Status = "warn"         // passed with a warning (e.g. latency over half the timeout)
+	Skip         Status = "skip"         // not run: inputs do not allow it (reason in Message)
+	Inconclusive Status = "inconclusive" // probes saw no effect of the first delivery
+	NotJudged    Status = "notjudged"    // ran, but a probe's value could not be judged
+)
+
+// Verdicts of a whole run, with their exit codes: pass 0, fail 1, inconclusive 3.
+const (
+	VerdictPass         = "pass"
+	VerdictFail         = "fail"
+	VerdictInconclusive = "inconclusive"
+)
+
+// Check is one `hookreplay check` run as the reports see it.
+type Check struct {
+	SchemaVersion int               `json:"schema_version"`
+	RunID         int64             `json:"run_id"`
+	Target        string            `json:"target"`
+	StartedAt     time.Time         `json:"started_at"`
+	FinishedAt    time.Time         `json:"finished_at"`
+	Verdict       string            `json:"verdict"` // pass | fail | inconclusive
+	Options       map[string]any    `json:"options,omitempty"`
+	Probes        []string          `json:"probes"` // probe names, e.g. "sql: SELECT balance FROM wallets"
+	Deliveries    []DeliveryResult  `json:"deliveries"`
+	Order         *PhaseResult      `json:"order,omitempty"` // the order phase spans deliveries
+	Notes         []string          `json:"notes,omitempty"`
+	Latency       *LatencySummary   `json:"latency,omitempty"`
+	Extra         map[string]string `json:"extra,omitempty"`
+}
+
+// DeliveryResult is every phase run for one delivery.
+type DeliveryResult struct {
+	DeliveryID int64         `json:"delivery_id"`
+	Provider   string        `json:"provider"`
+	EventID    string        `json:"event_id"`
+	EventType  string        `json:"event_type"`
+	Effect     []ProbeDelta  `json:"effect"` // E: what the first delivery changed
+	Phases     []PhaseResult `json:"phases"`
+}
+
+// PhaseResult is the judgement of one phase for one delivery.
+type PhaseResult struct {
+	Phase      string      `json:"phase"` // first|dups|burst|lost|order|tamper|latency|crash
+	Status     Status      `json:"status"`
+	Message    string      `json:"message"` // one line: what was done and found
+	Violations []Violation `json:"violations,omitempty"`
+	Warnings   []string    `json:"warnings,omitempty"`
+	Attempts   int         `json:"attempts"`
+	// Statuses counts answers by status code ("200": 9, "409": 1, "error": 0).
+	Statuses map[string]int `json:"statuses,omitempty"`
+	// BurstSpread is the spread of request completion times in a burst.
+	BurstSpread time.Duration `json:"burst_spread_ns,omitempty"`
+	Effects     []Effect      `json:"effects,omitempty"` // sink calls seen during the phase
+	Duration    time.Duration `json:"duration_ns"`
+}
+
+// Violation is one thing the handler did wrong, precisely located.
+type Violation struct {
+	Copy    int    `json:"copy,omitempty"`     // which copy did it (1 = first), 0 when not one copy
+	EventID string `json:"event_id,omitempty"` // identity the copy carried
+	Probe   string `json:"probe,omitempty"`
+	Before  string `json:"before,omitempty"`
+	After   string `json:"after,omitempty"`
+	Want    string `json:"want,omitempty"`
+	Status  int    `json:"status,omitempty"`
+	Message string `json:"message"`
+	Hint    string `json:"hint,omitempty"`
+}
+
+// ProbeDelta is a probe's value before and after, with the numeric delta when both are numbers.
+type ProbeDelta struct {
+	Probe   string   `json:"probe"`
+	Before  string   `json:"before"`
+	After   string   `json:"after"`
+	Delta   *float64 `json:"delta,omitempty"`
+	Changed bool     `json:"changed"`
+}
+
+// Effect is one call the built-in sink received.
+type Effect struct {
+	At     time.Time `json:"at"`
+	Method string    `json:"method"`
+	Path   string    `json:"path"`
+	Body   string    `json:"body,omitempty"`
+}
+
+// LatencySummary summarises all answers' latency against the provider's timeout.
+type LatencySummary struct {
+	First           time.Duration `json:"first_ns"`
+	P50             time.Duration `json:"p50_ns"`
+	Max             time.Duration `json:"max_ns"`
+	ProviderTimeout time.Duration `json:"provider_timeout_ns"`
+}
