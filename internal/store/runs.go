@@ -1,0 +1,194 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/hookreplay/hookreplay/internal/message"
+)
+
+// Run is one `replay` or `check` invocation.
+type Run struct {
+	ID         int64
+	Kind       string // "replay" or "check"
+	StartedAt  time.Time
+	FinishedAt time.Time // zero while running (or when the process died)
+	Target     string
+	Seed       int64
+	Options    map[string]any // never secrets
+	Verdict    string
+	Summary    json.RawMessage
+}
+
+// Attempt is one copy sent during a run.
+type Attempt struct {
+	ID              int64           `json:"id"`
+	RunID           int64           `json:"run_id"`
+	DeliveryID      int64           `json:"delivery_id"`
+	Phase           string          `json:"phase"`
+	Copy            int             `json:"copy"`
+	ConnID          int64           `json:"conn_id"`
+	EventID         string          `json:"event_id"`
+	SentAt          time.Time       `json:"sent_at"`      // first request byte written
+	CompletedAt     time.Time       `json:"completed_at"` // last request byte written
+	Status          int             `json:"status"`       // 0 when no answer
+	ResponseHeaders message.Headers `json:"response_headers"`
+	ResponseBody    []byte          `json:"response_body"` // bounded by the engine
+	Latency         time.Duration   `json:"latency_ns"`    // last byte written → response headers read
+	Err             string          `json:"error,omitempty"`
+	Lost            bool            `json:"lost,omitempty"` // response deliberately not read
+	Edit            string          `json:"edit,omitempty"`
+	StandsFor       time.Duration   `json:"stands_for_ns,omitempty"` // real time on the provider's schedule
+	Detail          map[string]any  `json:"detail,omitempty"`
+}
+
+// CreateRun inserts r and sets r.ID.
+func (s *Store) CreateRun(ctx context.Context, r *Run) error {
+	if r.StartedAt.IsZero() {
+		r.StartedAt = time.Now()
+	}
+	opts, err := json.Marshal(r.Options)
+	if err != nil || r.Options == nil {
+		opts = []byte("{}")
+	}
+	res, err := s.db.ExecContext(ctx, `INSERT INTO runs (kind, started_at, target, seed, options) VALUES (?,?,?,?,?)`,
+		r.Kind, r.StartedAt.UnixNano(), r.Target, r.Seed, string(opts))
+	if err != nil {
+		return fmt.Errorf("create run: %w", err)
+	}
+	r.ID, err = res.LastInsertId()
+	return err
+}
+
+// FinishRun records the end of run id with its verdict and a JSON summary.
+func (s *Store) FinishRun(ctx context.Context, id int64, finished time.Time, verdict string, summary any) error {
+	sum, err := json.Marshal(summary)
+	if err != nil || summary == nil {
+		sum = []byte("{}")
+	}
+	_, err = s.db.ExecContext(ctx, `UPDATE runs SET finished_at=?, verdict=?, summary=? WHERE id=?`,
+		finished.UnixNano(), verdict, string(sum), id)
+	if err != nil {
+		return fmt.Errorf("finish run %d: %w", id, err)
+	}
+	return nil
+}
+
+// InsertAttempt records a and sets a.ID.
+func (s *Store) InsertAttempt(ctx context.Context, a *Attempt) error {
+	hdrs, _ := json.Marshal(nonNilHeaders(a.ResponseHeaders))
+	detail, err := json.Marshal(a.Detail)
+	if err != nil || a.Detail == nil {
+		detail = []byte("{}")
+	}
+	res, err := s.db.ExecContext(ctx, `INSERT INTO attempts (run_id, delivery_id, phase, copy, conn_id, event_id,
+		sent_at, completed_at, status, response_headers, response_body, latency_ns, error, lost, edit,
+		stands_for_ns, detail) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)`,
+		a.RunID, a.DeliveryID, a.Phase, a.Copy, a.ConnID, a.EventID, unixNano(a.SentAt), unixNano(a.CompletedAt),
+		a.Status, string(hdrs), a.ResponseBody, a.Latency.Nanoseconds(), a.Err, a.Lost, a.Edit,
+		a.StandsFor.Nanoseconds(), string(detail))
+	if err != nil {
+		return fmt.Errorf("record attempt: %w", err)
+	}
+	a.ID, err = res.LastInsertId()
+	return err
+}
+
+// GetRun returns run id, or an error wrapping ErrNotFound.
+func (s *Store) GetRun(ctx context.Context, id int64) (*Run, error) {
+	row := s.db.QueryRowContext(ctx, `SELECT id, kind, started_at, finished_at, target, seed, options, verdict, summary FROM runs WHERE id=?`, id)
+	r, err := scanRun(row)
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, fmt.Errorf("no run %d: %w", id, ErrNotFound)
+	}
+	return r, err
+}
+
+// ListRuns returns runs newest first; kind "" means any kind, limit 0 no limit.
+func (s *Store) ListRuns(ctx context.Context, kind string, limit int) ([]*Run, error) {
+	q := `SELECT id, kind, started_at, finished_at, target, seed, options, verdict, summary FROM runs`
+	var args []any
+	if kind != "" {
+		q += ` WHERE kind=?`
+		args = append(args, kind)
+	}
+	q += ` ORDER BY id DESC`
+	if limit > 0 {
+		q += fmt.Sprintf(" LIMIT %d", limit)
+	}
+	rows, err := s.db.QueryContext(ctx, q, args...)
+	if err != nil {
+		return nil, fmt.Errorf("list runs: %w", err)
+	}
+	defer rows.Close()
+	var out []*Run
+	for rows.Next() {
+		r, err := scanRun(rows)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, r)
+	}
+	return out, rows.Err()
+}
+
+// ListAttempts returns run id's attempts in the order they were recorded.
+func (s *Store) ListAttempts(ctx context.Context, runID int64) ([]*Attempt, error) {
+	rows, err := s.db.QueryContext(ctx, `SELECT id, run_id, delivery_id, phase, copy, conn_id, event_id, sent_at,
+		completed_at, status, response_headers, response_body, latency_ns, error, lost, edit, stands_for_ns, detail
+		FROM attempts WHERE run_id=? ORDER BY id`, runID)
+	if err != nil {
+		return nil, fmt.Errorf("list attempts of run %d: %w", runID, err)
+	}
+	defer rows.Close()
+	var out []*Attempt
+	for rows.Next() {
+		var a Attempt
+		var sent, done, lat, stands int64
+		var hdrs, detail string
+		if err := rows.Scan(&a.ID, &a.RunID, &a.DeliveryID, &a.Phase, &a.Copy, &a.ConnID, &a.EventID, &sent, &done,
+			&a.Status, &hdrs, &a.ResponseBody, &lat, &a.Err, &a.Lost, &a.Edit, &stands, &detail); err != nil {
+			return nil, fmt.Errorf("read attempt: %w", err)
+		}
+		a.SentAt, a.CompletedAt = fromUnixNano(sent), fromUnixNano(done)
+		a.Latency, a.StandsFor = time.Duration(lat), time.Duration(stands)
+		_ = json.Unmarshal([]byte(hdrs), &a.ResponseHeaders)
+		_ = json.Unmarshal([]byte(detail), &a.Detail)
+		out = append(out, &a)
+	}
+	return out, rows.Err()
+}
+
+func scanRun(r scanner) (*Run, error) {
+	var run Run
+	var started, finished int64
+	var opts, summary string
+	if err := r.Scan(&run.ID, &run.Kind, &started, &finished, &run.Target, &run.Seed, &opts, &run.Verdict, &summary); err != nil {
+		if errors.Is(err, sql.ErrNoRows) {
+			return nil, err
+		}
+		return nil, fmt.Errorf("read run: %w", err)
+	}
+	run.StartedAt, run.FinishedAt = fromUnixNano(started), fromUnixNano(finished)
+	_ = json.Unmarshal([]byte(opts), &run.Options)
+	run.Summary = json.RawMessage(summary)
+	return &run, nil
+}
+
+func unixNano(t time.Time) int64 {
+	if t.IsZero() {
+		return 0
+	}
+	return t.UnixNano()
+}
+
+func fromUnixNano(n int64) time.Time {
+	if n == 0 {
+		return time.Time{}
+	}
+	return time.Unix(0, n)
+}
