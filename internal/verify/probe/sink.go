@@ -1,0 +1,137 @@
+package probe
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"strconv"
+	"sync"
+	"time"
+)
+
+// maxSinkBody bounds the body kept for one call to the sink.
+const maxSinkBody = 64 << 10
+
+// Call is one request a handler made to the sink: a downstream side effect
+// (an email sent, a payment captured, a Slack message posted).
+type Call struct {
+	At     time.Time `json:"at"`
+	Method string    `json:"method"`
+	Path   string    `json:"path"` // path and query as requested
+	Body   []byte    `json:"body"`
+}
+
+// Sink is a stand-in downstream API: it answers 200 {"ok":true} to any
+// request and records every call. Point the handler's outbound URL at it
+// (e.g. EMAIL_API_URL=http://127.0.0.1:9100) and its Probe counts the calls.
+type Sink struct {
+	ln   net.Listener
+	srv  *http.Server
+	done chan struct{}
+
+	mu    sync.Mutex
+	calls []Call
+}
+
+// StartSink listens on addr (host:port; port 0 picks a free one) and serves
+// until ctx is cancelled or Close is called.
+func StartSink(ctx context.Context, addr string) (*Sink, error) {
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return nil, fmt.Errorf("start sink on %s: %w", addr, err)
+	}
+	s := &Sink{ln: ln, done: make(chan struct{})}
+	s.srv = &http.Server{Handler: http.HandlerFunc(s.serve), ReadHeaderTimeout: 10 * time.Second}
+	go func() {
+		defer close(s.done)
+		_ = s.srv.Serve(ln) // returns on Close
+	}()
+	go func() {
+		select {
+		case <-ctx.Done():
+			_ = s.Close()
+		case <-s.done:
+		}
+	}()
+	return s, nil
+}
+
+func (s *Sink) serve(w http.ResponseWriter, r *http.Request) {
+	body, _ := io.ReadAll(io.LimitReader(r.Body, maxSinkBody))
+	_, _ = io.Copy(io.Discard, r.Body)
+	s.mu.Lock()
+	s.calls = append(s.calls, Call{At: time.Now(), Method: r.Method, Path: r.URL.RequestURI(), Body: body})
+	s.mu.Unlock()
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Content-Length", "11")
+	w.WriteHeader(http.StatusOK)
+	_, _ = io.WriteString(w, `{"ok":true}`)
+}
+
+// Addr is the address the sink listens on (with the real port).
+func (s *Sink) Addr() string { return s.ln.Addr().String() }
+
+// URL is http:// and Addr.
+func (s *Sink) URL() string { return "http://" + s.Addr() }
+
+// Len is the number of calls recorded so far.
+func (s *Sink) Len() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return len(s.calls)
+}
+
+// Calls returns a copy of every call recorded so far, oldest first.
+func (s *Sink) Calls() []Call { return s.CallsSince(0) }
+
+// CallsSince returns the calls after the first n (a count taken earlier with
+// Len or read from the probe), oldest first.
+func (s *Sink) CallsSince(n int) []Call {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if n < 0 {
+		n = 0
+	}
+	if n >= len(s.calls) {
+		return nil
+	}
+	out := make([]Call, len(s.calls)-n)
+	copy(out, s.calls[n:])
+	return out
+}
+
+// Close stops the sink and waits for it; recorded calls stay readable.
+func (s *Sink) Close() error {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	defer cancel()
+	err := s.srv.Shutdown(ctx)
+	if errors.Is(err, context.DeadlineExceeded) {
+		err = s.srv.Close()
+	}
+	<-s.done
+	if errors.Is(err, http.ErrServerClosed) {
+		err = nil
+	}
+	return err
+}
+
+// Probe returns a probe whose value is the number of calls the sink received.
+func (s *Sink) Probe() Probe { return &sinkProbe{s: s} }
+
+type sinkProbe struct{ s *Sink }
+
+func (p *sinkProbe) Name() string { return "sink " + p.s.Addr() }
+
+func (p *sinkProbe) Read(ctx context.Context) (Value, error) {
+	if err := ctx.Err(); err != nil {
+		return Value{}, probeErr(p.Name(), err)
+	}
+	n := p.s.Len()
+	return Value{Text: strconv.Itoa(n), Num: float64(n), IsNum: true}, nil
+}
+
+// Close does nothing: the sink is closed by whoever started it.
+func (p *sinkProbe) Close() error { return nil }
