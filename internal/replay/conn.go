@@ -1,0 +1,361 @@
+package replay
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"crypto/tls"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/url"
+	"os"
+	"strings"
+	"sync/atomic"
+	"syscall"
+	"time"
+
+	"github.com/hookreplay/hookreplay/internal/message"
+	"github.com/hookreplay/hookreplay/internal/store"
+)
+
+// connSeq numbers connections; ConnID is unique within the process.
+var connSeq atomic.Int64
+
+// wire is one encoded request and its method (needed to read the answer).
+type wire struct {
+	b      []byte
+	method string
+}
+
+func wireFor(t Target, req *message.Request, opt SendOptions) wire {
+	if opt.Raw != nil {
+		return wire{b: opt.Raw, method: methodOf(opt.Raw)}
+	}
+	host := ""
+	if t.URL != nil {
+		host = t.URL.Host
+	}
+	return wire{b: req.Encode(host, RequestTarget(t.URL, req.Target)), method: req.Method}
+}
+
+// RequestTarget is the request-target a rebuilt copy is sent to. When the
+// --to URL has no path (http://localhost:3000), the stored delivery's own
+// path and query are kept, so a capture of /hooks/stripe?x=1 replays to
+// /hooks/stripe?x=1 on the new host. When it has a path (even "/"), that path
+// is used, with the --to query when it has one, else the stored query.
+func RequestTarget(u *url.URL, stored string) string {
+	if stored == "" {
+		stored = "/"
+	}
+	if u == nil || u.EscapedPath() == "" {
+		if u != nil && u.RawQuery != "" {
+			p, _, _ := strings.Cut(stored, "?")
+			return p + "?" + u.RawQuery
+		}
+		return stored
+	}
+	t := u.EscapedPath()
+	if u.RawQuery != "" {
+		return t + "?" + u.RawQuery
+	}
+	if _, q, ok := strings.Cut(stored, "?"); ok {
+		return t + "?" + q
+	}
+	return t
+}
+
+// FullURL is the URL a copy of stored target is sent to (scheme, host and
+// RequestTarget): what a provider that signs the URL (Twilio) was configured with.
+func FullURL(u *url.URL, stored string) string {
+	if u == nil {
+		return stored
+	}
+	return u.Scheme + "://" + u.Host + RequestTarget(u, stored)
+}
+
+// RawFor returns raw (stored wire bytes) ready to send to host: when its Host
+// header differs from host, only that header's value is replaced; every other
+// byte is kept. The second result reports whether anything changed.
+func RawFor(raw []byte, host string) ([]byte, bool) {
+	end := bytes.Index(raw, []byte("\r\n\r\n"))
+	if end < 0 {
+		return raw, false
+	}
+	head := raw[:end+2]
+	lineStart := bytes.Index(head, []byte("\r\n"))
+	if lineStart < 0 {
+		return raw, false
+	}
+	i := lineStart + 2
+	for i < len(head) {
+		j := bytes.Index(head[i:], []byte("\r\n"))
+		if j < 0 {
+			break
+		}
+		line := head[i : i+j]
+		name, value, ok := bytes.Cut(line, []byte(":"))
+		if ok && strings.EqualFold(string(name), "Host") {
+			v := bytes.TrimLeft(value, " \t")
+			vStart := i + len(name) + 1 + (len(value) - len(v))
+			v = bytes.TrimRight(v, " \t")
+			if string(v) == host {
+				return raw, false
+			}
+			out := make([]byte, 0, len(raw)+len(host))
+			out = append(out, raw[:vStart]...)
+			out = append(out, host...)
+			out = append(out, raw[vStart+len(v):]...)
+			return out, true
+		}
+		i += j + 2
+	}
+	return raw, false
+}
+
+// methodOf reads the method from a request line ("POST /x HTTP/1.1").
+func methodOf(raw []byte) string {
+	m, _, ok := bytes.Cut(raw, []byte(" "))
+	if !ok || len(m) == 0 || len(m) > 16 {
+		return "POST"
+	}
+	return string(m)
+}
+
+// exchange is one copy on its own connection. Timing is taken around our own
+// writes so SentAt/CompletedAt are exactly the first and last request byte.
+type exchange struct {
+	t        Target
+	w        wire
+	opt      SendOptions
+	a        store.Attempt
+	conn     net.Conn
+	deadline time.Time
+	stop     func() bool
+}
+
+func newExchange(t Target, w wire, opt SendOptions) *exchange {
+	if t.Timeout <= 0 {
+		t.Timeout = DefaultTimeout
+	}
+	if opt.MaxBody <= 0 {
+		opt.MaxBody = DefaultMaxBody
+	}
+	return &exchange{t: t, w: w, opt: opt, a: store.Attempt{Lost: opt.Lose}}
+}
+
+func (x *exchange) fail(stage string, err error) bool {
+	x.a.Err = describe(stage, err, x.t.Timeout)
+	return false
+}
+
+func (x *exchange) open(ctx context.Context) bool {
+	if x.t.URL == nil || x.t.URL.Host == "" {
+		return x.fail("connect", errors.New("no target URL"))
+	}
+	if err := ctx.Err(); err != nil {
+		return x.fail("connect", err)
+	}
+	x.deadline = time.Now().Add(x.t.Timeout)
+	u := x.t.URL
+	addr := u.Host
+	if u.Port() == "" {
+		port := "80"
+		if u.Scheme == "https" {
+			port = "443"
+		}
+		addr = net.JoinHostPort(u.Hostname(), port)
+	}
+	d := net.Dialer{Deadline: x.deadline}
+	c, err := d.DialContext(ctx, "tcp", addr)
+	if err != nil {
+		return x.fail("connect", ctxErr(ctx, err))
+	}
+	if u.Scheme == "https" {
+		tc := tls.Client(c, &tls.Config{ServerName: u.Hostname(), NextProtos: []string{"http/1.1"}})
+		tc.SetDeadline(x.deadline)
+		if err := tc.HandshakeContext(ctx); err != nil {
+			c.Close()
+			return x.fail("tls handshake", err)
+		}
+		c = tc
+	}
+	c.SetDeadline(x.deadline)
+	x.conn = c
+	// Cancelling ctx interrupts whatever I/O is under way.
+	x.stop = context.AfterFunc(ctx, func() { c.SetDeadline(time.Unix(1, 0)) })
+	x.a.ConnID = connSeq.Add(1)
+	return true
+}
+
+// write sends the whole request in one write (Send).
+func (x *exchange) write(ctx context.Context) bool {
+	x.a.SentAt = time.Now()
+	if _, err := x.conn.Write(x.w.b); err != nil {
+		return x.fail("write request", ctxErr(ctx, err))
+	}
+	x.a.CompletedAt = time.Now()
+	return true
+}
+
+// writeHead sends all but the final byte (burst preparation).
+func (x *exchange) writeHead(ctx context.Context) bool {
+	if len(x.w.b) == 0 {
+		return x.fail("write request", errors.New("empty request"))
+	}
+	x.a.SentAt = time.Now()
+	if len(x.w.b) > 1 {
+		if _, err := x.conn.Write(x.w.b[:len(x.w.b)-1]); err != nil {
+			return x.fail("write request", ctxErr(ctx, err))
+		}
+	}
+	return true
+}
+
+// writeLast sends the final byte and records when the request was complete.
+func (x *exchange) writeLast() bool {
+	if _, err := x.conn.Write(x.w.b[len(x.w.b)-1:]); err != nil {
+		return x.fail("write request", err)
+	}
+	x.a.CompletedAt = time.Now()
+	return true
+}
+
+// finish reads the answer (or deliberately loses it).
+func (x *exchange) finish(ctx context.Context) {
+	if x.opt.Lose {
+		if !x.opt.LoseEarly {
+			// Wait until the answer reaches our socket, then hang up unread.
+			var one [1]byte
+			if _, err := x.conn.Read(one[:]); err == nil {
+				x.a.Latency = time.Since(x.a.CompletedAt)
+			}
+		}
+		return
+	}
+	rec := &recorder{r: x.conn}
+	br := bufio.NewReader(rec)
+	var resp *http.Response
+	var err error
+	blocks := 0
+	for {
+		resp, err = http.ReadResponse(br, &http.Request{Method: x.w.method})
+		if err != nil {
+			x.fail("read response", ctxErr(ctx, err))
+			return
+		}
+		blocks++
+		if resp.StatusCode >= 200 || resp.StatusCode == http.StatusSwitchingProtocols {
+			break
+		}
+		resp.Body.Close() // 1xx: the final answer follows
+	}
+	x.a.Latency = time.Since(x.a.CompletedAt)
+	x.a.Status = resp.StatusCode
+	x.a.ResponseHeaders = headerBlock(rec.buf.Bytes(), blocks)
+	rec.off = true
+	body, err := io.ReadAll(io.LimitReader(resp.Body, int64(x.opt.MaxBody)+1))
+	if len(body) > x.opt.MaxBody {
+		body = body[:x.opt.MaxBody]
+		x.detail("body_truncated", true)
+	} else if err != nil {
+		x.detail("body_error", describe("read response body", ctxErr(ctx, err), x.t.Timeout))
+	}
+	x.a.ResponseBody = body
+}
+
+func (x *exchange) detail(k string, v any) {
+	if x.a.Detail == nil {
+		x.a.Detail = map[string]any{}
+	}
+	x.a.Detail[k] = v
+}
+
+func (x *exchange) close() {
+	if x.stop != nil {
+		x.stop()
+	}
+	if x.conn != nil {
+		x.conn.Close()
+	}
+}
+
+// recorder keeps the bytes read until off, so response headers can be kept
+// in wire order and case (net/http's map loses both).
+type recorder struct {
+	r   io.Reader
+	buf bytes.Buffer
+	off bool
+}
+
+func (r *recorder) Read(p []byte) (int, error) {
+	n, err := r.r.Read(p)
+	if !r.off && r.buf.Len() < 1<<20 {
+		r.buf.Write(p[:n])
+	}
+	return n, err
+}
+
+// headerBlock parses the header lines of the n-th response head in raw
+// (1xx heads come first and have no body).
+func headerBlock(raw []byte, n int) message.Headers {
+	for k := 1; k < n; k++ {
+		i := bytes.Index(raw, []byte("\r\n\r\n"))
+		if i < 0 {
+			return nil
+		}
+		raw = raw[i+4:]
+	}
+	end := bytes.Index(raw, []byte("\r\n\r\n"))
+	if end < 0 {
+		return nil
+	}
+	lines := strings.Split(string(raw[:end]), "\r\n")
+	var out message.Headers
+	for _, l := range lines[1:] {
+		name, value, ok := strings.Cut(l, ":")
+		if !ok {
+			continue
+		}
+		out = append(out, message.Header{Name: name, Value: strings.Trim(value, " \t")})
+	}
+	return out
+}
+
+func ctxErr(ctx context.Context, err error) error {
+	if ctx.Err() != nil {
+		return fmt.Errorf("%w (%v)", context.Canceled, ctx.Err())
+	}
+	return err
+}
+
+// describe turns a network error into one short line.
+func describe(stage string, err error, timeout time.Duration) string {
+	var ne net.Error
+	switch {
+	case errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) && !isTimeout(err):
+		return stage + ": cancelled"
+	case errors.Is(err, syscall.ECONNREFUSED):
+		return stage + ": connection refused"
+	case errors.Is(err, syscall.ECONNRESET):
+		return stage + ": connection reset by peer"
+	case errors.Is(err, syscall.EPIPE):
+		return stage + ": connection closed by peer (broken pipe)"
+	case errors.Is(err, os.ErrDeadlineExceeded) || errors.As(err, &ne) && ne.Timeout():
+		return fmt.Sprintf("%s: timeout after %s", stage, timeout)
+	case errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF):
+		return stage + ": connection closed before a complete answer"
+	}
+	var dnsErr *net.DNSError
+	if errors.As(err, &dnsErr) {
+		return fmt.Sprintf("%s: cannot resolve %s", stage, dnsErr.Name)
+	}
+	return fmt.Sprintf("%s: %v", stage, err)
+}
+
+func isTimeout(err error) bool {
+	var ne net.Error
+	return errors.As(err, &ne) && ne.Timeout()
+}
