@@ -1,0 +1,211 @@
+package report
+
+import (
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+	"unicode"
+	"unicode/utf8"
+)
+
+// normalized returns a copy of c ready to render: schema version and verdict
+// filled in when the engine left them empty, every violation carrying its fix
+// hint, and empty lists instead of nil ones so the JSON schema is stable.
+// c itself is not modified.
+func normalized(c *Check) *Check {
+	n := *c
+	if n.SchemaVersion == 0 {
+		n.SchemaVersion = SchemaVersion
+	}
+	if n.Verdict == "" {
+		n.Verdict = c.ComputeVerdict()
+	}
+	n.Probes = append([]string{}, c.Probes...)
+	n.Deliveries = make([]DeliveryResult, len(c.Deliveries))
+	for i, d := range c.Deliveries {
+		d.Effect = append([]ProbeDelta{}, d.Effect...)
+		phases := make([]PhaseResult, len(d.Phases))
+		for j, p := range d.Phases {
+			phases[j] = normalizedPhase(p)
+		}
+		d.Phases = phases
+		n.Deliveries[i] = d
+	}
+	if c.Order != nil {
+		o := normalizedPhase(*c.Order)
+		n.Order = &o
+	}
+	return &n
+}
+
+func normalizedPhase(p PhaseResult) PhaseResult {
+	if len(p.Violations) > 0 {
+		vs := make([]Violation, len(p.Violations))
+		for i, v := range p.Violations {
+			v.Hint = HintFor(p.Phase, v)
+			vs[i] = v
+		}
+		p.Violations = vs
+	}
+	return p
+}
+
+// oneLine makes text from the handler or the payload safe to print on one
+// line: control characters (which could drive a terminal) are escaped and
+// invalid UTF-8 is replaced.
+func oneLine(s string) string {
+	if !strings.ContainsFunc(s, func(r rune) bool { return unicode.IsControl(r) || r == utf8.RuneError }) {
+		return s
+	}
+	var b strings.Builder
+	for _, r := range strings.ToValidUTF8(s, "\uFFFD") {
+		switch {
+		case r == '\n':
+			b.WriteString(`\n`)
+		case r == '\r':
+			b.WriteString(`\r`)
+		case r == '\t':
+			b.WriteString(`\t`)
+		case unicode.IsControl(r):
+			q := strconv.QuoteRune(r)
+			b.WriteString(q[1 : len(q)-1])
+		default:
+			b.WriteRune(r)
+		}
+	}
+	return b.String()
+}
+
+// truncate shortens s to at most n runes, marking the cut with an ellipsis.
+func truncate(s string, n int) string {
+	if utf8.RuneCountInString(s) <= n {
+		return s
+	}
+	r := []rune(s)
+	return string(r[:n-1]) + "…"
+}
+
+// dur prints a duration rounded to what a person reads: 850µs, 12ms, 1.25s.
+func dur(d time.Duration) string {
+	switch {
+	case d <= 0:
+		return "0s"
+	case d < time.Millisecond:
+		return d.Round(time.Microsecond).String()
+	case d < 10*time.Millisecond:
+		return d.Round(100 * time.Microsecond).String()
+	case d < time.Second:
+		return d.Round(time.Millisecond).String()
+	case d < time.Minute:
+		return d.Round(10 * time.Millisecond).String()
+	}
+	return d.Round(time.Second).String()
+}
+
+// statuses prints an answer count map as "200×9, 500×1", status codes in
+// numeric order and "error" last.
+func statuses(m map[string]int) string {
+	keys := make([]string, 0, len(m))
+	for k, n := range m {
+		if n > 0 {
+			keys = append(keys, k)
+		}
+	}
+	sortStatusKeys(keys)
+	parts := make([]string, len(keys))
+	for i, k := range keys {
+		parts[i] = fmt.Sprintf("%s×%d", k, m[k])
+	}
+	return strings.Join(parts, ", ")
+}
+
+func sortStatusKeys(keys []string) {
+	slices.SortFunc(keys, func(a, b string) int {
+		na, ea := strconv.Atoi(a)
+		nb, eb := strconv.Atoi(b)
+		switch {
+		case ea == nil && eb == nil:
+			return na - nb
+		case ea == nil:
+			return -1
+		case eb == nil:
+			return 1
+		}
+		return strings.Compare(a, b)
+	})
+}
+
+// deliveryTitle names a delivery: "delivery 3 · stripe invoice.paid · evt_1".
+func deliveryTitle(d *DeliveryResult) string {
+	parts := []string{fmt.Sprintf("delivery %d", d.DeliveryID)}
+	kind := strings.TrimSpace(d.Provider + " " + d.EventType)
+	if kind != "" {
+		parts = append(parts, kind)
+	}
+	if d.EventID != "" {
+		parts = append(parts, d.EventID)
+	}
+	return oneLine(strings.Join(parts, " · "))
+}
+
+// deltaText prints a probe's change: "0 → 5000 (+5000)" or "unchanged (3)".
+func deltaText(p ProbeDelta) string {
+	if !p.Changed {
+		return fmt.Sprintf("unchanged (%s)", valueText(p.After))
+	}
+	s := fmt.Sprintf("%s → %s", valueText(p.Before), valueText(p.After))
+	if p.Delta != nil {
+		s += fmt.Sprintf(" (%+g)", *p.Delta)
+	}
+	return s
+}
+
+// valueText prints a probe value on one line, shortened when long, "" as "(empty)".
+func valueText(v string) string {
+	if v == "" {
+		return "(empty)"
+	}
+	return truncate(oneLine(v), 120)
+}
+
+// violationWhere says which copy did it: "copy 2 (event evt_1)".
+func violationWhere(v Violation) string {
+	var s string
+	if v.Copy > 0 {
+		s = fmt.Sprintf("copy %d", v.Copy)
+	}
+	if v.EventID != "" {
+		if s != "" {
+			s += " "
+		}
+		s += "(event " + oneLine(v.EventID) + ")"
+	}
+	return s
+}
+
+// violationValues prints the probe values of v: "probe X: before 1, after 2, want 1".
+func violationValues(v Violation) string {
+	if v.Probe == "" && v.Before == "" && v.After == "" && v.Want == "" {
+		return ""
+	}
+	var parts []string
+	if v.Before != "" {
+		parts = append(parts, "before "+valueText(v.Before))
+	}
+	if v.After != "" {
+		parts = append(parts, "after "+valueText(v.After))
+	}
+	if v.Want != "" {
+		parts = append(parts, "want "+valueText(v.Want))
+	}
+	s := strings.Join(parts, ", ")
+	if v.Probe != "" {
+		if s != "" {
+			return "probe " + oneLine(v.Probe) + ": " + s
+		}
+		return "probe " + oneLine(v.Probe)
+	}
+	return s
+}

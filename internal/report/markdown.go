@@ -1,0 +1,260 @@
+package report
+
+import (
+	"bufio"
+	"fmt"
+	"io"
+	"slices"
+	"strings"
+)
+
+// mdMark is the emoji a status gets in the Markdown table.
+func mdMark(s Status) string {
+	switch s {
+	case Pass:
+		return "✅"
+	case Fail:
+		return "❌"
+	case Warn:
+		return "⚠️"
+	case Inconclusive:
+		return "❔"
+	}
+	return "➖"
+}
+
+func mdVerdict(v string) string {
+	switch v {
+	case VerdictPass:
+		return "✅ pass"
+	case VerdictFail:
+		return "❌ fail"
+	case VerdictInconclusive:
+		return "❔ inconclusive"
+	}
+	return v
+}
+
+// Markdown writes c for a pull-request comment or $GITHUB_STEP_SUMMARY: a
+// heading with the verdict, a table of deliveries × phases (✅ pass, ❌ fail,
+// ⚠️ warning, ➖ skipped or not judged, ❔ inconclusive), then each violation
+// with its fix hint, warnings and notes.
+func Markdown(w io.Writer, c *Check) error {
+	c = normalized(c)
+	b := bufio.NewWriter(w)
+	fmt.Fprintf(b, "## hookreplay check: %s\n\n", mdVerdict(c.Verdict))
+	line := fmt.Sprintf("**%s.** Exit %d: %s.", mdText(capitalize(c.summary(c.Verdict))), ExitCode(c.Verdict), exitMeaning(c.Verdict))
+	fmt.Fprintln(b, line)
+	fmt.Fprintln(b)
+	var facts []string
+	if c.Target != "" {
+		facts = append(facts, "target "+mdCode(c.Target))
+	}
+	if c.RunID != 0 {
+		facts = append(facts, fmt.Sprintf("run %d", c.RunID))
+	}
+	for _, p := range c.Probes {
+		facts = append(facts, "probe "+mdCode(p))
+	}
+	if len(facts) > 0 {
+		fmt.Fprintln(b, strings.Join(facts, " · "))
+		fmt.Fprintln(b)
+	}
+
+	cols := phaseColumns(c)
+	if len(c.Deliveries) > 0 && len(cols) > 0 {
+		fmt.Fprintf(b, "| delivery | %s |\n", strings.Join(cols, " | "))
+		fmt.Fprintf(b, "|---|%s\n", strings.Repeat(":---:|", len(cols)))
+		for i := range c.Deliveries {
+			d := &c.Deliveries[i]
+			cells := make([]string, len(cols))
+			for _, ph := range d.Phases {
+				if k := slices.Index(cols, ph.Phase); k >= 0 {
+					cells[k] = mdMark(ph.Status)
+				}
+			}
+			fmt.Fprintf(b, "| %s | %s |\n", mdDelivery(d), strings.Join(cells, " | "))
+		}
+		fmt.Fprintln(b)
+	}
+	if o := c.Order; o != nil {
+		fmt.Fprintf(b, "Order of deliveries: %s %s\n\n", mdMark(o.Status), mdText(o.Message))
+	}
+
+	var fails, others []string
+	for _, r := range c.allPhases() {
+		title := mdText(r.P.Phase)
+		if r.D != nil {
+			title = mdDelivery(r.D) + " — " + title
+		} else {
+			title = "order of deliveries"
+		}
+		switch r.P.Status {
+		case Fail:
+			var s strings.Builder
+			fmt.Fprintf(&s, "#### ❌ %s\n\n", title)
+			if r.P.Message != "" {
+				fmt.Fprintf(&s, "%s\n\n", mdText(r.P.Message))
+			}
+			for i, v := range r.P.Violations {
+				item := mdText(v.Message)
+				if where := violationWhere(v); where != "" {
+					item = "**" + mdText(capitalize(where)) + "**: " + item
+				}
+				fmt.Fprintf(&s, "- %s\n", item)
+				if v.Probe != "" || v.Before != "" || v.After != "" || v.Want != "" {
+					fmt.Fprintf(&s, "  - %s\n", mdValues(v))
+				}
+				if v.Status != 0 {
+					fmt.Fprintf(&s, "  - answered `%d`\n", v.Status)
+				}
+				if showHint(r.P.Violations, i) {
+					fmt.Fprintf(&s, "  - **Fix:** %s\n", mdText(v.Hint))
+				}
+			}
+			fails = append(fails, s.String())
+		case Warn, Inconclusive, NotJudged:
+			var s strings.Builder
+			fmt.Fprintf(&s, "- %s %s: %s\n", mdMark(r.P.Status), title, mdText(r.P.Message))
+			for _, wn := range r.P.Warnings {
+				fmt.Fprintf(&s, "  - %s\n", mdText(wn))
+			}
+			if h := warnHint(r.P); h != "" {
+				fmt.Fprintf(&s, "  - **Fix:** %s\n", mdText(h))
+			}
+			others = append(others, s.String())
+		}
+	}
+	if len(fails) > 0 {
+		fmt.Fprintf(b, "### Violations\n\n%s", strings.Join(fails, "\n"))
+		fmt.Fprintln(b)
+	}
+	if len(others) > 0 {
+		fmt.Fprintf(b, "### Warnings and phases not judged\n\n%s\n", strings.Join(others, ""))
+	}
+	if l := c.Latency; l != nil {
+		s := fmt.Sprintf("Latency: first answer %s, p50 %s, max %s", dur(l.First), dur(l.P50), dur(l.Max))
+		if l.ProviderTimeout > 0 {
+			s += fmt.Sprintf(" (provider timeout %s)", dur(l.ProviderTimeout))
+		}
+		fmt.Fprintf(b, "%s.\n\n", s)
+	}
+	var details []string
+	for _, r := range c.allPhases() {
+		if r.P.Status == Skip {
+			title := "order of deliveries"
+			if r.D != nil {
+				title = fmt.Sprintf("delivery %d", r.D.DeliveryID)
+			}
+			details = append(details, fmt.Sprintf("- ➖ %s — %s: %s", title, mdText(r.P.Phase), mdText(r.P.Message)))
+		}
+	}
+	for _, n := range c.Notes {
+		details = append(details, "- "+mdText(n))
+	}
+	if len(details) > 0 {
+		fmt.Fprintf(b, "<details><summary>Skipped phases and notes</summary>\n\n%s\n\n</details>\n", strings.Join(details, "\n"))
+	}
+	return b.Flush()
+}
+
+// phaseColumns are the phases any delivery ran, in run order, then any
+// phase this version does not know, in the order first seen.
+func phaseColumns(c *Check) []string {
+	seen := map[string]bool{}
+	for _, d := range c.Deliveries {
+		for _, ph := range d.Phases {
+			seen[ph.Phase] = true
+		}
+	}
+	var cols []string
+	for _, p := range PhaseOrder {
+		if seen[p] {
+			cols = append(cols, p)
+			delete(seen, p)
+		}
+	}
+	for _, d := range c.Deliveries {
+		for _, ph := range d.Phases {
+			if seen[ph.Phase] {
+				cols = append(cols, mdText(ph.Phase))
+				delete(seen, ph.Phase)
+			}
+		}
+	}
+	return cols
+}
+
+func mdDelivery(d *DeliveryResult) string {
+	s := fmt.Sprintf("#%d", d.DeliveryID)
+	if d.Provider != "" {
+		s += " " + mdText(d.Provider)
+	}
+	if d.EventType != "" {
+		s += " " + mdCode(d.EventType)
+	}
+	return s
+}
+
+func mdValues(v Violation) string {
+	var parts []string
+	if v.Before != "" {
+		parts = append(parts, "before "+mdCode(valueText(v.Before)))
+	}
+	if v.After != "" {
+		parts = append(parts, "after "+mdCode(valueText(v.After)))
+	}
+	if v.Want != "" {
+		parts = append(parts, "want "+mdCode(valueText(v.Want)))
+	}
+	s := strings.Join(parts, ", ")
+	if v.Probe != "" {
+		return "probe " + mdCode(v.Probe) + ": " + s
+	}
+	return s
+}
+
+// mdText makes handler- or payload-controlled text inert in Markdown: one
+// line, HTML and the characters that start formatting or break a table
+// escaped.
+func mdText(s string) string {
+	s = oneLine(s)
+	var b strings.Builder
+	for _, r := range s {
+		switch r {
+		case '<':
+			b.WriteString("&lt;")
+		case '>':
+			b.WriteString("&gt;")
+		case '&':
+			b.WriteString("&amp;")
+		case '|', '*', '_', '`', '[', ']', '\\', '#':
+			b.WriteByte('\\')
+			b.WriteRune(r)
+		default:
+			b.WriteRune(r)
+		}
+	}
+	return b.String()
+}
+
+// mdCode shows s as inline code, choosing a fence longer than any run of
+// backticks inside it; "|" is escaped so tables stay intact.
+func mdCode(s string) string {
+	s = strings.ReplaceAll(truncate(oneLine(s), 200), "|", `\|`)
+	fence := "`"
+	for strings.Contains(s, fence) {
+		fence += "`"
+	}
+	if strings.HasPrefix(s, "`") || strings.HasSuffix(s, "`") || len(fence) > 1 {
+		return fence + " " + s + " " + fence
+	}
+	return fence + s + fence
+}
+
+func capitalize(s string) string {
+	if s == "" {
+		return s
+	}
+	return strings.ToUpper(s[:1]) + s[1:]
+}

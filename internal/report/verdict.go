@@ -1,0 +1,155 @@
+package report
+
+import (
+	"fmt"
+	"strings"
+)
+
+// PhaseOrder is the order phases run in and are shown in.
+var PhaseOrder = []string{"first", "dups", "burst", "lost", "order", "tamper", "latency", "crash"}
+
+// ComputeVerdict derives the run's verdict from its phase statuses: any fail
+// makes it fail, else any inconclusive phase makes it inconclusive, else it
+// passes (warnings, skips and phases that could not be judged do not fail a run).
+func (c *Check) ComputeVerdict() string {
+	inconclusive := false
+	for _, p := range c.allPhases() {
+		switch p.P.Status {
+		case Fail:
+			return VerdictFail
+		case Inconclusive:
+			inconclusive = true
+		}
+	}
+	if inconclusive {
+		return VerdictInconclusive
+	}
+	return VerdictPass
+}
+
+// ExitCode is the process exit code of a verdict: pass 0, fail 1,
+// inconclusive 3 (and 2, a setup error, for anything else).
+func ExitCode(verdict string) int {
+	switch verdict {
+	case VerdictPass:
+		return 0
+	case VerdictFail:
+		return 1
+	case VerdictInconclusive:
+		return 3
+	}
+	return 2
+}
+
+// exitMeaning says in a few words what a verdict's exit code means.
+func exitMeaning(verdict string) string {
+	switch verdict {
+	case VerdictPass:
+		return "every judged phase passed"
+	case VerdictFail:
+		return "the handler did something more than once (or wrongly) for one event"
+	case VerdictInconclusive:
+		return "nothing was proven: the probes saw no effect of the first delivery; probe what the handler changes"
+	}
+	return "the check did not finish"
+}
+
+// phaseRef points at one phase result and the delivery it belongs to (nil
+// for the order phase, which spans deliveries).
+type phaseRef struct {
+	D *DeliveryResult
+	P *PhaseResult
+}
+
+// allPhases lists every phase result in report order: each delivery's
+// phases, then the order phase.
+func (c *Check) allPhases() []phaseRef {
+	var out []phaseRef
+	for i := range c.Deliveries {
+		d := &c.Deliveries[i]
+		for j := range d.Phases {
+			out = append(out, phaseRef{D: d, P: &d.Phases[j]})
+		}
+	}
+	if c.Order != nil {
+		out = append(out, phaseRef{P: c.Order})
+	}
+	return out
+}
+
+// tally counts phases by status and violations over a whole run.
+type tally struct {
+	byStatus   map[Status]int
+	phases     int
+	violations int
+	failed     []string // "dups (delivery 3)" for each failed phase
+}
+
+func (c *Check) tally() tally {
+	t := tally{byStatus: map[Status]int{}}
+	for _, r := range c.allPhases() {
+		t.phases++
+		t.byStatus[r.P.Status]++
+		if r.P.Status == Fail {
+			n := len(r.P.Violations)
+			if n == 0 {
+				n = 1
+			}
+			t.violations += n
+			name := r.P.Phase
+			if r.D != nil && len(c.Deliveries) > 1 {
+				name += fmt.Sprintf(" (delivery %d)", r.D.DeliveryID)
+			}
+			t.failed = append(t.failed, name)
+		}
+	}
+	return t
+}
+
+// summary is the one-line account of a run shown next to its verdict.
+func (c *Check) summary(verdict string) string {
+	t := c.tally()
+	judged := t.byStatus[Pass] + t.byStatus[Warn] + t.byStatus[Fail]
+	var extra []string
+	if n := t.byStatus[Warn]; n > 0 {
+		extra = append(extra, plural(n, "warning", "warnings"))
+	}
+	if n := t.byStatus[Skip]; n > 0 {
+		extra = append(extra, fmt.Sprintf("%d skipped", n))
+	}
+	if n := t.byStatus[NotJudged]; n > 0 {
+		extra = append(extra, fmt.Sprintf("%d not judged", n))
+	}
+	if n := t.byStatus[Inconclusive]; n > 0 {
+		extra = append(extra, fmt.Sprintf("%d inconclusive", n))
+	}
+	var s string
+	switch verdict {
+	case VerdictFail:
+		s = fmt.Sprintf("%s in %s: %s", plural(t.violations, "violation", "violations"),
+			plural(len(t.failed), "phase", "phases"), strings.Join(t.failed, ", "))
+	case VerdictPass:
+		if judged == 0 {
+			s = "no phase was judged"
+		} else {
+			s = fmt.Sprintf("all %d judged %s passed", judged, pluralWord(judged, "phase", "phases"))
+		}
+	default:
+		s = fmt.Sprintf("%d judged %s", judged, pluralWord(judged, "phase", "phases"))
+	}
+	if len(extra) > 0 {
+		s += " (" + strings.Join(extra, ", ") + ")"
+	}
+	return s
+}
+
+func plural(n int, one, many string) string {
+	return fmt.Sprintf("%d %s", n, pluralWord(n, one, many))
+}
+
+func pluralWord(n int, one, many string) string {
+	if n == 1 {
+		return one
+	}
+	return many
+}
