@@ -1,11 +1,13 @@
 package verify
 
 // This file is the contract the rest of hookreplay uses (capture, replay,
-// check). The bodies are placeholders until the provider schemes land
-// (issue 4); the signatures are fixed.
+// check). Each provider's scheme lives in its own file (stripe.go, github.go,
+// ...) behind the Scheme interface in scheme.go.
 
 import (
 	"errors"
+	"fmt"
+	"strings"
 	"time"
 
 	"github.com/hookreplay/hookreplay/internal/message"
@@ -14,14 +16,20 @@ import (
 // Options tune verification and signing.
 type Options struct {
 	// Tolerance is the allowed age of a timestamped signature; 0 means the
-	// provider's default (300 s for stripe, slack, standard, svix).
+	// provider's default (300 s for stripe, slack, standard, svix); a
+	// negative value disables the timestamp check.
 	Tolerance time.Duration
 	// Now is the instant the timestamp is judged against — for a stored
-	// delivery its received_at, not the wall clock.
+	// delivery its received_at, not the wall clock. When signing, it is the
+	// signing time. Zero means time.Now().
 	Now time.Time
 	// URL is the full URL the sender was configured with (Twilio signs it).
+	// When empty, Twilio verification tries https:// and http:// with the
+	// request's Host header and target.
 	URL string
-	// Generic scheme parameters.
+	// Generic scheme parameters: the signature header name, the HMAC hash
+	// ("sha256" default, "sha1", "sha512"), the encoding ("hex" default,
+	// "base64") and a prefix before the signature ("sha256=").
 	Header, Algo, Encoding, Prefix string
 }
 
@@ -32,38 +40,158 @@ type Result struct {
 	Scheme   string // "v1", "sha256", ...
 	SignedAt time.Time
 	Reason   string // when !Valid: "signature mismatch", "timestamp 412s outside tolerance 300s", ...
+	// CheckedAt is the instant SignedAt was judged against (Options.Now).
+	CheckedAt time.Time
 }
 
-// ErrNoSigning is returned for providers with no signing scheme yet.
+// String is the one-line result capture stores: "valid (stripe, v1, signed
+// 3s before capture)" or "invalid: signature mismatch".
+func (r Result) String() string { return r.Describe("capture") }
+
+// Describe renders r on one line; ref names the reference instant
+// ("capture" gives "signed 3s before capture"; "" gives "signed 3s ago").
+func (r Result) Describe(ref string) string {
+	if !r.Valid {
+		return "invalid: " + r.Reason
+	}
+	parts := []string{r.Provider}
+	if r.Scheme != "" {
+		parts = append(parts, r.Scheme)
+	}
+	if !r.SignedAt.IsZero() && !r.CheckedAt.IsZero() {
+		d := r.CheckedAt.Sub(r.SignedAt)
+		switch {
+		case ref == "" && d >= 0:
+			parts = append(parts, "signed "+seconds(d)+" ago")
+		case ref == "":
+			parts = append(parts, "signed "+seconds(-d)+" in the future")
+		case d >= 0:
+			parts = append(parts, "signed "+seconds(d)+" before "+ref)
+		default:
+			parts = append(parts, "signed "+seconds(-d)+" after "+ref)
+		}
+	}
+	return "valid (" + strings.Join(parts, ", ") + ")"
+}
+
+// ErrNoSigning is returned for providers with no signing scheme.
 var ErrNoSigning = errors.New("signing scheme not implemented")
 
-// Verify checks req's signature for provider with secret.
+// ErrSecret is wrapped by errors about an empty or malformed secret.
+var ErrSecret = errors.New("bad secret")
+
+// resolve finds the scheme for provider; "" means detect it from req's headers.
+func resolve(req *message.Request, provider string, opt Options) (Scheme, error) {
+	if strings.TrimSpace(provider) == "" || strings.EqualFold(provider, "auto") {
+		provider = Detect(req).Provider
+		if provider == "generic" && opt.Header == "" {
+			return nil, errors.New("cannot tell the provider from the headers; pass --provider")
+		}
+	}
+	return SchemeFor(provider)
+}
+
+// Verify checks req's signature for provider with secret. provider "" detects
+// it from the headers. The returned error is for usage problems only
+// (unknown provider, malformed secret, body that must be JSON and is not); a
+// signature that does not check out is a Result with Valid false and Reason.
 func Verify(req *message.Request, provider, secret string, opt Options) (Result, error) {
-	return Result{}, ErrNoSigning
+	if req == nil {
+		return Result{}, errors.New("verify: no request")
+	}
+	s, err := resolve(req, provider, opt)
+	if err != nil {
+		return Result{}, err
+	}
+	if secret == "" {
+		return Result{}, fmt.Errorf("%w: secret is empty", ErrSecret)
+	}
+	opt.Now = nowOr(opt.Now)
+	r, err := s.Verify(req, secret, opt)
+	if err != nil {
+		return Result{}, err
+	}
+	r.Provider = s.Name()
+	if r.CheckedAt.IsZero() {
+		r.CheckedAt = opt.Now
+	}
+	return r, nil
 }
 
-// Sign returns a copy of req carrying a valid signature for provider, timestamped opt.Now.
+// Sign returns a copy of req carrying a valid signature for provider,
+// timestamped opt.Now (time.Now() when zero). Headers the scheme writes are
+// replaced in place (keeping their position and case) or appended.
 func Sign(req *message.Request, provider, secret string, opt Options) (*message.Request, error) {
-	return nil, ErrNoSigning
+	if req == nil {
+		return nil, errors.New("sign: no request")
+	}
+	s, err := resolve(req, provider, opt)
+	if err != nil {
+		return nil, err
+	}
+	if secret == "" {
+		return nil, fmt.Errorf("%w: secret is empty", ErrSecret)
+	}
+	opt.Now = nowOr(opt.Now)
+	c := req.Clone()
+	if err := s.Sign(c, secret, opt); err != nil {
+		return nil, fmt.Errorf("sign %s: %w", s.Name(), err)
+	}
+	return c, nil
 }
 
-// Resign returns a copy of req signed with a fresh timestamp now.
+// Resign returns a copy of req signed with a fresh timestamp now (for schemes
+// without a timestamp, a recomputed signature).
 func Resign(req *message.Request, provider, secret string, now time.Time, opt Options) (*message.Request, error) {
-	return nil, ErrNoSigning
+	opt.Now = now
+	return Sign(req, provider, secret, opt)
 }
 
-// Reidentify returns a copy of req with a new event identity newID; when
-// secret is not empty the copy is re-signed at now.
+// Reidentify returns a copy of req with a new event identity newID (a fresh
+// one from NewEventID when empty). Only the bytes where the identity lives
+// change: Stripe body "id", Slack body "event_id", GitHub X-GitHub-Delivery,
+// Shopify X-Shopify-Event-Id and X-Shopify-Webhook-Id, Standard webhook-id,
+// Svix svix-id, Twilio I-Twilio-Idempotency-Token. When secret is not empty
+// the copy is re-signed at now.
 func Reidentify(req *message.Request, provider, newID, secret string, now time.Time, opt Options) (*message.Request, error) {
-	return nil, ErrNoSigning
+	if req == nil {
+		return nil, errors.New("reidentify: no request")
+	}
+	s, err := resolve(req, provider, opt)
+	if err != nil {
+		return nil, err
+	}
+	if newID == "" {
+		newID = s.NewEventID()
+	}
+	c := req.Clone()
+	if err := s.Reidentify(c, newID); err != nil {
+		return nil, fmt.Errorf("reidentify %s delivery: %w", s.Name(), err)
+	}
+	if secret == "" {
+		return c, nil
+	}
+	opt.Now = now
+	return Sign(c, s.Name(), secret, opt)
 }
 
 // SignedAt returns the timestamp inside req's signature, when the scheme has one.
 func SignedAt(req *message.Request, provider string) (time.Time, bool) {
-	return time.Time{}, false
+	if req == nil {
+		return time.Time{}, false
+	}
+	s, err := resolve(req, provider, Options{Header: "-"})
+	if err != nil {
+		return time.Time{}, false
+	}
+	return s.SignedAt(req)
 }
 
 // DefaultTolerance is the provider's signature age tolerance (0 when it has none).
 func DefaultTolerance(provider string) time.Duration {
-	return 0
+	s, err := SchemeFor(provider)
+	if err != nil {
+		return 0
+	}
+	return s.Tolerance()
 }

@@ -22,42 +22,30 @@ func Detect(req *message.Request) Identity {
 	h := req.Headers
 	switch {
 	case h.Has("Stripe-Signature"):
-		return stripeIdentity(req)
+		return IdentityFor("stripe", req)
 	case h.Has("X-GitHub-Event") || h.Has("X-GitHub-Delivery"):
-		return githubIdentity(req)
-	case h.Has("X-Shopify-Topic"):
-		return shopifyIdentity(req)
+		return IdentityFor("github", req)
+	case h.Has("X-Shopify-Topic") || h.Has("X-Shopify-Hmac-Sha256") || h.Has("Shopify-Hmac-Sha256"):
+		return IdentityFor("shopify", req)
 	case h.Has("X-Slack-Signature"):
-		return slackIdentity(req)
+		return IdentityFor("slack", req)
 	case h.Has("X-Twilio-Signature"):
-		return twilioIdentity(req)
+		return IdentityFor("twilio", req)
 	case h.Has("svix-id"):
-		return svixIdentity(req)
+		return IdentityFor("svix", req)
 	case h.Has("webhook-id") && h.Has("webhook-signature"):
-		return standardIdentity(req)
+		return IdentityFor("standard", req)
 	}
 	return Identity{Provider: "generic"}
 }
 
 // IdentityFor extracts the identity of req as if it came from provider.
 func IdentityFor(provider string, req *message.Request) Identity {
-	switch provider {
-	case "stripe":
-		return stripeIdentity(req)
-	case "github":
-		return githubIdentity(req)
-	case "shopify":
-		return shopifyIdentity(req)
-	case "slack":
-		return slackIdentity(req)
-	case "twilio":
-		return twilioIdentity(req)
-	case "svix":
-		return svixIdentity(req)
-	case "standard":
-		return standardIdentity(req)
+	s, err := SchemeFor(provider)
+	if err != nil {
+		return Identity{Provider: provider}
 	}
-	return Identity{Provider: provider}
+	return s.Identity(req)
 }
 
 // jsonObject decodes body as a JSON object, or returns nil.
@@ -77,72 +65,6 @@ func str(m map[string]any, key string) string {
 		return s
 	}
 	return ""
-}
-
-func stripeIdentity(req *message.Request) Identity {
-	m := jsonObject(req.Body)
-	return Identity{Provider: "stripe", EventID: str(m, "id"), EventType: str(m, "type")}
-}
-
-func githubIdentity(req *message.Request) Identity {
-	id := Identity{Provider: "github", EventID: req.Headers.Get("X-GitHub-Delivery"), EventType: req.Headers.Get("X-GitHub-Event")}
-	if m := jsonObject(req.Body); m != nil && id.EventType != "" {
-		if a := str(m, "action"); a != "" {
-			id.EventType += "." + a
-		}
-	}
-	return id
-}
-
-func shopifyIdentity(req *message.Request) Identity {
-	id := Identity{Provider: "shopify", EventType: req.Headers.Get("X-Shopify-Topic")}
-	ev := req.Headers.Get("X-Shopify-Event-Id")
-	wh := req.Headers.Get("X-Shopify-Webhook-Id")
-	id.Extra = map[string]string{}
-	if ev != "" {
-		id.Extra["shopify_event_id"] = ev
-	}
-	if wh != "" {
-		id.Extra["shopify_webhook_id"] = wh
-	}
-	if len(id.Extra) == 0 {
-		id.Extra = nil
-	}
-	id.EventID = ev
-	if id.EventID == "" {
-		id.EventID = wh
-	}
-	return id
-}
-
-func slackIdentity(req *message.Request) Identity {
-	id := Identity{Provider: "slack"}
-	m := jsonObject(req.Body)
-	if m == nil {
-		return id
-	}
-	id.EventID = str(m, "event_id")
-	if ev, ok := m["event"].(map[string]any); ok {
-		id.EventType = str(ev, "type")
-	}
-	if id.EventType == "" {
-		id.EventType = str(m, "type")
-	}
-	return id
-}
-
-func twilioIdentity(req *message.Request) Identity {
-	return Identity{Provider: "twilio", EventID: req.Headers.Get("I-Twilio-Idempotency-Token")}
-}
-
-func standardIdentity(req *message.Request) Identity {
-	m := jsonObject(req.Body)
-	return Identity{Provider: "standard", EventID: req.Headers.Get("webhook-id"), EventType: str(m, "type")}
-}
-
-func svixIdentity(req *message.Request) Identity {
-	m := jsonObject(req.Body)
-	return Identity{Provider: "svix", EventID: req.Headers.Get("svix-id"), EventType: str(m, "type")}
 }
 
 // Providers lists the provider names hookreplay knows, in display order.

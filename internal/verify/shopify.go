@@ -1,0 +1,116 @@
+package verify
+
+import (
+	"encoding/base64"
+	"time"
+
+	"github.com/hookreplay/hookreplay/internal/message"
+)
+
+// shopifyScheme: X-Shopify-Hmac-Sha256 (newer deliveries: Shopify-Hmac-Sha256),
+// base64 HMAC-SHA256 of the raw body keyed with the app's client secret.
+type shopifyScheme struct{}
+
+const (
+	shopifyHmac      = "X-Shopify-Hmac-Sha256"
+	shopifyHmacNew   = "Shopify-Hmac-Sha256"
+	shopifyEventID   = "X-Shopify-Event-Id"
+	shopifyWebhookID = "X-Shopify-Webhook-Id"
+)
+
+func (shopifyScheme) Name() string               { return "shopify" }
+func (shopifyScheme) Tolerance() time.Duration   { return 0 }
+func (shopifyScheme) SignatureHeaders() []string { return []string{shopifyHmac} }
+func (shopifyScheme) IdentityInBody() bool       { return false }
+func (shopifyScheme) NewEventID() string         { return newUUID() }
+func (shopifyScheme) SignedAt(*message.Request) (time.Time, bool) {
+	return time.Time{}, false
+}
+
+// header returns the first present of the classic and the unprefixed name.
+func shopifyGet(h message.Headers, name string) string {
+	if v := h.Get(name); v != "" {
+		return v
+	}
+	return h.Get(name[2:]) // "Shopify-..." without "X-"
+}
+
+func (shopifyScheme) Identity(r *message.Request) Identity {
+	id := Identity{Provider: "shopify", EventType: shopifyGet(r.Headers, "X-Shopify-Topic")}
+	ev := shopifyGet(r.Headers, shopifyEventID)
+	wh := shopifyGet(r.Headers, shopifyWebhookID)
+	id.Extra = map[string]string{}
+	if ev != "" {
+		id.Extra["shopify_event_id"] = ev
+	}
+	if wh != "" {
+		id.Extra["shopify_webhook_id"] = wh
+	}
+	if len(id.Extra) == 0 {
+		id.Extra = nil
+	}
+	id.EventID = ev
+	if id.EventID == "" {
+		id.EventID = wh
+	}
+	return id
+}
+
+func (shopifyScheme) Verify(r *message.Request, secret string, opt Options) (Result, error) {
+	name := shopifyHmac
+	if !r.Headers.Has(name) {
+		name = shopifyHmacNew
+	}
+	if !r.Headers.Has(name) {
+		return missing("shopify", shopifyHmac), nil
+	}
+	sig := r.Headers.Get(name)
+	if _, ok := decodeBase64(sig); !ok || sig == "" {
+		return invalid("shopify", "sha256", "malformed "+name+" header: signature is not base64"), nil
+	}
+	if !equalBase64(sig, macSHA256([]byte(secret), r.Body)) {
+		return invalid("shopify", "sha256", "signature mismatch"), nil
+	}
+	return valid("shopify", "sha256", time.Time{}, opt.Now), nil
+}
+
+func (shopifyScheme) Sign(r *message.Request, secret string, opt Options) error {
+	v := base64.StdEncoding.EncodeToString(macSHA256([]byte(secret), r.Body))
+	set := false
+	for _, n := range []string{shopifyHmac, shopifyHmacNew} {
+		if r.Headers.Has(n) {
+			r.Headers, set = r.Headers.Set(n, v), true
+		}
+	}
+	if !set {
+		r.Headers = r.Headers.Set(shopifyHmac, v)
+	}
+	return nil
+}
+
+// Reidentify sets the event id and gives the delivery a fresh webhook id:
+// Shopify's event id names the event across retries and subscriptions, the
+// webhook id one delivery, so a new event has new values for both.
+func (sc shopifyScheme) Reidentify(r *message.Request, newID string) error {
+	hasEv := r.Headers.Has(shopifyEventID) || r.Headers.Has(shopifyEventID[2:])
+	for _, n := range []string{shopifyEventID, shopifyEventID[2:]} {
+		if r.Headers.Has(n) {
+			r.Headers = r.Headers.Set(n, newID)
+		}
+	}
+	whID := newID
+	if hasEv {
+		whID = sc.NewEventID()
+	}
+	setWh := false
+	for _, n := range []string{shopifyWebhookID, shopifyWebhookID[2:]} {
+		if r.Headers.Has(n) {
+			r.Headers, setWh = r.Headers.Set(n, whID), true
+		}
+	}
+	if !hasEv && !setWh {
+		r.Headers = r.Headers.Set(shopifyEventID, newID)
+		r.Headers = r.Headers.Set(shopifyWebhookID, sc.NewEventID())
+	}
+	return nil
+}

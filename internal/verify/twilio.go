@@ -1,0 +1,198 @@
+package verify
+
+import (
+	"crypto/hmac"
+	"crypto/sha256"
+	"encoding/base64"
+	"encoding/hex"
+	"errors"
+	"mime"
+	"net/url"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/hookreplay/hookreplay/internal/message"
+)
+
+// twilioScheme: X-Twilio-Signature, base64 HMAC-SHA1 keyed with the auth
+// token of the full URL as configured, followed for form posts by each
+// parameter name+value sorted by name. JSON bodies are not signed directly:
+// the URL carries bodySHA256=<hex sha256 of the body>, which must match too.
+type twilioScheme struct{}
+
+const (
+	twilioSig   = "X-Twilio-Signature"
+	twilioToken = "I-Twilio-Idempotency-Token"
+)
+
+func (twilioScheme) Name() string               { return "twilio" }
+func (twilioScheme) Tolerance() time.Duration   { return 0 }
+func (twilioScheme) SignatureHeaders() []string { return []string{twilioSig} }
+func (twilioScheme) IdentityInBody() bool       { return false }
+func (twilioScheme) NewEventID() string         { return newUUID() }
+func (twilioScheme) SignedAt(*message.Request) (time.Time, bool) {
+	return time.Time{}, false
+}
+
+func (twilioScheme) Identity(r *message.Request) Identity {
+	return Identity{Provider: "twilio", EventID: r.Headers.Get(twilioToken)}
+}
+
+// twilioURLs are the URLs to try: the configured one, or the request's own
+// on https and http when none is known.
+func twilioURLs(r *message.Request, configured string) []string {
+	if configured != "" {
+		return []string{configured}
+	}
+	if strings.HasPrefix(r.Target, "http://") || strings.HasPrefix(r.Target, "https://") {
+		return []string{r.Target}
+	}
+	host := r.Headers.Get("Host")
+	if host == "" {
+		return nil
+	}
+	return []string{"https://" + host + r.Target, "http://" + host + r.Target}
+}
+
+// portVariants returns u as given, without its default port and with it,
+// as Twilio's libraries try all three.
+func portVariants(u string) []string {
+	out := []string{u}
+	i := strings.Index(u, "://")
+	if i < 0 {
+		return out
+	}
+	scheme := strings.ToLower(u[:i])
+	def := map[string]string{"https": "443", "http": "80"}[scheme]
+	if def == "" {
+		return out
+	}
+	rest := u[i+3:]
+	end := strings.IndexAny(rest, "/?#")
+	if end < 0 {
+		end = len(rest)
+	}
+	hostport, tail := rest[:end], rest[end:]
+	userinfo := ""
+	if at := strings.LastIndex(hostport, "@"); at >= 0 {
+		userinfo, hostport = hostport[:at+1], hostport[at+1:]
+	}
+	host, port := hostport, ""
+	if c := strings.LastIndex(hostport, ":"); c >= 0 && !strings.Contains(hostport[c:], "]") {
+		host, port = hostport[:c], hostport[c+1:]
+	}
+	base := u[:i+3] + userinfo
+	switch port {
+	case "":
+		out = append(out, base+host+":"+def+tail)
+	case def:
+		out = append(out, base+host+tail)
+	}
+	return out
+}
+
+// twilioParams returns the form parameters Twilio signs, or nil for
+// non-form bodies. dedup drops repeated identical values, as the official
+// libraries do.
+func twilioParams(r *message.Request) url.Values {
+	ct, _, _ := mime.ParseMediaType(r.Headers.Get("Content-Type"))
+	if ct != "application/x-www-form-urlencoded" || strings.EqualFold(r.Method, "GET") {
+		return nil
+	}
+	v, err := url.ParseQuery(string(r.Body))
+	if err != nil {
+		return nil
+	}
+	return v
+}
+
+func twilioData(u string, params url.Values, dedup bool) []byte {
+	var b strings.Builder
+	b.WriteString(u)
+	names := make([]string, 0, len(params))
+	for k := range params {
+		names = append(names, k)
+	}
+	sort.Strings(names)
+	for _, k := range names {
+		vals := append([]string(nil), params[k]...)
+		sort.Strings(vals)
+		for i, v := range vals {
+			if dedup && i > 0 && vals[i-1] == v {
+				continue
+			}
+			b.WriteString(k)
+			b.WriteString(v)
+		}
+	}
+	return []byte(b.String())
+}
+
+// bodySHA256 returns the bodySHA256 query parameter of u, if any.
+func bodySHA256(u string) (string, bool) {
+	_, q, ok := strings.Cut(u, "?")
+	if !ok {
+		return "", false
+	}
+	q, _, _ = strings.Cut(q, "#")
+	v, err := url.ParseQuery(q)
+	if err != nil || !v.Has("bodySHA256") {
+		return "", false
+	}
+	return v.Get("bodySHA256"), true
+}
+
+func (twilioScheme) Verify(r *message.Request, secret string, opt Options) (Result, error) {
+	if !r.Headers.Has(twilioSig) {
+		return missing("twilio", twilioSig), nil
+	}
+	sig := r.Headers.Get(twilioSig)
+	if _, ok := decodeBase64(strings.TrimSpace(sig)); !ok || sig == "" {
+		return invalid("twilio", "sha1", "malformed "+twilioSig+" header: signature is not base64"), nil
+	}
+	urls := twilioURLs(r, opt.URL)
+	if len(urls) == 0 {
+		return Result{}, errors.New("twilio signs the full URL: pass --url (the request has no Host header)")
+	}
+	params := twilioParams(r)
+	matchedURL := ""
+	for _, base := range urls {
+		for _, u := range portVariants(base) {
+			for _, dedup := range []bool{true, false} {
+				if equalBase64(sig, macSHA1([]byte(secret), twilioData(u, params, dedup))) {
+					matchedURL = u
+				}
+			}
+		}
+	}
+	if matchedURL == "" {
+		reason := "signature mismatch"
+		if opt.URL == "" {
+			reason += " (Twilio signs the full URL; pass --url with the URL configured in Twilio)"
+		}
+		return invalid("twilio", "sha1", reason), nil
+	}
+	if want, ok := bodySHA256(matchedURL); ok && params == nil {
+		got := sha256.Sum256(r.Body)
+		if !hmac.Equal([]byte(strings.ToLower(want)), []byte(hex.EncodeToString(got[:]))) {
+			return invalid("twilio", "sha1", "bodySHA256 in the URL does not match the body"), nil
+		}
+	}
+	return valid("twilio", "sha1", time.Time{}, opt.Now), nil
+}
+
+func (twilioScheme) Sign(r *message.Request, secret string, opt Options) error {
+	urls := twilioURLs(r, opt.URL)
+	if len(urls) == 0 {
+		return errors.New("twilio signs the full URL: pass --url")
+	}
+	sig := base64.StdEncoding.EncodeToString(macSHA1([]byte(secret), twilioData(urls[0], twilioParams(r), true)))
+	r.Headers = r.Headers.Set(twilioSig, sig)
+	return nil
+}
+
+func (twilioScheme) Reidentify(r *message.Request, newID string) error {
+	r.Headers = r.Headers.Set(twilioToken, newID)
+	return nil
+}

@@ -1,0 +1,309 @@
+package verify
+
+import (
+	"bytes"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/hookreplay/hookreplay/internal/message"
+)
+
+// testSecrets are per-provider secrets in each provider's own format.
+var testSecrets = map[string]string{
+	"stripe":   "whsec_test_0123456789abcdef",
+	"github":   "It's a Secret to Everybody",
+	"shopify":  "shpss_0123456789abcdef0123456789ab",
+	"slack":    "8f742231b10e8888abcd99yyyzzz85a5",
+	"twilio":   "12345",
+	"standard": "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw",
+	"svix":     "whsec_C2FVsBQIhrscChlQIMV+b5sSYspob7oD",
+}
+
+const testURL = "https://hooks.example.com/twilio/sms?tenant=7"
+
+var t0 = time.Unix(1726070400, 0)
+
+func build(t *testing.T, f Fixture, now time.Time) *message.Request {
+	t.Helper()
+	req, err := BuildDeliveryTo(f.Provider, f.Event, testSecrets[f.Provider], testURL, now)
+	if err != nil {
+		t.Fatalf("build %s %s: %v", f.Provider, f.Event, err)
+	}
+	return req
+}
+
+func TestFixturesSignAndVerify(t *testing.T) {
+	for _, f := range Fixtures() {
+		t.Run(f.Provider+"/"+f.Event, func(t *testing.T) {
+			req := build(t, f, t0)
+			id := Detect(req)
+			if id.Provider != f.Provider {
+				t.Fatalf("detected %q, want %q", id.Provider, f.Provider)
+			}
+			if id.EventID == "" {
+				t.Fatalf("no event id in %+v", id)
+			}
+			opt := Options{Now: t0.Add(3 * time.Second), URL: testURL}
+			r, err := Verify(req, f.Provider, testSecrets[f.Provider], opt)
+			if err != nil || !r.Valid {
+				t.Fatalf("verify: %+v %v", r, err)
+			}
+			if _, has := SignedAt(req, f.Provider); has && r.String() != "valid ("+f.Provider+", "+r.Scheme+", signed 3s before capture)" {
+				t.Fatalf("result line %q", r.String())
+			}
+			// Detection and verification without naming the provider.
+			if r, err := Verify(req, "", testSecrets[f.Provider], opt); err != nil || !r.Valid {
+				t.Fatalf("verify with detection: %+v %v", r, err)
+			}
+			// Wrong secret, tampered body.
+			wrong := "whsec_" + "QUJDREVGR0hJSktMTU5PUFFSU1RVVldY"
+			if r, err := Verify(req, f.Provider, wrong, opt); err != nil || r.Valid || r.Reason != "signature mismatch" {
+				t.Fatalf("wrong secret: %+v %v", r, err)
+			}
+			tampered := req.Clone()
+			tampered.Body = bytes.Replace(tampered.Body, []byte("0"), []byte("1"), 1)
+			if r, err := Verify(tampered, f.Provider, testSecrets[f.Provider], opt); err != nil || r.Valid || !strings.HasPrefix(r.Reason, "signature mismatch") {
+				t.Fatalf("tampered body: %+v %v", r, err)
+			}
+			// A fresh build has a different identity.
+			if other := Detect(build(t, f, t0)); other.EventID == id.EventID {
+				t.Fatalf("two builds share event id %s", id.EventID)
+			}
+		})
+	}
+}
+
+func TestTolerance(t *testing.T) {
+	for _, p := range []string{"stripe", "slack", "standard", "svix"} {
+		f, _ := findFixture(p, map[string]string{"stripe": "invoice.paid", "slack": "event_callback", "standard": "invoice.paid", "svix": "invoice.paid"}[p])
+		req := build(t, f, t0)
+		if at, ok := SignedAt(req, p); !ok || !at.Equal(t0) {
+			t.Fatalf("%s SignedAt = %v %v", p, at, ok)
+		}
+		if DefaultTolerance(p) != 300*time.Second {
+			t.Fatalf("%s default tolerance %v", p, DefaultTolerance(p))
+		}
+		r, err := Verify(req, p, testSecrets[p], Options{Now: t0.Add(412 * time.Second)})
+		if err != nil || r.Valid || r.Reason != "timestamp 412s outside tolerance 300s" {
+			t.Fatalf("%s old: %+v %v", p, r, err)
+		}
+		r, _ = Verify(req, p, testSecrets[p], Options{Now: t0.Add(412 * time.Second), Tolerance: 10 * time.Minute})
+		if !r.Valid {
+			t.Fatalf("%s with 10m tolerance: %+v", p, r)
+		}
+		r, _ = Verify(req, p, testSecrets[p], Options{Now: t0.Add(-400 * time.Second)})
+		if p == "stripe" {
+			// Stripe's libraries only reject old signatures.
+			if !r.Valid {
+				t.Fatalf("stripe future: %+v", r)
+			}
+		} else if r.Valid || r.Reason != "timestamp 400s in the future outside tolerance 300s" {
+			t.Fatalf("%s future: %+v", p, r)
+		}
+		// Resign moves the timestamp.
+		later := t0.Add(time.Hour)
+		rs, err := Resign(req, p, testSecrets[p], later, Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if r, _ := Verify(rs, p, testSecrets[p], Options{Now: later}); !r.Valid {
+			t.Fatalf("%s resigned: %+v", p, r)
+		}
+		if !bytes.Equal(rs.Body, req.Body) || len(rs.Headers) != len(req.Headers) {
+			t.Fatalf("%s resign changed more than headers", p)
+		}
+	}
+	for _, p := range []string{"github", "shopify", "twilio", "generic"} {
+		if DefaultTolerance(p) != 0 {
+			t.Fatalf("%s tolerance", p)
+		}
+	}
+}
+
+func TestSignHonoursNow(t *testing.T) {
+	body, _ := FixtureBody("stripe", "invoice.paid")
+	req := &message.Request{Method: "POST", Target: "/", Body: body}
+	hourAgo := t0.Add(-time.Hour)
+	s, err := Sign(req, "stripe", testSecrets["stripe"], Options{Now: hourAgo})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if at, _ := SignedAt(s, "stripe"); !at.Equal(hourAgo) {
+		t.Fatalf("signed at %v", at)
+	}
+	r, _ := Verify(s, "stripe", testSecrets["stripe"], Options{Now: t0})
+	if r.Valid || r.Reason != "timestamp 3600s outside tolerance 300s" {
+		t.Fatalf("%+v", r)
+	}
+	if req.Headers.Has("Stripe-Signature") {
+		t.Fatal("Sign modified its input")
+	}
+}
+
+func TestReidentifyKeepsOtherBytes(t *testing.T) {
+	for _, f := range Fixtures() {
+		t.Run(f.Provider+"/"+f.Event, func(t *testing.T) {
+			req := build(t, f, t0)
+			before := Detect(req)
+			newID := NewEventID(f.Provider)
+			c, err := Reidentify(req, f.Provider, newID, testSecrets[f.Provider], t0.Add(time.Minute), Options{URL: testURL})
+			if err != nil {
+				t.Fatal(err)
+			}
+			after := Detect(c)
+			if after.EventID != newID || after.EventType != before.EventType {
+				t.Fatalf("identity %+v, want id %s type %s", after, newID, before.EventType)
+			}
+			if r, _ := Verify(c, f.Provider, testSecrets[f.Provider], Options{Now: t0.Add(time.Minute), URL: testURL}); !r.Valid {
+				t.Fatalf("re-signed copy: %+v", r)
+			}
+			if IdentityInBody(f.Provider) {
+				want := bytes.Replace(req.Body, []byte(before.EventID), []byte(newID), 1)
+				if !bytes.Equal(c.Body, want) {
+					t.Fatalf("body changed beyond the id:\n%s\n%s", c.Body, want)
+				}
+			} else if !bytes.Equal(c.Body, req.Body) {
+				t.Fatal("body changed")
+			}
+			// Same header names in the same order.
+			if len(c.Headers) != len(req.Headers) {
+				t.Fatalf("headers %v -> %v", req.Headers, c.Headers)
+			}
+			for i := range c.Headers {
+				if c.Headers[i].Name != req.Headers[i].Name {
+					t.Fatalf("header %d %s -> %s", i, req.Headers[i].Name, c.Headers[i].Name)
+				}
+			}
+			// Without a secret the copy keeps the old signature headers.
+			u, err := Reidentify(req, f.Provider, "", "", t0, Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if Detect(u).EventID == before.EventID {
+				t.Fatal("empty newID kept the old id")
+			}
+		})
+	}
+}
+
+func TestReidentifyByteLevel(t *testing.T) {
+	// Odd spacing, escapes, nested "id" keys and a duplicate top-level key.
+	body := []byte("{ \"data\" : {\"id\":\"obj_1\"},\n  \"id\"\t:  \"evt_\\u0031old\" , \"type\":\"x\", \"note\":\"id\" }")
+	req := &message.Request{Headers: message.Headers{{Name: "Stripe-Signature", Value: "t=1,v1=00"}}, Body: body}
+	c, err := Reidentify(req, "stripe", "evt_new\"q", "", t0, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := "{ \"data\" : {\"id\":\"obj_1\"},\n  \"id\"\t:  \"evt_new\\\"q\" , \"type\":\"x\", \"note\":\"id\" }"
+	if string(c.Body) != want {
+		t.Fatalf("got  %s\nwant %s", c.Body, want)
+	}
+	for _, bad := range []string{`not json`, `[1,2]`, `{"type":"x"}`, `{"id":42}`} {
+		if _, err := Reidentify(&message.Request{Body: []byte(bad)}, "stripe", "evt_x", "", t0, Options{}); err == nil {
+			t.Fatalf("reidentify %s: no error", bad)
+		}
+	}
+}
+
+func TestUsageErrors(t *testing.T) {
+	req := &message.Request{Body: []byte(`{}`), Headers: message.Headers{{Name: "webhook-id", Value: "msg_1"}}}
+	cases := []struct {
+		provider, secret string
+		opt              Options
+		want             string
+	}{
+		{"paypal", "x", Options{}, "unknown provider"},
+		{"standard", "whsec_not base64!", Options{}, "secret is not whsec_ base64"},
+		{"svix", "whsec_", Options{}, "secret is not whsec_ base64"},
+		{"stripe", "", Options{}, "secret is empty"},
+		{"generic", "x", Options{}, "needs --header"},
+		{"generic", "x", Options{Header: "X-Sig", Algo: "md5"}, "unknown --algo"},
+		{"", "x", Options{}, "cannot tell the provider"},
+	}
+	for _, c := range cases {
+		_, err := Verify(req, c.provider, c.secret, c.opt)
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("Verify(%q, %q): %v, want %q", c.provider, c.secret, err, c.want)
+		}
+	}
+}
+
+func TestInvalidReasons(t *testing.T) {
+	body := []byte(`{"id":"evt_1","type":"x"}`)
+	cases := []struct {
+		provider string
+		headers  message.Headers
+		want     string
+	}{
+		{"stripe", nil, "missing header Stripe-Signature"},
+		{"stripe", message.Headers{{Name: "Stripe-Signature", Value: "v1=abc"}}, "malformed Stripe-Signature header: no t=<timestamp>"},
+		{"stripe", message.Headers{{Name: "Stripe-Signature", Value: "t=abc,v1=00"}}, "malformed Stripe-Signature header: t is not a unix timestamp"},
+		{"stripe", message.Headers{{Name: "Stripe-Signature", Value: "t=1726070400,v0=00"}}, "no v1 signature in Stripe-Signature header (only v0, which is not verified)"},
+		{"github", nil, "missing header X-Hub-Signature-256"},
+		{"github", message.Headers{{Name: "X-Hub-Signature-256", Value: "md5=00"}}, "malformed X-Hub-Signature-256 header: want sha256=<hex>"},
+		{"shopify", nil, "missing header X-Shopify-Hmac-Sha256"},
+		{"slack", message.Headers{{Name: "X-Slack-Signature", Value: "v0=00"}}, "missing header X-Slack-Request-Timestamp"},
+		{"standard", message.Headers{{Name: "webhook-id", Value: "msg_1"}, {Name: "webhook-timestamp", Value: "1726070400"}, {Name: "webhook-signature", Value: "v1a,AAAA"}}, "ed25519 signatures (v1a) are not supported"},
+		{"standard", message.Headers{{Name: "webhook-id", Value: "msg_1"}, {Name: "webhook-timestamp", Value: "soon"}, {Name: "webhook-signature", Value: "v1,AAAA"}}, "malformed webhook-timestamp header: not a unix timestamp"},
+		{"svix", message.Headers{{Name: "svix-id", Value: "msg_1"}}, "missing header svix-timestamp"},
+		{"twilio", nil, "missing header X-Twilio-Signature"},
+	}
+	for _, c := range cases {
+		secret := testSecrets[c.provider]
+		r, err := Verify(&message.Request{Headers: c.headers, Body: body}, c.provider, secret, Options{Now: t0, URL: testURL})
+		if err != nil || r.Valid || r.Reason != c.want {
+			t.Errorf("%s %v: %+v %v, want reason %q", c.provider, c.headers, r, err, c.want)
+		}
+	}
+}
+
+func TestStripeAnyV1Passes(t *testing.T) {
+	body, _ := FixtureBody("stripe", "invoice.paid")
+	req, _ := Sign(&message.Request{Body: body}, "stripe", "whsec_new", Options{Now: t0})
+	h := req.Headers.Get("Stripe-Signature")
+	ts, sig, _ := strings.Cut(h, ",")
+	// Secret rotation: an old-secret v1 first, unknown keys and a v0 around it.
+	rotated := ts + ",v1=" + strings.Repeat("ab", 32) + ",v0=" + strings.Repeat("cd", 32) + ",scheme=x," + sig
+	req.Headers = req.Headers.Set("Stripe-Signature", rotated)
+	if r, _ := Verify(req, "stripe", "whsec_new", Options{Now: t0}); !r.Valid {
+		t.Fatalf("rotated header: %+v", r)
+	}
+}
+
+func TestGenericScheme(t *testing.T) {
+	body := []byte(`{"hello":"world"}`)
+	for _, opt := range []Options{
+		{Header: "X-Signature"},
+		{Header: "X-Signature", Algo: "sha1", Encoding: "base64"},
+		{Header: "X-Hook-Sig", Algo: "sha512", Prefix: "sha512="},
+	} {
+		s, err := Sign(&message.Request{Body: body}, "generic", "k", opt)
+		if err != nil {
+			t.Fatal(err)
+		}
+		opt.Now = t0
+		if r, err := Verify(s, "generic", "k", opt); err != nil || !r.Valid {
+			t.Fatalf("%+v: %+v %v", opt, r, err)
+		}
+		if r, _ := Verify(s, "generic", "other", opt); r.Valid {
+			t.Fatalf("%+v: wrong key accepted", opt)
+		}
+	}
+}
+
+func TestDescribe(t *testing.T) {
+	r := Result{Valid: true, Provider: "stripe", Scheme: "v1", SignedAt: t0, CheckedAt: t0.Add(3 * time.Second)}
+	if got := r.String(); got != "valid (stripe, v1, signed 3s before capture)" {
+		t.Fatal(got)
+	}
+	if got := r.Describe(""); got != "valid (stripe, v1, signed 3s ago)" {
+		t.Fatal(got)
+	}
+	if got := (Result{Valid: true, Provider: "github", Scheme: "sha256"}).String(); got != "valid (github, sha256)" {
+		t.Fatal(got)
+	}
+	if got := (Result{Reason: "signature mismatch"}).String(); got != "invalid: signature mismatch" {
+		t.Fatal(got)
+	}
+}
