@@ -1,11 +1,118 @@
 package cmd
 
-import "github.com/spf13/cobra"
+import (
+	"fmt"
+	"os"
 
-// PLACEHOLDER: replaced by the owner of this command.
-type captureOptions struct{}
+	"github.com/spf13/cobra"
+
+	"github.com/hookreplay/hookreplay/internal/capture"
+	"github.com/hookreplay/hookreplay/internal/iostreams"
+	"github.com/hookreplay/hookreplay/internal/store"
+)
+
+type captureOptions struct {
+	IO    *iostreams.IO
+	Store func() (*store.Store, error)
+
+	Listen    string
+	Forward   string
+	Status    int
+	MaxBody   int64
+	Source    string
+	Secret    string // from --secret or --secret-env; never stored or printed
+	SecretEnv string
+}
 
 func newCaptureCmd(f *factory, runF func(*captureOptions) error) *cobra.Command {
-	return &cobra.Command{Use: "capture", Short: "(not built yet)", Hidden: true,
-		RunE: func(*cobra.Command, []string) error { return usageErr("capture is not built yet") }}
+	o := &captureOptions{IO: f.IO, Store: f.Store}
+	var maxBody string
+	cmd := &cobra.Command{
+		Use:   "capture",
+		Short: "Record every webhook delivery byte for byte (and forward it to your handler)",
+		Long: `Run an HTTP/1.1 endpoint that stores every request it receives in the database:
+the exact bytes read from the wire (request line, headers in their original
+order and case, the body framing as sent), the decoded body, and the detected
+provider, event id and event type. A delivery is committed before any byte of
+the answer is written, so whatever got a 2xx is in the store.
+
+Without --forward the answer is --status with body {"id":N}. With --forward the
+request goes on to your handler (method, path and query appended to the URL's
+path, headers minus hop-by-hop ones, Host set to the handler's and the sender's
+passed as X-Forwarded-Host) and the handler's answer goes back unchanged; if
+the handler cannot be reached the sender gets 502 and the delivery is kept with
+the error. One line per delivery is printed on stdout.`,
+		Example: `  # point a provider's forwarder or a tunnel at :9000, answer 200
+  hookreplay capture --listen 127.0.0.1:9000
+
+  # sit in front of the real handler and verify Stripe signatures as they arrive
+  STRIPE_SECRET=whsec_... hookreplay capture --forward http://localhost:3000/webhooks --secret-env STRIPE_SECRET`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			n, err := capture.ParseSize(maxBody)
+			if err != nil {
+				return usageErr("--max-body: %v", err)
+			}
+			o.MaxBody = n
+			if o.Forward != "" {
+				if cmd.Flags().Changed("status") {
+					return usageErr("--status answers in place of a handler; it cannot be combined with --forward")
+				}
+				if _, err := capture.ParseForwardURL(o.Forward); err != nil {
+					return usageErr("--forward: %v", err)
+				}
+			}
+			if o.Status < 200 || o.Status > 599 {
+				return usageErr("--status %d is not a final HTTP status (200-599)", o.Status)
+			}
+			if o.SecretEnv != "" {
+				if o.Secret != "" {
+					return usageErr("give either --secret or --secret-env, not both")
+				}
+				o.Secret = os.Getenv(o.SecretEnv)
+				if o.Secret == "" {
+					return usageErr("--secret-env %s: the environment variable is not set or empty", o.SecretEnv)
+				}
+			}
+			if runF != nil {
+				return runF(o)
+			}
+			return captureRun(cmd, o)
+		},
+	}
+	cmd.Flags().StringVar(&o.Listen, "listen", "127.0.0.1:9000", "address to listen on (loopback by default)")
+	cmd.Flags().StringVar(&o.Forward, "forward", "", "handler URL to forward each delivery to, e.g. http://localhost:3000/webhooks")
+	cmd.Flags().IntVar(&o.Status, "status", 200, "status to answer with when not forwarding")
+	cmd.Flags().StringVar(&maxBody, "max-body", "10MiB", "largest body accepted (10MiB, 512KB, or bytes); larger gets 413 and is not stored")
+	cmd.Flags().StringVar(&o.Source, "source", "", "name stored with every delivery (e.g. stripe-test)")
+	cmd.Flags().StringVar(&o.Secret, "secret", "", "signing secret to verify each delivery with (prefer --secret-env)")
+	cmd.Flags().StringVar(&o.SecretEnv, "secret-env", "", "name of the environment variable holding the signing secret")
+	return cmd
+}
+
+func captureRun(cmd *cobra.Command, o *captureOptions) error {
+	st, err := o.Store()
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	srv, err := capture.New(st, capture.Options{Forward: o.Forward, Status: o.Status, MaxBody: o.MaxBody,
+		Source: o.Source, Secret: o.Secret, IO: o.IO})
+	if err != nil {
+		return usageErr("%v", err)
+	}
+	ln, err := capture.Listen(o.Listen)
+	if err != nil {
+		return setupErr("%v", err)
+	}
+	addr := ln.Addr().String()
+	answer := fmt.Sprintf("answering %d", o.Status)
+	if o.Forward != "" {
+		answer = "forwarding to " + o.Forward
+	}
+	fmt.Fprintf(o.IO.ErrOut, "hookreplay: capturing on http://%s into %s, %s (Ctrl-C to stop)\n", addr, st.Path(), answer)
+	if !capture.IsLoopback(o.Listen) {
+		fmt.Fprintf(o.IO.ErrOut, "hookreplay: warning: %s is not a loopback address: anyone who can reach it on the network can write into %s\n", o.Listen, st.Path())
+	}
+	return srv.Serve(cmd.Context(), ln)
 }

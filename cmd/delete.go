@@ -1,11 +1,67 @@
 package cmd
 
-import "github.com/spf13/cobra"
+import (
+	"context"
+	"errors"
+	"fmt"
 
-// PLACEHOLDER: replaced by the owner of this command.
-type deleteOptions struct{}
+	"github.com/spf13/cobra"
+
+	"github.com/hookreplay/hookreplay/internal/capture"
+	"github.com/hookreplay/hookreplay/internal/iostreams"
+	"github.com/hookreplay/hookreplay/internal/store"
+)
+
+type deleteOptions struct {
+	IO    *iostreams.IO
+	Store func() (*store.Store, error)
+
+	IDs []int64
+}
 
 func newDeleteCmd(f *factory, runF func(*deleteOptions) error) *cobra.Command {
-	return &cobra.Command{Use: "delete", Short: "(not built yet)", Hidden: true,
-		RunE: func(*cobra.Command, []string) error { return usageErr("delete is not built yet") }}
+	o := &deleteOptions{IO: f.IO, Store: f.Store}
+	cmd := &cobra.Command{
+		Use:     "delete ID...",
+		Short:   "Delete captured deliveries",
+		Long:    "Delete the given deliveries. If any id does not exist nothing is deleted.",
+		Example: "  hookreplay delete 12 13 14",
+		Args:    cobra.MinimumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			o.IDs = nil
+			for _, a := range args {
+				id, err := capture.ParseID(a)
+				if err != nil {
+					return usageErr("%v", err)
+				}
+				o.IDs = append(o.IDs, id)
+			}
+			if runF != nil {
+				return runF(o)
+			}
+			return deleteRun(cmd.Context(), o)
+		},
+	}
+	return cmd
+}
+
+func deleteRun(ctx context.Context, o *deleteOptions) error {
+	st, err := o.Store()
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	for _, id := range o.IDs {
+		if _, err := st.GetDelivery(ctx, id); errors.Is(err, store.ErrNotFound) {
+			return usageErr("no delivery %d", id)
+		} else if err != nil {
+			return setupErr("%v", err)
+		}
+	}
+	n, err := st.DeleteDeliveries(ctx, o.IDs...)
+	if err != nil {
+		return setupErr("%v", err)
+	}
+	fmt.Fprintf(o.IO.Out, "deleted %d %s\n", n, deliveriesWord(n))
+	return nil
 }

@@ -1,11 +1,86 @@
 package cmd
 
-import "github.com/spf13/cobra"
+import (
+	"context"
+	"fmt"
+	"time"
 
-// PLACEHOLDER: replaced by the owner of this command.
-type listOptions struct{}
+	"github.com/spf13/cobra"
+
+	"github.com/hookreplay/hookreplay/internal/capture"
+	"github.com/hookreplay/hookreplay/internal/iostreams"
+	"github.com/hookreplay/hookreplay/internal/store"
+)
+
+type listOptions struct {
+	IO    *iostreams.IO
+	Store func() (*store.Store, error)
+	Now   func() time.Time
+
+	Provider string
+	TypeGlob string
+	EventID  string
+	Since    time.Duration
+	Limit    int
+	JSON     bool
+}
 
 func newListCmd(f *factory, runF func(*listOptions) error) *cobra.Command {
-	return &cobra.Command{Use: "list", Short: "(not built yet)", Hidden: true,
-		RunE: func(*cobra.Command, []string) error { return usageErr("list is not built yet") }}
+	o := &listOptions{IO: f.IO, Store: f.Store, Now: time.Now}
+	var since string
+	cmd := &cobra.Command{
+		Use:   "list",
+		Short: "List captured deliveries, newest first",
+		Example: `  hookreplay list
+  hookreplay list --provider stripe --type 'invoice.*' --since 2h
+  hookreplay list --event-id evt_1Nq2 --json | jq '.[].id'`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if since != "" {
+				d, err := capture.ParseAge(since)
+				if err != nil {
+					return usageErr("--since: %v", err)
+				}
+				o.Since = d
+			}
+			if o.Limit < 0 {
+				return usageErr("--limit %d: must be 0 (no limit) or more", o.Limit)
+			}
+			if runF != nil {
+				return runF(o)
+			}
+			return listRun(cmd.Context(), o)
+		},
+	}
+	cmd.Flags().StringVar(&o.Provider, "provider", "", "only this provider (stripe, github, shopify, slack, twilio, standard, svix, generic)")
+	cmd.Flags().StringVar(&o.TypeGlob, "type", "", "only event types matching this glob, e.g. 'invoice.*'")
+	cmd.Flags().StringVar(&o.EventID, "event-id", "", "only deliveries of this event id")
+	cmd.Flags().StringVar(&since, "since", "", "only deliveries received within this long, e.g. 2h or 7d")
+	cmd.Flags().IntVar(&o.Limit, "limit", 50, "at most this many (0 for all)")
+	cmd.Flags().BoolVar(&o.JSON, "json", false, "print a JSON array")
+	return cmd
+}
+
+func listRun(ctx context.Context, o *listOptions) error {
+	st, err := o.Store()
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	f := store.Filter{Provider: o.Provider, TypeGlob: o.TypeGlob, EventID: o.EventID, Limit: o.Limit}
+	if o.Since > 0 {
+		f.Since = o.Now().Add(-o.Since)
+	}
+	ds, err := st.ListDeliveries(ctx, f)
+	if err != nil {
+		return setupErr("%v", err)
+	}
+	if o.JSON {
+		return capture.WriteListJSON(o.IO.Out, ds)
+	}
+	if len(ds) == 0 {
+		fmt.Fprintln(o.IO.ErrOut, "no deliveries match (capture some with 'hookreplay capture')")
+		return nil
+	}
+	return capture.WriteList(o.IO, ds)
 }

@@ -1,11 +1,85 @@
 package cmd
 
-import "github.com/spf13/cobra"
+import (
+	"context"
+	"errors"
 
-// PLACEHOLDER: replaced by the owner of this command.
-type showOptions struct{}
+	"github.com/spf13/cobra"
+
+	"github.com/hookreplay/hookreplay/internal/capture"
+	"github.com/hookreplay/hookreplay/internal/iostreams"
+	"github.com/hookreplay/hookreplay/internal/store"
+)
+
+type showOptions struct {
+	IO    *iostreams.IO
+	Store func() (*store.Store, error)
+
+	ID   int64
+	Raw  bool
+	Body bool
+	JSON bool
+}
 
 func newShowCmd(f *factory, runF func(*showOptions) error) *cobra.Command {
-	return &cobra.Command{Use: "show", Short: "(not built yet)", Hidden: true,
-		RunE: func(*cobra.Command, []string) error { return usageErr("show is not built yet") }}
+	o := &showOptions{IO: f.IO, Store: f.Store}
+	cmd := &cobra.Command{
+		Use:   "show ID",
+		Short: "Show one captured delivery",
+		Example: `  hookreplay show 42
+  hookreplay show 42 --raw > delivery.http   # the exact bytes that arrived
+  hookreplay show 42 --body | jq .
+  hookreplay show 42 --json`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			id, err := capture.ParseID(args[0])
+			if err != nil {
+				return usageErr("%v", err)
+			}
+			o.ID = id
+			n := 0
+			for _, b := range []bool{o.Raw, o.Body, o.JSON} {
+				if b {
+					n++
+				}
+			}
+			if n > 1 {
+				return usageErr("--raw, --body and --json each choose the output; give one")
+			}
+			if runF != nil {
+				return runF(o)
+			}
+			return showRun(cmd.Context(), o)
+		},
+	}
+	cmd.Flags().BoolVar(&o.Raw, "raw", false, "write exactly the bytes received on the wire")
+	cmd.Flags().BoolVar(&o.Body, "body", false, "write the decoded body bytes")
+	cmd.Flags().BoolVar(&o.JSON, "json", false, "print JSON: ordered headers, raw_base64, body_base64, verification, response")
+	return cmd
+}
+
+func showRun(ctx context.Context, o *showOptions) error {
+	st, err := o.Store()
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	d, err := st.GetDelivery(ctx, o.ID)
+	if errors.Is(err, store.ErrNotFound) {
+		return usageErr("no delivery %d", o.ID)
+	}
+	if err != nil {
+		return setupErr("%v", err)
+	}
+	switch {
+	case o.Raw:
+		_, err = o.IO.Out.Write(d.Raw)
+	case o.Body:
+		_, err = o.IO.Out.Write(d.Body)
+	case o.JSON:
+		err = capture.WriteDetailJSON(o.IO.Out, d)
+	default:
+		err = capture.WriteDetail(o.IO, d)
+	}
+	return err
 }

@@ -1,0 +1,501 @@
+// Package capture owns hookreplay's listener: an HTTP/1.1 server that keeps
+// the exact wire bytes of every request, commits each delivery to the store
+// before answering, and forwards to the real handler when asked.
+//
+// It deliberately does not use net/http.Server: that server hides the bytes a
+// request arrived as. Here each connection is read through a recorder that sits
+// below the bufio.Reader http.ReadRequest parses from, so a request's bytes are
+// exactly what was consumed from the connection for it — request line, headers
+// in their original order, case and spacing, and the body framing as sent
+// (chunked stays chunked, with its trailers) — even when requests are pipelined.
+package capture
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/url"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/hookreplay/hookreplay/internal/iostreams"
+	"github.com/hookreplay/hookreplay/internal/message"
+	"github.com/hookreplay/hookreplay/internal/store"
+	"github.com/hookreplay/hookreplay/internal/verify"
+)
+
+// Defaults for Options fields left zero.
+const (
+	DefaultMaxBody        = 10 << 20
+	DefaultHeaderTimeout  = 10 * time.Second
+	DefaultReadTimeout    = 60 * time.Second
+	DefaultIdleTimeout    = 120 * time.Second
+	DefaultWriteTimeout   = 30 * time.Second
+	DefaultForwardTimeout = 60 * time.Second
+	DefaultMaxHeaderBytes = 1 << 20
+	maxResponseBody       = 64 << 20
+)
+
+// Options configure a capture Server.
+type Options struct {
+	// Forward is the handler URL requests are forwarded to; empty means capture
+	// answers Status itself with {"id":N}.
+	Forward string
+	// Status is the answer without Forward (default 200).
+	Status int
+	// MaxBody bounds the decoded body; larger requests get 413 and are not stored.
+	MaxBody int64
+	// Source is stored on every delivery (e.g. "stripe-test").
+	Source string
+	// Secret, when set, is used to verify each delivery's signature. It is
+	// never stored or printed; only the one-line result is.
+	Secret string
+
+	// HeaderTimeout bounds reading a request's headers once its first byte arrived.
+	HeaderTimeout time.Duration
+	// ReadTimeout bounds reading a request's body.
+	ReadTimeout time.Duration
+	// IdleTimeout bounds the wait for the next request on a kept-alive connection.
+	IdleTimeout time.Duration
+	// WriteTimeout bounds writing a response.
+	WriteTimeout time.Duration
+	// ForwardTimeout bounds the handler's answer (504 after it).
+	ForwardTimeout time.Duration
+	// MaxHeaderBytes bounds a request's header section (431 over it).
+	MaxHeaderBytes int
+
+	// IO receives one line per delivery on Out and rejected requests on
+	// ErrOut; nil keeps the server quiet.
+	IO *iostreams.IO
+}
+
+// Server captures deliveries into a store.
+type Server struct {
+	opt    Options
+	st     *store.Store
+	fwd    *url.URL
+	client *http.Client
+
+	dbMu  sync.Mutex // one writer at a time: cheaper than SQLite's busy polling
+	outMu sync.Mutex
+
+	closing atomic.Bool
+	mu      sync.Mutex
+	conns   map[*conn]struct{}
+	wg      sync.WaitGroup
+}
+
+type conn struct {
+	nc   net.Conn
+	mu   sync.Mutex
+	idle bool
+}
+
+// New returns a server that stores into st. It validates opt.
+func New(st *store.Store, opt Options) (*Server, error) {
+	if opt.Status == 0 {
+		opt.Status = 200
+	}
+	if opt.Status < 200 || opt.Status > 599 {
+		return nil, fmt.Errorf("status %d is not a final HTTP status (200-599)", opt.Status)
+	}
+	if opt.MaxBody == 0 {
+		opt.MaxBody = DefaultMaxBody
+	}
+	if opt.MaxBody < 0 {
+		return nil, fmt.Errorf("max body %d is negative", opt.MaxBody)
+	}
+	def := func(d *time.Duration, v time.Duration) {
+		if *d <= 0 {
+			*d = v
+		}
+	}
+	def(&opt.HeaderTimeout, DefaultHeaderTimeout)
+	def(&opt.ReadTimeout, DefaultReadTimeout)
+	def(&opt.IdleTimeout, DefaultIdleTimeout)
+	def(&opt.WriteTimeout, DefaultWriteTimeout)
+	def(&opt.ForwardTimeout, DefaultForwardTimeout)
+	if opt.MaxHeaderBytes <= 0 {
+		opt.MaxHeaderBytes = DefaultMaxHeaderBytes
+	}
+	s := &Server{opt: opt, st: st, conns: map[*conn]struct{}{}}
+	if opt.Forward != "" {
+		u, err := ParseForwardURL(opt.Forward)
+		if err != nil {
+			return nil, err
+		}
+		s.fwd = u
+		s.client = newForwardClient()
+	}
+	return s, nil
+}
+
+// ParseForwardURL checks that raw is an absolute http(s) URL usable as --forward.
+func ParseForwardURL(raw string) (*url.URL, error) {
+	u, err := url.Parse(raw)
+	if err != nil {
+		return nil, fmt.Errorf("forward URL %q: %w", raw, err)
+	}
+	if (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return nil, fmt.Errorf("forward URL %q must be absolute, like http://localhost:3000/webhooks", raw)
+	}
+	return u, nil
+}
+
+// Listen opens a TCP listener on addr with a one-line error when it cannot.
+func Listen(addr string) (net.Listener, error) {
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		var op *net.OpError
+		if errors.As(err, &op) && op.Err != nil {
+			return nil, fmt.Errorf("listen on %s: %v", addr, op.Err)
+		}
+		return nil, fmt.Errorf("listen on %s: %w", addr, err)
+	}
+	return ln, nil
+}
+
+// IsLoopback reports whether a listen address only accepts local connections.
+func IsLoopback(addr string) bool {
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil {
+		host = addr
+	}
+	if strings.EqualFold(host, "localhost") {
+		return true
+	}
+	ip := net.ParseIP(strings.Trim(host, "[]"))
+	return ip != nil && ip.IsLoopback()
+}
+
+// Serve accepts connections on ln until ctx is cancelled, then stops
+// accepting, closes idle connections, lets requests in flight finish (each is
+// committed and answered) and returns. The caller closes the store afterwards.
+func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
+	stop := context.AfterFunc(ctx, func() { s.shutdown(ln) })
+	defer stop()
+	backoff := 5 * time.Millisecond
+	for {
+		nc, err := ln.Accept()
+		if err != nil {
+			if s.closing.Load() || errors.Is(err, net.ErrClosed) {
+				break
+			}
+			// Out of file descriptors and the like: wait and try again rather
+			// than dropping the whole capture.
+			s.logf("accept: %v (retrying)", err)
+			time.Sleep(backoff)
+			if backoff *= 2; backoff > time.Second {
+				backoff = time.Second
+			}
+			continue
+		}
+		backoff = 5 * time.Millisecond
+		c := &conn{nc: nc}
+		if !s.track(c) {
+			nc.Close()
+			break
+		}
+		go s.serveConn(c)
+	}
+	s.shutdown(ln)
+	s.wg.Wait()
+	if s.client != nil {
+		s.client.CloseIdleConnections()
+	}
+	return nil
+}
+
+func (s *Server) track(c *conn) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closing.Load() {
+		return false
+	}
+	s.conns[c] = struct{}{}
+	s.wg.Add(1)
+	return true
+}
+
+func (s *Server) untrack(c *conn) {
+	s.mu.Lock()
+	delete(s.conns, c)
+	s.mu.Unlock()
+}
+
+// shutdown stops accepting and wakes idle connections so they close; busy
+// ones notice s.closing after their current request.
+func (s *Server) shutdown(ln net.Listener) {
+	s.mu.Lock()
+	s.closing.Store(true)
+	ln.Close()
+	for c := range s.conns {
+		c.mu.Lock()
+		if c.idle {
+			c.nc.SetReadDeadline(time.Unix(1, 0))
+		}
+		c.mu.Unlock()
+	}
+	s.mu.Unlock()
+}
+
+// setIdle marks c as waiting for a request (with the idle deadline) or busy
+// (with the header deadline). It returns false when c should close instead.
+func (s *Server) setIdle(c *conn, idle bool) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.idle = idle
+	if idle {
+		if s.closing.Load() {
+			return false
+		}
+		c.nc.SetReadDeadline(time.Now().Add(s.opt.IdleTimeout))
+		return true
+	}
+	c.nc.SetReadDeadline(time.Now().Add(s.opt.HeaderTimeout))
+	return true
+}
+
+func (s *Server) serveConn(c *conn) {
+	defer s.wg.Done()
+	defer s.untrack(c)
+	defer c.nc.Close()
+	rec := &recorder{conn: c.nc}
+	br := bufio.NewReaderSize(rec, 64<<10)
+	for {
+		if !s.setIdle(c, true) {
+			return
+		}
+		b, err := br.Peek(1)
+		if err != nil {
+			return
+		}
+		if b[0] == '\r' || b[0] == '\n' {
+			// Blank lines between requests are ignored (RFC 9112 §2.2) and are
+			// not part of any request's bytes.
+			br.ReadByte()
+			rec.take(len(rec.buf) - br.Buffered())
+			continue
+		}
+		s.setIdle(c, false)
+		if !s.serveRequest(c, rec, br) {
+			return
+		}
+	}
+}
+
+// serveRequest reads, stores and answers one request. It returns whether the
+// connection may carry another one.
+func (s *Server) serveRequest(c *conn, rec *recorder, br *bufio.Reader) bool {
+	remote := c.nc.RemoteAddr().String()
+	rec.headerLimit = s.opt.MaxHeaderBytes + br.Size()
+	req, err := http.ReadRequest(br)
+	rec.headerLimit = 0
+	if err != nil {
+		switch {
+		case errors.Is(err, errHeaderTooLarge):
+			s.reject(c, remote, nil, 431, "request headers exceed the limit")
+		case isTimeout(err):
+			s.reject(c, remote, nil, 408, "headers not received in time")
+		case errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF):
+			// The client went away mid-request; nobody to answer.
+		default:
+			s.reject(c, remote, nil, 400, "malformed request: "+err.Error())
+		}
+		return false
+	}
+	receivedAt := time.Now()
+	if req.ProtoMajor != 1 {
+		s.reject(c, remote, req, 505, "only HTTP/1.x is captured")
+		return false
+	}
+	c.nc.SetReadDeadline(time.Now().Add(s.opt.ReadTimeout))
+	if req.ContentLength > s.opt.MaxBody {
+		s.reject(c, remote, req, 413, fmt.Sprintf("body of %d bytes exceeds --max-body %s", req.ContentLength, FormatSize(s.opt.MaxBody)))
+		return false
+	}
+	if req.ProtoAtLeast(1, 1) && req.ContentLength != 0 && strings.EqualFold(req.Header.Get("Expect"), "100-continue") {
+		c.nc.SetWriteDeadline(time.Now().Add(s.opt.WriteTimeout))
+		if _, err := io.WriteString(c.nc, "HTTP/1.1 100 Continue\r\n\r\n"); err != nil {
+			return false
+		}
+	}
+	body, err := io.ReadAll(io.LimitReader(req.Body, s.opt.MaxBody+1))
+	if err != nil {
+		switch {
+		case isTimeout(err):
+			s.reject(c, remote, req, 408, "body not received in time")
+		case errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.EOF):
+		default:
+			s.reject(c, remote, req, 400, "malformed body: "+err.Error())
+		}
+		return false
+	}
+	if int64(len(body)) > s.opt.MaxBody {
+		s.reject(c, remote, req, 413, "body exceeds --max-body "+FormatSize(s.opt.MaxBody))
+		return false
+	}
+	raw := rec.take(len(rec.buf) - br.Buffered())
+
+	d := &store.Delivery{
+		ReceivedAt: receivedAt,
+		Source:     s.opt.Source,
+		RemoteAddr: remote,
+		Method:     req.Method,
+		Target:     req.RequestURI,
+		Proto:      req.Proto,
+		Headers:    parseHeaders(raw),
+		Raw:        raw,
+		Body:       body,
+	}
+	mreq := &message.Request{Method: d.Method, Target: d.Target, Proto: d.Proto, Headers: d.Headers, Body: d.Body}
+	id := verify.Detect(mreq)
+	d.Provider, d.EventID, d.EventType, d.Identity = id.Provider, id.EventID, id.EventType, id.Extra
+	if s.opt.Secret != "" {
+		d.Verification = verification(mreq, id.Provider, s.opt.Secret, receivedAt, req.Host)
+	}
+	keepAlive := !req.Close && !s.closing.Load()
+
+	var resp response
+	var latency time.Duration
+	if s.fwd == nil {
+		d.ResponseStatus = s.opt.Status
+		d.ResponseHeaders = message.Headers{{Name: "Content-Type", Value: "application/json"}}
+		start := time.Now()
+		if err := s.insert(d); err != nil {
+			s.reject(c, remote, req, 503, "could not store the delivery: "+err.Error())
+			return false
+		}
+		latency = time.Since(start)
+		resp = response{status: s.opt.Status, headers: d.ResponseHeaders, body: fmt.Appendf(nil, `{"id":%d}`, d.ID)}
+	} else {
+		if err := s.insert(d); err != nil {
+			s.reject(c, remote, req, 503, "could not store the delivery: "+err.Error())
+			return false
+		}
+		fr := s.forward(d)
+		latency = fr.latency
+		d.ResponseStatus, d.ForwardError = fr.status, fr.err
+		if err := s.st.SetResponse(context.Background(), d.ID, fr.status, fr.headers, fr.body, fr.latency, fr.err); err != nil {
+			s.logf("delivery %d: %v", d.ID, err)
+		}
+		resp = response{status: fr.status, headers: fr.headers, body: fr.body, fromHandler: !fr.failed}
+	}
+	resp.close = !keepAlive
+	resp.http10 = !req.ProtoAtLeast(1, 1)
+	resp.head = req.Method == http.MethodHead
+	c.nc.SetWriteDeadline(time.Now().Add(s.opt.WriteTimeout))
+	werr := resp.write(c.nc)
+	s.printDelivery(d, latency)
+	return keepAlive && werr == nil
+}
+
+func (s *Server) insert(d *store.Delivery) error {
+	s.dbMu.Lock()
+	defer s.dbMu.Unlock()
+	// Not the serve context: a request in flight at shutdown is still committed.
+	return s.st.InsertDelivery(context.Background(), d)
+}
+
+// reject answers a request that is not stored and closes the connection.
+func (s *Server) reject(c *conn, remote string, req *http.Request, status int, why string) {
+	what := "request"
+	if req != nil {
+		what = req.Method + " " + req.RequestURI
+	}
+	s.logf("%d %s from %s: %s (not stored)", status, what, remote, why)
+	r := response{status: status, close: true,
+		headers: message.Headers{{Name: "Content-Type", Value: "text/plain; charset=utf-8"}},
+		body:    []byte(http.StatusText(status) + ": " + why + "\n")}
+	if req != nil {
+		r.head = req.Method == http.MethodHead
+	}
+	c.nc.SetWriteDeadline(time.Now().Add(s.opt.WriteTimeout))
+	r.write(c.nc)
+}
+
+func (s *Server) logf(format string, a ...any) {
+	if s.opt.IO == nil {
+		return
+	}
+	s.outMu.Lock()
+	defer s.outMu.Unlock()
+	fmt.Fprintf(s.opt.IO.ErrOut, "hookreplay: "+format+"\n", a...)
+}
+
+// printDelivery writes the delivery's one line: time, id, status, provider,
+// event type, event id, latency (the handler's when forwarding, else the time
+// to commit) and the signature check when one was asked for.
+func (s *Server) printDelivery(d *store.Delivery, latency time.Duration) {
+	if s.opt.IO == nil {
+		return
+	}
+	dash := func(x string) string {
+		if x == "" {
+			return "-"
+		}
+		return x
+	}
+	line := fmt.Sprintf("%s  #%-5d %s  %-8s %-28s %-30s %s",
+		d.ReceivedAt.Local().Format("15:04:05.000"), d.ID,
+		s.opt.IO.StatusColor(d.ResponseStatus, fmt.Sprintf("%3d", d.ResponseStatus)),
+		d.Provider, dash(d.EventType), dash(d.EventID), FormatLatency(latency))
+	if d.Verification != "" {
+		line += "  sig " + d.Verification
+	}
+	if d.ForwardError != "" {
+		line += "  " + d.ForwardError
+	}
+	s.outMu.Lock()
+	defer s.outMu.Unlock()
+	fmt.Fprintln(s.opt.IO.Out, strings.TrimRight(line, " "))
+}
+
+// verification runs the signature check and renders its one-line result.
+func verification(req *message.Request, provider, secret string, receivedAt time.Time, host string) (line string) {
+	defer func() {
+		// A bug in a provider scheme must not take the capture down with it.
+		if r := recover(); r != nil {
+			line = fmt.Sprintf("unverified: verifier failed: %v", r)
+		}
+	}()
+	res, err := verify.Verify(req, provider, secret, verify.Options{Now: receivedAt, URL: "http://" + host + req.Target})
+	if err != nil {
+		return "unverified: " + err.Error()
+	}
+	if !res.Valid {
+		reason := res.Reason
+		if reason == "" {
+			reason = "signature mismatch"
+		}
+		return "invalid: " + reason
+	}
+	p := res.Provider
+	if p == "" {
+		p = provider
+	}
+	parts := []string{p}
+	if res.Scheme != "" {
+		parts = append(parts, res.Scheme)
+	}
+	if !res.SignedAt.IsZero() {
+		age := receivedAt.Sub(res.SignedAt).Round(time.Second)
+		if age >= 0 {
+			parts = append(parts, "signed "+age.String()+" before capture")
+		} else {
+			parts = append(parts, "signed "+(-age).String()+" after capture")
+		}
+	}
+	return "valid (" + strings.Join(parts, ", ") + ")"
+}
+
+func isTimeout(err error) bool {
+	var ne net.Error
+	return errors.As(err, &ne) && ne.Timeout()
+}

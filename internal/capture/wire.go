@@ -1,0 +1,85 @@
+package capture
+
+import (
+	"bytes"
+	"errors"
+	"net"
+	"strings"
+
+	"github.com/hookreplay/hookreplay/internal/message"
+)
+
+// errHeaderTooLarge is returned by the recorder when a request's header
+// section grows past the limit before http.ReadRequest has finished with it.
+var errHeaderTooLarge = errors.New("request header too large")
+
+// recorder sits between the connection and the bufio.Reader that parses
+// requests. It keeps every byte read from the wire that has not yet been
+// attributed to a request, so a request's exact bytes are the bytes consumed
+// since the previous request ended: len(buf) minus what bufio still buffers.
+type recorder struct {
+	conn net.Conn
+	buf  []byte
+	// headerLimit, when > 0, bounds len(buf) while a header section is being
+	// read (net/http's ReadRequest has no limit of its own).
+	headerLimit int
+}
+
+func (r *recorder) Read(p []byte) (int, error) {
+	if r.headerLimit > 0 && len(r.buf) > r.headerLimit {
+		return 0, errHeaderTooLarge
+	}
+	n, err := r.conn.Read(p)
+	r.buf = append(r.buf, p[:n]...)
+	return n, err
+}
+
+// take removes and returns the first n recorded bytes (those consumed by the
+// parser), keeping the read-ahead that belongs to the next request.
+func (r *recorder) take(n int) []byte {
+	if n <= 0 {
+		return nil
+	}
+	out := bytes.Clone(r.buf[:n])
+	rest := len(r.buf) - n
+	if cap(r.buf) > 1<<20 {
+		// Let a big body's buffer go instead of pinning it for the connection's life.
+		r.buf = append([]byte(nil), r.buf[n:]...)
+	} else {
+		copy(r.buf, r.buf[n:])
+		r.buf = r.buf[:rest]
+	}
+	return out
+}
+
+// parseHeaders reads the ordered header list from a request's raw bytes:
+// names keep their case, duplicates and order are kept, values are trimmed of
+// surrounding blanks and obsolete line folding is joined with one space.
+func parseHeaders(raw []byte) message.Headers {
+	end := bytes.Index(raw, []byte("\r\n\r\n"))
+	if i := bytes.Index(raw, []byte("\n\n")); i >= 0 && (end < 0 || i < end) {
+		end = i
+	}
+	if end < 0 {
+		end = len(raw)
+	}
+	lines := strings.Split(string(raw[:end]), "\n")
+	var hs message.Headers
+	for _, l := range lines[1:] { // lines[0] is the request line
+		l = strings.TrimSuffix(l, "\r")
+		if l == "" {
+			continue
+		}
+		if (l[0] == ' ' || l[0] == '\t') && len(hs) > 0 {
+			last := &hs[len(hs)-1]
+			last.Value = strings.TrimSpace(last.Value + " " + strings.TrimSpace(l))
+			continue
+		}
+		name, value, ok := strings.Cut(l, ":")
+		if !ok {
+			continue
+		}
+		hs = append(hs, message.Header{Name: name, Value: strings.Trim(value, " \t")})
+	}
+	return hs
+}
