@@ -387,6 +387,8 @@ func (s *Server) serveRequest(c *conn, rec *recorder, br *bufio.Reader) bool {
 		}
 		resp = response{status: fr.status, headers: fr.headers, body: fr.body, fromHandler: !fr.failed}
 	}
+	// Shutdown may have begun while the handler worked: this answer is the last.
+	keepAlive = keepAlive && !s.closing.Load()
 	resp.close = !keepAlive
 	resp.http10 = !req.ProtoAtLeast(1, 1)
 	resp.head = req.Method == http.MethodHead
@@ -417,7 +419,22 @@ func (s *Server) reject(c *conn, remote string, req *http.Request, status int, w
 		r.head = req.Method == http.MethodHead
 	}
 	c.nc.SetWriteDeadline(time.Now().Add(s.opt.WriteTimeout))
-	r.write(c.nc)
+	if r.write(c.nc) == nil {
+		lingerClose(c.nc)
+	}
+}
+
+// lingerClose half-closes c and discards what the client still sends for a
+// moment, so that unread request bytes (a rejected body) do not make the
+// kernel reset the connection before the client has read our answer.
+func lingerClose(c net.Conn) {
+	tc, ok := c.(*net.TCPConn)
+	if !ok {
+		return
+	}
+	tc.CloseWrite()
+	tc.SetReadDeadline(time.Now().Add(500 * time.Millisecond))
+	io.CopyN(io.Discard, tc, 1<<20)
 }
 
 func (s *Server) logf(format string, a ...any) {
@@ -458,6 +475,9 @@ func (s *Server) printDelivery(d *store.Delivery, latency time.Duration) {
 }
 
 // verification runs the signature check and renders its one-line result.
+// Twilio signs the URL the sender was configured with; behind a TLS tunnel
+// that is https even though capture itself was reached over http, so unless
+// the tunnel says which (X-Forwarded-Proto) verify tries both schemes.
 func verification(req *message.Request, provider, secret string, receivedAt time.Time, host string) (line string) {
 	defer func() {
 		// A bug in a provider scheme must not take the capture down with it.
@@ -465,34 +485,24 @@ func verification(req *message.Request, provider, secret string, receivedAt time
 			line = fmt.Sprintf("unverified: verifier failed: %v", r)
 		}
 	}()
-	res, err := verify.Verify(req, provider, secret, verify.Options{Now: receivedAt, URL: "http://" + host + req.Target})
+	opt := verify.Options{Now: receivedAt}
+	if proto := req.Headers.Get("X-Forwarded-Proto"); proto == "http" || proto == "https" {
+		opt.URL = proto + "://" + host + req.Target
+	}
+	res, err := verify.Verify(req, provider, secret, opt)
 	if err != nil {
 		return "unverified: " + err.Error()
 	}
-	if !res.Valid {
-		reason := res.Reason
-		if reason == "" {
-			reason = "signature mismatch"
-		}
-		return "invalid: " + reason
+	if res.Provider == "" {
+		res.Provider = provider
 	}
-	p := res.Provider
-	if p == "" {
-		p = provider
+	if res.CheckedAt.IsZero() {
+		res.CheckedAt = receivedAt
 	}
-	parts := []string{p}
-	if res.Scheme != "" {
-		parts = append(parts, res.Scheme)
+	if !res.Valid && res.Reason == "" {
+		res.Reason = "signature mismatch"
 	}
-	if !res.SignedAt.IsZero() {
-		age := receivedAt.Sub(res.SignedAt).Round(time.Second)
-		if age >= 0 {
-			parts = append(parts, "signed "+age.String()+" before capture")
-		} else {
-			parts = append(parts, "signed "+(-age).String()+" after capture")
-		}
-	}
-	return "valid (" + strings.Join(parts, ", ") + ")"
+	return res.String()
 }
 
 func isTimeout(err error) bool {
