@@ -28,6 +28,7 @@ var connSeq atomic.Int64
 type wire struct {
 	b      []byte
 	method string
+	lose   bool // this copy's answer is deliberately lost (on top of SendOptions.Lose)
 }
 
 func wireFor(t Target, req *message.Request, opt SendOptions) wire {
@@ -143,6 +144,7 @@ func newExchange(t Target, w wire, opt SendOptions) *exchange {
 	if opt.MaxBody <= 0 {
 		opt.MaxBody = DefaultMaxBody
 	}
+	opt.Lose = opt.Lose || w.lose
 	return &exchange{t: t, w: w, opt: opt, a: store.Attempt{Lost: opt.Lose}}
 }
 

@@ -1,0 +1,346 @@
+package replay
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"strconv"
+	"strings"
+
+	"github.com/hookreplay/hookreplay/internal/message"
+)
+
+// Edits change a request before it is replayed. They are applied in the order
+// drop headers, set headers, body file, JSON sets.
+type Edits struct {
+	SetHeaders  []message.Header // replace in place (first occurrence) or append
+	DropHeaders []string         // remove every occurrence
+	Body        []byte           // replaces the body when BodyFile is set
+	BodyFile    string           // where Body came from (for the record)
+	JSONSet     []string         // "dotted.path=value"; value is JSON when valid JSON, else a string
+}
+
+// Empty reports whether e changes nothing.
+func (e Edits) Empty() bool {
+	return len(e.SetHeaders) == 0 && len(e.DropHeaders) == 0 && e.BodyFile == "" && len(e.JSONSet) == 0
+}
+
+// Apply returns an edited copy of req and a one-line description of the edit.
+func (e Edits) Apply(req *message.Request) (*message.Request, string, error) {
+	out := req.Clone()
+	var desc []string
+	for _, name := range e.DropHeaders {
+		if !out.Headers.Has(name) {
+			return nil, "", fmt.Errorf("--drop-header %s: the request has no such header", name)
+		}
+		out.Headers = out.Headers.Del(name)
+		desc = append(desc, "drop-header "+name)
+	}
+	for _, h := range e.SetHeaders {
+		out.Headers = out.Headers.Set(h.Name, h.Value)
+		desc = append(desc, "set-header "+h.Name)
+	}
+	if e.BodyFile != "" {
+		out.Body = append([]byte(nil), e.Body...)
+		desc = append(desc, fmt.Sprintf("body-file %s (%d bytes)", e.BodyFile, len(e.Body)))
+	}
+	for _, s := range e.JSONSet {
+		path, value, ok := strings.Cut(s, "=")
+		if !ok || path == "" {
+			return nil, "", fmt.Errorf("--json-set %q: want path=value", s)
+		}
+		body, err := JSONSet(out.Body, path, value)
+		if err != nil {
+			return nil, "", fmt.Errorf("--json-set %s: %w", path, err)
+		}
+		out.Body = body
+		desc = append(desc, "json-set "+s)
+	}
+	return out, strings.Join(desc, "; "), nil
+}
+
+// JSONSet sets the value at a dotted path ("data.object.amount_paid",
+// numeric segments index arrays) in the JSON document body and returns the
+// new body. Only the bytes of that value change: key order, spacing and
+// every other byte are kept. A missing last key is appended to its object.
+// value is used as JSON when it is valid JSON ("9900", "true", "{...}"),
+// otherwise as a string.
+func JSONSet(body []byte, path, value string) ([]byte, error) {
+	if !json.Valid(body) {
+		return nil, fmt.Errorf("the body is not valid JSON")
+	}
+	enc := []byte(value)
+	if !json.Valid(enc) {
+		enc, _ = json.Marshal(value)
+	} else {
+		enc = bytes.TrimSpace(enc)
+	}
+	segs := strings.Split(path, ".")
+	start := skipWS(body, 0)
+	vs, ve, ins, err := locate(body, start, segs)
+	if err != nil {
+		return nil, err
+	}
+	var out []byte
+	if ins >= 0 { // append "key":value before the closing brace at ins
+		key, _ := json.Marshal(segs[len(segs)-1])
+		member := append(append(key, ':'), enc...)
+		prev := bytes.TrimRight(body[:ins], " \t\r\n")
+		if prev[len(prev)-1] != '{' {
+			member = append([]byte(","), member...)
+		}
+		out = append(out, body[:ins]...)
+		out = append(out, member...)
+		out = append(out, body[ins:]...)
+		return out, nil
+	}
+	out = append(out, body[:vs]...)
+	out = append(out, enc...)
+	out = append(out, body[ve:]...)
+	return out, nil
+}
+
+// locate finds the value at segs starting with the value at i. It returns the
+// value's span, or (when only the last key is missing from an object) ins,
+// the offset of that object's closing brace.
+func locate(b []byte, i int, segs []string) (vs, ve, ins int, err error) {
+	if len(segs) == 0 {
+		end, err := skipValue(b, i)
+		return i, end, -1, err
+	}
+	seg := segs[0]
+	switch {
+	case i < len(b) && b[i] == '{':
+		j := skipWS(b, i+1)
+		for j < len(b) && b[j] != '}' {
+			ks := j
+			ke, err := skipValue(b, ks)
+			if err != nil {
+				return 0, 0, -1, err
+			}
+			var key string
+			if err := json.Unmarshal(b[ks:ke], &key); err != nil {
+				return 0, 0, -1, fmt.Errorf("bad object key at byte %d", ks)
+			}
+			j = skipWS(b, ke)
+			if j >= len(b) || b[j] != ':' {
+				return 0, 0, -1, fmt.Errorf("bad JSON at byte %d", j)
+			}
+			j = skipWS(b, j+1)
+			if key == seg {
+				return locate(b, j, segs[1:])
+			}
+			if j, err = skipValue(b, j); err != nil {
+				return 0, 0, -1, err
+			}
+			j = skipWS(b, j)
+			if j < len(b) && b[j] == ',' {
+				j = skipWS(b, j+1)
+			}
+		}
+		if len(segs) == 1 && j < len(b) {
+			return 0, 0, j, nil
+		}
+		return 0, 0, -1, fmt.Errorf("no key %q", seg)
+	case i < len(b) && b[i] == '[':
+		idx, err := strconv.Atoi(seg)
+		if err != nil || idx < 0 {
+			return 0, 0, -1, fmt.Errorf("%q indexes an array; want a number", seg)
+		}
+		j := skipWS(b, i+1)
+		for k := 0; j < len(b) && b[j] != ']'; k++ {
+			if k == idx {
+				return locate(b, j, segs[1:])
+			}
+			if j, err = skipValue(b, j); err != nil {
+				return 0, 0, -1, err
+			}
+			j = skipWS(b, j)
+			if j < len(b) && b[j] == ',' {
+				j = skipWS(b, j+1)
+			}
+		}
+		return 0, 0, -1, fmt.Errorf("index %d out of range", idx)
+	}
+	return 0, 0, -1, fmt.Errorf("cannot descend into a scalar at %q", seg)
+}
+
+func skipWS(b []byte, i int) int {
+	for i < len(b) && (b[i] == ' ' || b[i] == '\t' || b[i] == '\n' || b[i] == '\r') {
+		i++
+	}
+	return i
+}
+
+// skipValue returns the offset just past the JSON value starting at i
+// (the document is known to be valid).
+func skipValue(b []byte, i int) (int, error) {
+	if i >= len(b) {
+		return 0, fmt.Errorf("unexpected end of JSON")
+	}
+	switch b[i] {
+	case '"':
+		for j := i + 1; j < len(b); j++ {
+			switch b[j] {
+			case '\\':
+				j++
+			case '"':
+				return j + 1, nil
+			}
+		}
+		return 0, fmt.Errorf("unterminated string")
+	case '{', '[':
+		depth := 0
+		for j := i; j < len(b); j++ {
+			switch b[j] {
+			case '"':
+				end, err := skipValue(b, j)
+				if err != nil {
+					return 0, err
+				}
+				j = end - 1
+			case '{', '[':
+				depth++
+			case '}', ']':
+				depth--
+				if depth == 0 {
+					return j + 1, nil
+				}
+			}
+		}
+		return 0, fmt.Errorf("unterminated JSON value")
+	default:
+		j := i
+		for j < len(b) && !strings.ContainsRune(",}] \t\r\n", rune(b[j])) {
+			j++
+		}
+		return j, nil
+	}
+}
+
+// EditorText renders req as the text opened in $EDITOR: request line,
+// headers (framing headers left out; they are recomputed), blank line, body.
+func EditorText(req *message.Request) []byte {
+	var b bytes.Buffer
+	proto := req.Proto
+	if proto == "" {
+		proto = "HTTP/1.1"
+	}
+	fmt.Fprintf(&b, "%s %s %s\n", req.Method, req.Target, proto)
+	for _, h := range req.Headers {
+		if strings.EqualFold(h.Name, "Content-Length") || strings.EqualFold(h.Name, "Transfer-Encoding") {
+			continue
+		}
+		fmt.Fprintf(&b, "%s: %s\n", h.Name, h.Value)
+	}
+	b.WriteString("\n")
+	b.Write(req.Body)
+	return b.Bytes()
+}
+
+// ParseEditorText parses text written by EditorText and edited by a person:
+// lines may end in LF or CRLF, the body is everything after the first blank
+// line. An editor's added final newline is dropped when orig's body had none.
+func ParseEditorText(text []byte, orig *message.Request) (*message.Request, error) {
+	head, body, ok := bytes.Cut(text, []byte("\n\n"))
+	if !ok {
+		head, body, ok = bytes.Cut(text, []byte("\r\n\r\n"))
+	}
+	if !ok {
+		head, body = bytes.TrimRight(text, "\r\n"), nil
+	}
+	lines := strings.Split(strings.ReplaceAll(string(head), "\r\n", "\n"), "\n")
+	parts := strings.Fields(lines[0])
+	if len(parts) != 3 || !strings.HasPrefix(parts[2], "HTTP/") {
+		return nil, fmt.Errorf("edited request: malformed request line %q", lines[0])
+	}
+	out := &message.Request{Method: parts[0], Target: parts[1], Proto: parts[2]}
+	for _, l := range lines[1:] {
+		if strings.TrimSpace(l) == "" {
+			continue
+		}
+		h, err := message.ParseHeaderLine(l)
+		if err != nil {
+			return nil, fmt.Errorf("edited request: %w", err)
+		}
+		out.Headers = append(out.Headers, h)
+	}
+	if orig != nil && !bytes.HasSuffix(orig.Body, []byte("\n")) {
+		body = bytes.TrimSuffix(body, []byte("\n"))
+		body = bytes.TrimSuffix(body, []byte("\r"))
+	}
+	out.Body = append([]byte(nil), body...)
+	return out, nil
+}
+
+// EditInEditor opens req in the user's editor ($VISUAL, $EDITOR, else vi)
+// on the given terminal streams and returns the edited request and a
+// description of what changed ("" when nothing did).
+func EditInEditor(req *message.Request, in io.Reader, out, errOut io.Writer) (*message.Request, string, error) {
+	f, err := os.CreateTemp("", "hookreplay-edit-*.http")
+	if err != nil {
+		return nil, "", fmt.Errorf("edit: %w", err)
+	}
+	defer os.Remove(f.Name())
+	if _, err := f.Write(EditorText(req)); err != nil {
+		f.Close()
+		return nil, "", fmt.Errorf("edit: %w", err)
+	}
+	f.Close()
+	editor := os.Getenv("VISUAL")
+	if editor == "" {
+		editor = os.Getenv("EDITOR")
+	}
+	if editor == "" {
+		editor = "vi"
+	}
+	c := exec.Command("sh", "-c", editor+` "$1"`, "editor", f.Name())
+	c.Stdin, c.Stdout, c.Stderr = in, out, errOut
+	if err := c.Run(); err != nil {
+		return nil, "", fmt.Errorf("edit: editor %q: %w", editor, err)
+	}
+	text, err := os.ReadFile(f.Name())
+	if err != nil {
+		return nil, "", fmt.Errorf("edit: %w", err)
+	}
+	edited, err := ParseEditorText(text, req)
+	if err != nil {
+		return nil, "", err
+	}
+	return edited, describeChange(req, edited), nil
+}
+
+// describeChange summarises how b differs from a, for Attempt.Edit.
+func describeChange(a, b *message.Request) string {
+	var d []string
+	if a.Method != b.Method || a.Target != b.Target {
+		d = append(d, fmt.Sprintf("request line %s %s", b.Method, b.Target))
+	}
+	seen := map[string]bool{}
+	for _, h := range append(append(message.Headers(nil), a.Headers...), b.Headers...) {
+		k := strings.ToLower(h.Name)
+		if seen[k] || k == "content-length" || k == "transfer-encoding" {
+			continue
+		}
+		seen[k] = true
+		av, bv := strings.Join(a.Headers.Values(h.Name), "\x00"), strings.Join(b.Headers.Values(h.Name), "\x00")
+		switch {
+		case !a.Headers.Has(h.Name):
+			d = append(d, "added "+h.Name)
+		case !b.Headers.Has(h.Name):
+			d = append(d, "removed "+h.Name)
+		case av != bv:
+			d = append(d, "changed "+h.Name)
+		}
+	}
+	if !bytes.Equal(a.Body, b.Body) {
+		d = append(d, fmt.Sprintf("body %d→%d bytes", len(a.Body), len(b.Body)))
+	}
+	if len(d) == 0 {
+		return ""
+	}
+	return "editor: " + strings.Join(d, ", ")
+}
