@@ -1,0 +1,351 @@
+package store
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+	"time"
+
+	"github.com/hookreplay/hookreplay/internal/message"
+)
+
+// JSONLVersion is the version of the delivery lines WriteJSONL writes. A
+// reader refuses lines of a newer version rather than guess at them.
+const JSONLVersion = 1
+
+// maxJSONLLine bounds one line of a JSONL file; a delivery's raw bytes and
+// body are both in it, base64-encoded.
+const maxJSONLLine = 256 << 20
+
+// jsonlDelivery is one line of a JSONL export: every field of a Delivery,
+// byte fields in standard base64, times in RFC 3339 with nanoseconds (UTC).
+type jsonlDelivery struct {
+	SchemaVersion   int               `json:"schema_version"`
+	ID              int64             `json:"id"`
+	ReceivedAt      string            `json:"received_at"`
+	Source          string            `json:"source"`
+	RemoteAddr      string            `json:"remote_addr"`
+	Provider        string            `json:"provider"`
+	EventID         string            `json:"event_id"`
+	EventType       string            `json:"event_type"`
+	Identity        map[string]string `json:"identity"`
+	Method          string            `json:"method"`
+	Target          string            `json:"target"`
+	Proto           string            `json:"proto"`
+	Headers         message.Headers   `json:"headers"`
+	Raw             string            `json:"raw"`
+	Body            string            `json:"body"`
+	Verification    string            `json:"verification"`
+	ResponseStatus  int               `json:"response_status"`
+	ResponseHeaders message.Headers   `json:"response_headers"`
+	ResponseBody    string            `json:"response_body"`
+	LatencyNS       int64             `json:"latency_ns"`
+	ForwardError    string            `json:"forward_error"`
+}
+
+// WriteJSONL writes ds to w, one delivery per line, with every field: the
+// exact wire bytes (raw) and the decoded body in base64, headers in their
+// order, received_at in RFC 3339 with nanoseconds, and the handler's response.
+func WriteJSONL(w io.Writer, ds []*Delivery) error {
+	bw := bufio.NewWriter(w)
+	enc := json.NewEncoder(bw)
+	enc.SetEscapeHTML(false)
+	for _, d := range ds {
+		line := jsonlDelivery{
+			SchemaVersion:   JSONLVersion,
+			ID:              d.ID,
+			Source:          d.Source,
+			RemoteAddr:      d.RemoteAddr,
+			Provider:        d.Provider,
+			EventID:         d.EventID,
+			EventType:       d.EventType,
+			Identity:        nonNilMap(d.Identity),
+			Method:          d.Method,
+			Target:          d.Target,
+			Proto:           d.Proto,
+			Headers:         nonNilHeaders(d.Headers),
+			Raw:             base64.StdEncoding.EncodeToString(d.Raw),
+			Body:            base64.StdEncoding.EncodeToString(d.Body),
+			Verification:    d.Verification,
+			ResponseStatus:  d.ResponseStatus,
+			ResponseHeaders: nonNilHeaders(d.ResponseHeaders),
+			ResponseBody:    base64.StdEncoding.EncodeToString(d.ResponseBody),
+			LatencyNS:       d.Latency.Nanoseconds(),
+			ForwardError:    d.ForwardError,
+		}
+		if !d.ReceivedAt.IsZero() {
+			line.ReceivedAt = d.ReceivedAt.UTC().Format(time.RFC3339Nano)
+		}
+		if err := enc.Encode(line); err != nil {
+			return fmt.Errorf("write delivery %d as jsonl: %w", d.ID, err)
+		}
+	}
+	if err := bw.Flush(); err != nil {
+		return fmt.Errorf("write jsonl: %w", err)
+	}
+	return nil
+}
+
+// ReadJSONL reads deliveries written by WriteJSONL (or by hand). Blank lines
+// are skipped; unknown fields are ignored. A line may leave out fields: with
+// only raw, the request line, headers and body are parsed from the raw
+// bytes; with only method, target, headers and body, the raw bytes are built
+// from them. Provider and event identity are left as given (empty when
+// absent). Errors name the line: "line 3: raw: illegal base64 data ...".
+func ReadJSONL(r io.Reader) ([]*Delivery, error) {
+	br := bufio.NewReaderSize(r, 64<<10)
+	var out []*Delivery
+	for n := 1; ; n++ {
+		line, err := readLine(br)
+		if len(line) > 0 {
+			if n == 1 {
+				line = bytes.TrimPrefix(line, []byte("\xef\xbb\xbf")) // a BOM from an editor
+			}
+			if len(bytes.TrimSpace(line)) > 0 {
+				d, perr := parseJSONLLine(line)
+				if perr != nil {
+					return nil, fmt.Errorf("line %d: %w", n, perr)
+				}
+				out = append(out, d)
+			}
+		}
+		if errors.Is(err, io.EOF) {
+			return out, nil
+		}
+		if err != nil {
+			return nil, fmt.Errorf("line %d: %w", n, err)
+		}
+	}
+}
+
+// readLine returns the next line without its newline, refusing lines over
+// maxJSONLLine rather than holding them in memory.
+func readLine(br *bufio.Reader) ([]byte, error) {
+	var line []byte
+	for {
+		chunk, err := br.ReadSlice('\n')
+		if len(line)+len(chunk) > maxJSONLLine {
+			return nil, fmt.Errorf("longer than %d MiB", maxJSONLLine>>20)
+		}
+		line = append(line, chunk...)
+		if errors.Is(err, bufio.ErrBufferFull) {
+			continue
+		}
+		return bytes.TrimSuffix(line, []byte("\n")), err
+	}
+}
+
+func parseJSONLLine(line []byte) (*Delivery, error) {
+	if b := bytes.TrimSpace(line); b[0] != '{' {
+		return nil, fmt.Errorf("not a JSON object (each line holds one delivery, as written by hookreplay export)")
+	}
+	var j jsonlDelivery
+	if err := json.Unmarshal(line, &j); err != nil {
+		var se *json.SyntaxError
+		var te *json.UnmarshalTypeError
+		switch {
+		case errors.As(err, &se):
+			return nil, fmt.Errorf("invalid JSON at column %d: %v", se.Offset, se)
+		case errors.As(err, &te) && te.Field != "":
+			return nil, fmt.Errorf("%s: want a %s, got a JSON %s", te.Field, te.Type, te.Value)
+		}
+		return nil, fmt.Errorf("invalid JSON: %w", err)
+	}
+	if j.SchemaVersion > JSONLVersion {
+		return nil, fmt.Errorf("schema_version %d is newer than this hookreplay reads (%d); upgrade hookreplay", j.SchemaVersion, JSONLVersion)
+	}
+	d := &Delivery{
+		ID:              j.ID,
+		Source:          j.Source,
+		RemoteAddr:      j.RemoteAddr,
+		Provider:        j.Provider,
+		EventID:         j.EventID,
+		EventType:       j.EventType,
+		Identity:        j.Identity,
+		Method:          j.Method,
+		Target:          j.Target,
+		Proto:           j.Proto,
+		Headers:         j.Headers,
+		Verification:    j.Verification,
+		ResponseStatus:  j.ResponseStatus,
+		ResponseHeaders: j.ResponseHeaders,
+		Latency:         time.Duration(j.LatencyNS),
+		ForwardError:    j.ForwardError,
+	}
+	var err error
+	if j.ReceivedAt != "" {
+		if d.ReceivedAt, err = time.Parse(time.RFC3339Nano, j.ReceivedAt); err != nil {
+			return nil, fmt.Errorf("received_at %q is not an RFC 3339 time", j.ReceivedAt)
+		}
+	}
+	for _, f := range []struct {
+		name string
+		in   string
+		out  *[]byte
+	}{{"raw", j.Raw, &d.Raw}, {"body", j.Body, &d.Body}, {"response_body", j.ResponseBody, &d.ResponseBody}} {
+		if *f.out, err = base64.StdEncoding.DecodeString(f.in); err != nil {
+			return nil, fmt.Errorf("%s: %v (byte fields are standard base64)", f.name, err)
+		}
+	}
+	if j.LatencyNS < 0 {
+		return nil, fmt.Errorf("latency_ns %d is negative", j.LatencyNS)
+	}
+	if j.ResponseStatus < 0 || j.ResponseStatus > 999 {
+		return nil, fmt.Errorf("response_status %d is not an HTTP status", j.ResponseStatus)
+	}
+	if err := completeRequest(d, j); err != nil {
+		return nil, err
+	}
+	return d, nil
+}
+
+// completeRequest fills what a hand-written line left out: the request from
+// the raw bytes, or the raw bytes from the request; then checks that the
+// request could be sent as it is.
+func completeRequest(d *Delivery, j jsonlDelivery) error {
+	if len(d.Raw) == 0 && d.Method == "" {
+		return errors.New("delivery has neither raw bytes (raw) nor a request (method, target, headers, body)")
+	}
+	if len(d.Raw) > 0 && (d.Method == "" || d.Target == "" || j.Headers == nil || j.Body == "") {
+		req, err := message.Parse(d.Raw)
+		switch {
+		case err != nil && (d.Method == "" || d.Target == ""):
+			return fmt.Errorf("raw: not an HTTP request: %v", err)
+		case err == nil:
+			if d.Method == "" {
+				d.Method = req.Method
+			}
+			if d.Target == "" {
+				d.Target = req.Target
+			}
+			if d.Proto == "" {
+				d.Proto = req.Proto
+			}
+			if j.Headers == nil {
+				d.Headers = req.Headers
+			}
+			if j.Body == "" {
+				d.Body = req.Body
+			}
+		}
+	}
+	if d.Proto == "" {
+		d.Proto = "HTTP/1.1"
+	}
+	if err := checkRequest(d); err != nil {
+		return err
+	}
+	if len(d.Raw) == 0 {
+		host := d.Headers.Get("Host")
+		if host == "" {
+			host = "localhost"
+		}
+		d.Raw = (&message.Request{Method: d.Method, Target: d.Target, Headers: d.Headers, Body: d.Body}).Encode(host, d.Target)
+	}
+	return nil
+}
+
+// checkRequest refuses what would corrupt the request when it is sent again:
+// a method that is not a token, a target with spaces or control characters,
+// header names that are not tokens and values with line breaks.
+func checkRequest(d *Delivery) error {
+	if !isToken(d.Method) {
+		return fmt.Errorf("method %q is not an HTTP method", d.Method)
+	}
+	if d.Target == "" || strings.ContainsFunc(d.Target, func(r rune) bool { return r <= ' ' || r == 0x7f }) {
+		return fmt.Errorf("target %q is not a request target", d.Target)
+	}
+	for i, h := range d.Headers {
+		if !isToken(h.Name) {
+			return fmt.Errorf("header %d: name %q is not a valid header name", i+1, h.Name)
+		}
+		if strings.ContainsAny(h.Value, "\r\n\x00") {
+			return fmt.Errorf("header %s: value holds a line break or NUL", h.Name)
+		}
+	}
+	return nil
+}
+
+// isToken reports whether s is an RFC 9110 token (methods, header names).
+func isToken(s string) bool {
+	if s == "" {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' {
+			continue
+		}
+		if !strings.ContainsRune("!#$%&'*+-.^_`|~", rune(c)) {
+			return false
+		}
+	}
+	return true
+}
+
+// ImportDeliveries inserts ds as new rows in one transaction (all or none),
+// keeping everything but the id, and sets each d.ID to its new id.
+func (s *Store) ImportDeliveries(ctx context.Context, ds []*Delivery) error {
+	tx, err := s.db.BeginTx(ctx, nil)
+	if err != nil {
+		return fmt.Errorf("import deliveries: %w", err)
+	}
+	defer tx.Rollback()
+	stmt, err := tx.PrepareContext(ctx, `INSERT INTO deliveries (received_at, source, remote_addr, provider,
+		event_id, event_type, identity, method, target, proto, headers, raw_request, body, verification,
+		response_status, response_headers, response_body, latency_ns, forward_error)
+		VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)`)
+	if err != nil {
+		return fmt.Errorf("import deliveries: %w", err)
+	}
+	defer stmt.Close()
+	ids := make([]int64, len(ds))
+	recvs := make([]time.Time, len(ds))
+	for i, d := range ds {
+		recv := d.ReceivedAt
+		if recv.IsZero() {
+			recv = time.Now()
+		}
+		recvs[i] = recv
+		provider, proto := d.Provider, d.Proto
+		if provider == "" {
+			provider = "generic"
+		}
+		if proto == "" {
+			proto = "HTTP/1.1"
+		}
+		ident, _ := json.Marshal(nonNilMap(d.Identity))
+		hdrs, _ := json.Marshal(nonNilHeaders(d.Headers))
+		rhdrs, _ := json.Marshal(nonNilHeaders(d.ResponseHeaders))
+		res, err := stmt.ExecContext(ctx, recv.UnixNano(), d.Source, d.RemoteAddr, provider, d.EventID,
+			d.EventType, string(ident), d.Method, d.Target, proto, string(hdrs), nonNilBytes(d.Raw),
+			nonNilBytes(d.Body), d.Verification, d.ResponseStatus, string(rhdrs), d.ResponseBody,
+			d.Latency.Nanoseconds(), d.ForwardError)
+		if err != nil {
+			return fmt.Errorf("import delivery %d of %d: %w", i+1, len(ds), err)
+		}
+		if ids[i], err = res.LastInsertId(); err != nil {
+			return fmt.Errorf("import delivery %d of %d: %w", i+1, len(ds), err)
+		}
+	}
+	if err := tx.Commit(); err != nil {
+		return fmt.Errorf("import deliveries: %w", err)
+	}
+	for i, d := range ds {
+		d.ID, d.ReceivedAt = ids[i], recvs[i]
+	}
+	return nil
+}
+
+func nonNilBytes(b []byte) []byte {
+	if b == nil {
+		return []byte{}
+	}
+	return b
+}
