@@ -1,11 +1,427 @@
 package cmd
 
-import "github.com/spf13/cobra"
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/url"
+	"os"
+	"strconv"
+	"strings"
+	"time"
 
-// PLACEHOLDER: replaced by the owner of this command.
-type checkOptions struct{}
+	"github.com/spf13/cobra"
+
+	"github.com/hookreplay/hookreplay/internal/iostreams"
+	"github.com/hookreplay/hookreplay/internal/replay/check"
+	"github.com/hookreplay/hookreplay/internal/report"
+	"github.com/hookreplay/hookreplay/internal/store"
+	"github.com/hookreplay/hookreplay/internal/verify/probe"
+)
+
+type checkOptions struct {
+	IO    *iostreams.IO
+	Store func() (*store.Store, error)
+
+	IDs       []int64
+	Last      bool
+	EventIDs  []string
+	From      []string
+	To        string
+	ProbeSQL  []string
+	DSN       string
+	ProbeCmd  []string
+	ProbeHTTP []string
+	Sink      string
+	Secret    string
+	SecretEnv string
+	N         int
+	Burst     int
+	Phases    []string
+	ResetCmd  string
+	Serve     string
+	// ProviderTimeout 0 means the provider's own.
+	ProviderTimeout time.Duration
+	Settle          time.Duration
+	SettleMax       time.Duration
+	Seed            int64
+	SeedSet         bool
+	Reports         []string
+	JSON            bool
+	Quiet           bool
+}
 
 func newCheckCmd(f *factory, runF func(*checkOptions) error) *cobra.Command {
-	return &cobra.Command{Use: "check", Short: "(not built yet)", Hidden: true,
-		RunE: func(*cobra.Command, []string) error { return usageErr("check is not built yet") }}
+	o := &checkOptions{IO: f.IO, Store: f.Store}
+	var phases string
+	cmd := &cobra.Command{
+		Use:   "check [ID...] --to URL [probes]",
+		Short: "Prove that a handler does its work exactly once per event",
+		Long: `Sends captured deliveries to a handler the way providers really deliver them —
+once, then duplicates, a concurrent burst, after a lost response, with a
+tampered body, after a crash, out of order — and reads side-effect probes
+(settled) before and after each phase to judge that every event did its work
+exactly once.
+
+Phases (default: all the inputs allow):
+  first    the delivery, sent once with a fresh event id: its effect E
+  dups     n-1 more copies of that same event, one by one: nothing may change
+  burst    --burst copies of a fresh event at once: combined effect must be E
+  lost     a fresh event whose answer is lost, then the retry: effect E once
+  order    (2+ deliveries, --reset-cmd) every ordering must end in one state
+  tamper   (--secret) altered body / 1h-old signature: 4xx and no effect
+  latency  first answer against the provider's timeout
+  crash    (--serve) handler killed mid-delivery, restarted, retried: E once
+
+Exit codes: 0 every judged phase passed, 1 a violation, 2 usage or setup error
+(including a probe that cannot be read), 3 inconclusive (the probes saw no
+effect of the first delivery).`,
+		Example: `  # the last captured Stripe delivery against a local handler, probing its database
+  hookreplay check --last --to http://localhost:3000/webhooks/stripe \
+    --probe-sql "SELECT balance FROM wallets WHERE customer='cus_QpB3d9uYnWx2Ke'" \
+    --dsn sqlite:./app.db --secret-env STRIPE_WEBHOOK_SECRET
+
+  # in CI, from committed deliveries, starting the handler, with a JUnit report
+  hookreplay check --from testdata/webhooks.jsonl --to http://127.0.0.1:8080/hook \
+    --serve "./bin/server" --reset-cmd "./scripts/reset-db" \
+    --probe-cmd "psql -tAc 'select count(*) from emails' $DATABASE_URL" \
+    --report junit=check.xml --report markdown=$GITHUB_STEP_SUMMARY
+
+  # count calls to a downstream API: point the handler at the sink
+  EMAIL_API_URL=http://127.0.0.1:9100 ./server &
+  hookreplay check 42 --to http://127.0.0.1:8080/hook --sink 127.0.0.1:9100`,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			for _, a := range args {
+				id, err := checkParseID(a)
+				if err != nil {
+					return err
+				}
+				o.IDs = append(o.IDs, id)
+			}
+			if phases != "" {
+				for _, p := range strings.Split(phases, ",") {
+					p = strings.TrimSpace(p)
+					if p == "" {
+						continue
+					}
+					if !isPhase(p) {
+						return usageErr("--phases: unknown phase %q (known: %s)", p, strings.Join(check.AllPhases, ","))
+					}
+					o.Phases = append(o.Phases, p)
+				}
+			}
+			o.SeedSet = cmd.Flags().Changed("seed")
+			if err := resolveCheckSecret(o); err != nil {
+				return err
+			}
+			if runF != nil {
+				return runF(o)
+			}
+			return checkRun(cmd.Context(), o)
+		},
+	}
+	fl := cmd.Flags()
+	fl.BoolVar(&o.Last, "last", false, "check the newest captured delivery")
+	fl.StringArrayVar(&o.EventIDs, "event-id", nil, "check the delivery with this provider event id (repeatable)")
+	fl.StringArrayVar(&o.From, "from", nil, "read deliveries from a JSONL file written by 'hookreplay export --format jsonl' (repeatable)")
+	fl.StringVar(&o.To, "to", "", "the handler's URL (required)")
+	fl.StringArrayVar(&o.ProbeSQL, "probe-sql", nil, "probe: a SQL query against --dsn; a single numeric cell is compared as a number (repeatable)")
+	fl.StringVar(&o.DSN, "dsn", "", "database for --probe-sql: sqlite:PATH or postgres://...")
+	fl.StringArrayVar(&o.ProbeCmd, "probe-cmd", nil, "probe: a shell command whose trimmed stdout is the value (repeatable)")
+	fl.StringArrayVar(&o.ProbeHTTP, "probe-http", nil, "probe: the body of a GET of this URL (repeatable)")
+	fl.StringVar(&o.Sink, "sink", "", "serve a stand-in downstream API at ADDR that records calls; their count is a probe")
+	fl.StringVar(&o.Secret, "secret", "", "the handler's signing secret: copies are re-signed and given fresh event ids (prefer --secret-env)")
+	fl.StringVar(&o.SecretEnv, "secret-env", "", "name of the environment variable holding the signing secret")
+	fl.IntVarP(&o.N, "n", "n", 10, "copies of the first delivery in first+dups")
+	fl.IntVar(&o.Burst, "burst", 20, "concurrent copies in the burst phase")
+	fl.StringVar(&phases, "phases", "", "comma-separated phases to run: "+strings.Join(check.AllPhases, ","))
+	fl.StringVar(&o.ResetCmd, "reset-cmd", "", "shell command restoring the handler's state (before each ordering; makes burst/lost/crash exact)")
+	fl.StringVar(&o.Serve, "serve", "", "shell command starting the handler on --to's address; stopped afterwards (needed by crash)")
+	fl.DurationVar(&o.ProviderTimeout, "provider-timeout", 0, "answer timeout to judge latency against (default: the provider's: github 10s, slack 3s, stripe 30s, ...)")
+	fl.DurationVar(&o.Settle, "settle", probe.DefaultSettle, "probes must hold still this long before a reading counts (asynchronous handlers)")
+	fl.DurationVar(&o.SettleMax, "settle-max", probe.DefaultSettleMax, "longest wait for probes to settle")
+	fl.Int64Var(&o.Seed, "seed", 0, "seed of the order phase's shuffles (default: random, printed)")
+	fl.StringArrayVar(&o.Reports, "report", nil, "also write a report: json=PATH, junit=PATH, markdown=PATH, text=PATH (repeatable; PATH - is stdout)")
+	fl.BoolVar(&o.JSON, "json", false, "print the JSON report on stdout instead of text")
+	fl.BoolVarP(&o.Quiet, "quiet", "q", false, "no progress lines on stderr")
+	return cmd
+}
+
+func isPhase(p string) bool {
+	for _, x := range check.AllPhases {
+		if x == p {
+			return true
+		}
+	}
+	return false
+}
+
+func checkParseID(s string) (int64, error) {
+	id, err := strconv.ParseInt(strings.TrimPrefix(s, "#"), 10, 64)
+	if err != nil || id <= 0 {
+		return 0, usageErr("delivery id %q is not a positive number (see 'hookreplay list')", s)
+	}
+	return id, nil
+}
+
+func resolveCheckSecret(o *checkOptions) error {
+	if o.SecretEnv == "" {
+		return nil
+	}
+	if o.Secret != "" {
+		return usageErr("give either --secret or --secret-env, not both")
+	}
+	o.Secret = os.Getenv(o.SecretEnv)
+	if o.Secret == "" {
+		return usageErr("--secret-env %s: the environment variable is not set or empty", o.SecretEnv)
+	}
+	return nil
+}
+
+func phaseSelected(phases []string, p string) bool {
+	for _, x := range phases {
+		if x == p {
+			return true
+		}
+	}
+	return false
+}
+
+// checkValidate catches usage errors before anything is sent.
+func checkValidate(o *checkOptions) (*url.URL, error) {
+	if o.To == "" {
+		return nil, usageErr("--to URL is required: where the handler listens, e.g. --to http://127.0.0.1:3000/webhooks")
+	}
+	u, err := url.Parse(o.To)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return nil, usageErr("--to %q is not an http:// URL", o.To)
+	}
+	if len(o.IDs) == 0 && !o.Last && len(o.EventIDs) == 0 && len(o.From) == 0 {
+		return nil, usageErr("which delivery? give an ID (see 'hookreplay list'), --last, --event-id E or --from FILE")
+	}
+	if len(o.ProbeSQL) == 0 && len(o.ProbeCmd) == 0 && len(o.ProbeHTTP) == 0 && o.Sink == "" {
+		return nil, usageErr("no probe given: add --probe-sql QUERY --dsn DSN (or --probe-cmd CMD, --probe-http URL, --sink ADDR) so hookreplay can see what the handler changes")
+	}
+	if len(o.ProbeSQL) > 0 && o.DSN == "" {
+		return nil, usageErr("--probe-sql needs --dsn sqlite:PATH or --dsn postgres://...")
+	}
+	if o.DSN != "" && len(o.ProbeSQL) == 0 {
+		return nil, usageErr("--dsn is given but no --probe-sql query")
+	}
+	if o.N < 1 {
+		return nil, usageErr("-n must be at least 1")
+	}
+	if o.Burst < 2 {
+		return nil, usageErr("--burst must be at least 2")
+	}
+	if o.Settle <= 0 || o.SettleMax < o.Settle {
+		return nil, usageErr("--settle must be positive and --settle-max at least --settle")
+	}
+	if phaseSelected(o.Phases, check.PhaseCrash) && o.Serve == "" {
+		return nil, usageErr("phase crash needs --serve CMD (hookreplay kills and restarts the handler)")
+	}
+	if phaseSelected(o.Phases, check.PhaseTamper) && o.Secret == "" {
+		return nil, usageErr("phase tamper needs --secret (or --secret-env) to sign the copies it tampers with")
+	}
+	if phaseSelected(o.Phases, check.PhaseOrder) && o.ResetCmd == "" {
+		return nil, usageErr("phase order needs --reset-cmd to restore the handler's state before each ordering")
+	}
+	for _, r := range o.Reports {
+		if _, err := report.ParseTarget(r); err != nil {
+			return nil, usageErr("%v", err)
+		}
+	}
+	return u, nil
+}
+
+// hostPort is u's host:port, with the scheme's default port.
+func hostPort(u *url.URL) string {
+	if u.Port() != "" {
+		return u.Host
+	}
+	if u.Scheme == "https" {
+		return net.JoinHostPort(u.Hostname(), "443")
+	}
+	return net.JoinHostPort(u.Hostname(), "80")
+}
+
+func checkRun(ctx context.Context, o *checkOptions) error {
+	if ctx == nil {
+		ctx = context.Background()
+	}
+	u, err := checkValidate(o)
+	if err != nil {
+		return err
+	}
+	st, err := o.Store()
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	ds, err := loadCheckDeliveries(ctx, o, st)
+	if err != nil {
+		return err
+	}
+	if phaseSelected(o.Phases, check.PhaseOrder) && len(ds) < 2 {
+		return usageErr("phase order needs two or more deliveries (got %d)", len(ds))
+	}
+	if !o.SeedSet {
+		o.Seed = time.Now().UnixNano() % 1_000_000
+	}
+
+	var probes []probe.Probe
+	defer func() { _ = probe.Close(probes) }()
+	for _, q := range o.ProbeSQL {
+		p, err := probe.NewSQL(o.DSN, q)
+		if err != nil {
+			return setupErr("--probe-sql: %v", err)
+		}
+		probes = append(probes, p)
+	}
+	for _, c := range o.ProbeCmd {
+		probes = append(probes, probe.NewCmd(c))
+	}
+	for _, h := range o.ProbeHTTP {
+		probes = append(probes, probe.NewHTTP(h))
+	}
+	var sink *probe.Sink
+	if o.Sink != "" {
+		sink, err = probe.StartSink(ctx, o.Sink)
+		if err != nil {
+			return setupErr("--sink %s: %v", o.Sink, err)
+		}
+		defer sink.Close()
+		probes = append(probes, sink.Probe())
+	}
+	var srv *check.Server
+	if o.Serve != "" {
+		srv = &check.Server{Cmd: o.Serve, Addr: hostPort(u)}
+	}
+	opts := check.Options{
+		Target: u, Probes: probes, Sink: sink, Secret: o.Secret, N: o.N, Burst: o.Burst, Phases: o.Phases,
+		ResetCmd: o.ResetCmd, Serve: srv, ProviderTimeout: o.ProviderTimeout, Settle: o.Settle, SettleMax: o.SettleMax,
+		Seed: o.Seed, Store: st, RunOptions: checkRunOptions(o),
+	}
+	for _, d := range ds {
+		opts.Deliveries = append(opts.Deliveries, check.FromStore(d))
+	}
+	if !o.Quiet {
+		opts.Progress = o.IO.ErrOut
+		fmt.Fprintf(o.IO.ErrOut, "checking %d deliver%s against %s (seed %d)\n", len(ds), map[bool]string{true: "y", false: "ies"}[len(ds) == 1], u, o.Seed)
+	}
+	c, err := check.Run(ctx, opts)
+	if err != nil {
+		var se *check.SetupError
+		if errors.As(err, &se) {
+			return setupErr("%v", se.Err)
+		}
+		if errors.Is(err, context.Canceled) {
+			return err
+		}
+		return setupErr("%v", err)
+	}
+	if o.JSON {
+		if err := report.JSON(o.IO.Out, c); err != nil {
+			return err
+		}
+	} else if err := report.Text(o.IO.Out, c, o.IO.ColorEnabled()); err != nil {
+		return err
+	}
+	for _, r := range o.Reports {
+		t, _ := report.ParseTarget(r)
+		if err := t.Write(o.IO.Out, c); err != nil {
+			return setupErr("--report %s: %v", r, err)
+		}
+	}
+	if code := report.ExitCode(c.Verdict); code != 0 {
+		return silentExit(code)
+	}
+	return nil
+}
+
+func checkRunOptions(o *checkOptions) map[string]any {
+	m := map[string]any{"n": o.N, "burst": o.Burst, "settle": o.Settle.String(), "settle_max": o.SettleMax.String(),
+		"secret": o.Secret != "", "seed": o.Seed}
+	if len(o.Phases) > 0 {
+		m["phases"] = strings.Join(o.Phases, ",")
+	}
+	if o.ResetCmd != "" {
+		m["reset_cmd"] = o.ResetCmd
+	}
+	if o.Serve != "" {
+		m["serve"] = o.Serve
+	}
+	if o.ProviderTimeout > 0 {
+		m["provider_timeout"] = o.ProviderTimeout.String()
+	}
+	var probes []string
+	for _, q := range o.ProbeSQL {
+		probes = append(probes, "sql: "+q)
+	}
+	for _, c := range o.ProbeCmd {
+		probes = append(probes, "cmd: "+c)
+	}
+	for _, h := range o.ProbeHTTP {
+		probes = append(probes, "http: "+h)
+	}
+	if o.Sink != "" {
+		probes = append(probes, "sink: "+o.Sink)
+	}
+	m["probes"] = probes
+	if len(o.From) > 0 {
+		m["from"] = o.From
+	}
+	return m
+}
+
+// loadCheckDeliveries resolves IDs, --last, --event-id and --from, in that order.
+func loadCheckDeliveries(ctx context.Context, o *checkOptions, st *store.Store) ([]*store.Delivery, error) {
+	var out []*store.Delivery
+	for _, id := range o.IDs {
+		d, err := st.GetDelivery(ctx, id)
+		if err != nil {
+			if errors.Is(err, store.ErrNotFound) {
+				return nil, usageErr("no delivery %d in %s (see 'hookreplay list')", id, st.Path())
+			}
+			return nil, setupErr("%v", err)
+		}
+		out = append(out, d)
+	}
+	if o.Last {
+		d, err := st.LastDelivery(ctx)
+		if err != nil {
+			if errors.Is(err, store.ErrNotFound) {
+				return nil, usageErr("--last: no deliveries captured in %s yet (run 'hookreplay capture')", st.Path())
+			}
+			return nil, setupErr("%v", err)
+		}
+		out = append(out, d)
+	}
+	for _, e := range o.EventIDs {
+		ds, err := st.ListDeliveries(ctx, store.Filter{EventID: e, Limit: 1})
+		if err != nil {
+			return nil, setupErr("%v", err)
+		}
+		if len(ds) == 0 {
+			return nil, usageErr("--event-id %s: no captured delivery carries that event id", e)
+		}
+		out = append(out, ds[0])
+	}
+	for _, path := range o.From {
+		f, err := os.Open(path)
+		if err != nil {
+			return nil, usageErr("--from: %v", err)
+		}
+		ds, err := store.ReadJSONL(f)
+		f.Close()
+		if err != nil {
+			return nil, usageErr("--from %s: %v", path, err)
+		}
+		if len(ds) == 0 {
+			return nil, usageErr("--from %s: no deliveries in the file", path)
+		}
+		out = append(out, ds...)
+	}
+	return out, nil
 }

@@ -1,0 +1,1026 @@
+// Package check is the plan behind `hookreplay check`: it drives the replay
+// engine through the phases (first, dups, burst, lost, tamper, latency, crash,
+// order), reads the side-effect probes settled before and after each, stores
+// every attempt, reading and verdict, and judges whether the handler did its
+// work exactly once per event.
+package check
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"math/rand"
+	"net/url"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/hookreplay/hookreplay/internal/message"
+	"github.com/hookreplay/hookreplay/internal/replay"
+	"github.com/hookreplay/hookreplay/internal/report"
+	"github.com/hookreplay/hookreplay/internal/store"
+	"github.com/hookreplay/hookreplay/internal/verify"
+	"github.com/hookreplay/hookreplay/internal/verify/probe"
+)
+
+// Phase names, in the order they run.
+const (
+	PhaseFirst   = "first"
+	PhaseDups    = "dups"
+	PhaseBurst   = "burst"
+	PhaseLost    = "lost"
+	PhaseOrder   = "order"
+	PhaseTamper  = "tamper"
+	PhaseLatency = "latency"
+	PhaseCrash   = "crash"
+)
+
+// AllPhases lists every phase in run order.
+var AllPhases = []string{PhaseFirst, PhaseDups, PhaseBurst, PhaseLost, PhaseOrder, PhaseTamper, PhaseLatency, PhaseCrash}
+
+// Delivery is one captured delivery to check.
+type Delivery struct {
+	ID        int64
+	Provider  string
+	EventID   string
+	EventType string
+	Req       *message.Request
+}
+
+// FromStore converts a stored delivery.
+func FromStore(d *store.Delivery) Delivery {
+	return Delivery{ID: d.ID, Provider: d.Provider, EventID: d.EventID, EventType: d.EventType, Req: d.Request()}
+}
+
+// Options is everything one check run needs.
+type Options struct {
+	Target     *url.URL
+	Deliveries []Delivery
+	// Probes are read before and after every phase. The sink's probe, when
+	// a sink is used, is one of them.
+	Probes []probe.Probe
+	// Sink, when set, is the stand-in downstream API whose calls are shown
+	// per phase as effects.
+	Sink *probe.Sink
+	// Secret signs copies (fresh timestamps, fresh identities); "" keeps the
+	// captured signature.
+	Secret string
+	// N is the number of copies in first+dups (default 10); Burst the number
+	// of concurrent copies (default 20).
+	N, Burst int
+	// Phases selects phases; empty means every phase the inputs allow.
+	Phases []string
+	// ResetCmd, when set, restores the handler's state (sh -c) before the
+	// phases that are judged exactly and before each ordering.
+	ResetCmd string
+	// Serve, when set, is the handler process (needed by crash).
+	Serve *Server
+	// ProviderTimeout overrides the provider's answer timeout (latency).
+	ProviderTimeout time.Duration
+	// Settle and SettleMax tune probe.Settle.
+	Settle, SettleMax time.Duration
+	// Seed seeds the order phase's shuffles.
+	Seed int64
+	// Store, when set, records the run, attempts, readings and verdicts.
+	Store *store.Store
+	// RunOptions are recorded with the run (never secrets).
+	RunOptions map[string]any
+	// Progress receives one line per step (nil: nothing).
+	Progress io.Writer
+}
+
+// SetupError is a problem with the check's inputs or environment (a probe
+// that cannot be read, a reset command that fails): exit 2, never a verdict.
+type SetupError struct{ Err error }
+
+func (e *SetupError) Error() string { return e.Err.Error() }
+
+// Unwrap returns the underlying error.
+func (e *SetupError) Unwrap() error { return e.Err }
+
+func setupf(format string, a ...any) error { return &SetupError{Err: fmt.Errorf(format, a...)} }
+
+// ProviderTimeouts are how long each provider waits for an answer before it
+// counts the delivery as failed and retries (their documentation).
+var ProviderTimeouts = map[string]time.Duration{
+	"github":   10 * time.Second,
+	"discord":  3 * time.Second,
+	"slack":    3 * time.Second,
+	"stripe":   30 * time.Second,
+	"shopify":  30 * time.Second,
+	"twilio":   15 * time.Second,
+	"standard": 15 * time.Second,
+	"svix":     15 * time.Second,
+}
+
+// defaultProviderTimeout is used for providers not in ProviderTimeouts.
+const defaultProviderTimeout = 10 * time.Second
+
+type runner struct {
+	o        Options
+	c        *report.Check
+	runID    int64
+	target   replay.Target
+	answers  []time.Duration
+	rng      *rand.Rand
+	additive map[int64]*additivity
+	// firstLat is the first delivery's first answer's latency.
+	firstLat  time.Duration
+	haveFirst bool
+}
+
+// additivity records whether a second fresh event changed the probes as much
+// as the first did (effects add up per event), so that zero means lost work.
+type additivity struct {
+	known, yes bool
+	note       string
+}
+
+// Run performs the check and returns its report. A *SetupError (or a context
+// error) means no verdict could be reached.
+func Run(ctx context.Context, o Options) (*report.Check, error) {
+	if len(o.Deliveries) == 0 {
+		return nil, setupf("no delivery to check")
+	}
+	if len(o.Probes) == 0 {
+		return nil, setupf("no probe given: add --probe-sql QUERY --dsn DSN, --probe-cmd CMD, --probe-http URL or --sink ADDR")
+	}
+	if o.N <= 0 {
+		o.N = 10
+	}
+	if o.Burst <= 0 {
+		o.Burst = 20
+	}
+	if o.Settle <= 0 {
+		o.Settle = probe.DefaultSettle
+	}
+	if o.SettleMax <= 0 {
+		o.SettleMax = probe.DefaultSettleMax
+	}
+	r := &runner{o: o, rng: rand.New(rand.NewSource(o.Seed)), additive: map[int64]*additivity{}}
+	r.c = &report.Check{SchemaVersion: report.SchemaVersion, Target: o.Target.String(), StartedAt: time.Now(),
+		Options: o.RunOptions}
+	for _, p := range o.Probes {
+		r.c.Probes = append(r.c.Probes, p.Name())
+	}
+	r.target = replay.Target{URL: o.Target, Timeout: r.attemptTimeout()}
+	if o.Store != nil {
+		run := &store.Run{Kind: "check", StartedAt: r.c.StartedAt, Target: o.Target.String(), Seed: o.Seed, Options: o.RunOptions}
+		if err := o.Store.CreateRun(ctx, run); err != nil {
+			return nil, setupf("%v", err)
+		}
+		r.runID, r.c.RunID = run.ID, run.ID
+	}
+	err := r.run(ctx)
+	r.c.FinishedAt = time.Now()
+	if err != nil {
+		if o.Store != nil {
+			_ = o.Store.FinishRun(context.WithoutCancel(ctx), r.runID, r.c.FinishedAt, "error", map[string]string{"error": err.Error()})
+		}
+		return nil, err
+	}
+	r.c.Latency = r.latencySummary()
+	r.c.Verdict = r.c.ComputeVerdict()
+	if o.Store != nil {
+		if err := r.storeVerdicts(ctx); err != nil {
+			return nil, setupf("%v", err)
+		}
+		if err := o.Store.FinishRun(ctx, r.runID, r.c.FinishedAt, r.c.Verdict, r.c); err != nil {
+			return nil, setupf("%v", err)
+		}
+	}
+	return r.c, nil
+}
+
+func (r *runner) attemptTimeout() time.Duration {
+	t := r.o.ProviderTimeout
+	for _, d := range r.o.Deliveries {
+		if pt := r.providerTimeout(d.Provider); pt > t {
+			t = pt
+		}
+	}
+	return t + 5*time.Second
+}
+
+func (r *runner) providerTimeout(provider string) time.Duration {
+	if r.o.ProviderTimeout > 0 {
+		return r.o.ProviderTimeout
+	}
+	if t, ok := ProviderTimeouts[provider]; ok {
+		return t
+	}
+	return defaultProviderTimeout
+}
+
+func (r *runner) enabled(phase string) bool {
+	if len(r.o.Phases) == 0 {
+		return true
+	}
+	for _, p := range r.o.Phases {
+		if p == phase {
+			return true
+		}
+	}
+	return false
+}
+
+func (r *runner) progress(format string, a ...any) {
+	if r.o.Progress != nil {
+		fmt.Fprintf(r.o.Progress, format+"\n", a...)
+	}
+}
+
+func (r *runner) note(format string, a ...any) {
+	n := fmt.Sprintf(format, a...)
+	for _, x := range r.c.Notes {
+		if x == n {
+			return
+		}
+	}
+	r.c.Notes = append(r.c.Notes, n)
+}
+
+func (r *runner) run(ctx context.Context) error {
+	if r.o.Serve != nil {
+		if err := r.o.Serve.Start(ctx); err != nil {
+			return &SetupError{Err: err}
+		}
+		defer r.o.Serve.Stop()
+	}
+	for _, d := range r.o.Deliveries {
+		dr, err := r.delivery(ctx, d)
+		if err != nil {
+			return err
+		}
+		r.c.Deliveries = append(r.c.Deliveries, *dr)
+	}
+	if r.enabled(PhaseOrder) {
+		ph, err := r.order(ctx)
+		if err != nil {
+			return err
+		}
+		if ph != nil {
+			r.c.Order = ph
+		}
+	}
+	return nil
+}
+
+// --- probes ---
+
+// reading is the settled values of every probe at one point.
+type reading struct {
+	vals []probe.Value
+	at   time.Time
+	// sinkLen is the sink's call count when the reading was taken.
+	sinkLen int
+}
+
+// read settles the probes and records the values at point.
+func (r *runner) read(ctx context.Context, d *Delivery, phase, point string) (reading, error) {
+	return r.readUntil(ctx, d, phase, point, nil)
+}
+
+// readChanged waits (up to SettleMax) for any probe to differ from from,
+// then settles: used where an effect is expected, so that an asynchronous
+// handler slower than --settle is still measured after its work.
+func (r *runner) readChanged(ctx context.Context, d *Delivery, phase, point string, from reading) (reading, error) {
+	return r.readUntil(ctx, d, phase, point, &from)
+}
+
+func (r *runner) readUntil(ctx context.Context, d *Delivery, phase, point string, from *reading) (reading, error) {
+	start := time.Now()
+	if from != nil {
+		for {
+			vals, err := probe.ReadAll(ctx, r.o.Probes)
+			if err != nil {
+				return reading{}, &SetupError{Err: err}
+			}
+			if !sameValues(vals, from.vals) || time.Since(start) >= r.o.SettleMax {
+				break
+			}
+			select {
+			case <-ctx.Done():
+				return reading{}, ctx.Err()
+			case <-time.After(r.pollInterval()):
+			}
+			// Give up waiting for a change after one settle period plus the
+			// handler's slack: a copy that changes nothing is a finding too.
+			if time.Since(start) >= r.changeWait() {
+				break
+			}
+		}
+	}
+	max := r.o.SettleMax - time.Since(start)
+	if max < r.o.Settle {
+		max = r.o.Settle
+	}
+	vals, err := probe.Settle(ctx, r.o.Probes, r.o.Settle, max)
+	if err != nil {
+		var ns *probe.NotSettledError
+		if errors.As(err, &ns) {
+			r.note("probes were still changing after --settle-max %s (%s); values read then were used", r.o.SettleMax, strings.Join(ns.Probes, "; "))
+		} else if ctx.Err() != nil {
+			return reading{}, ctx.Err()
+		} else {
+			return reading{}, &SetupError{Err: err}
+		}
+	}
+	rd := reading{vals: vals, at: time.Now()}
+	if r.o.Sink != nil {
+		rd.sinkLen = r.o.Sink.Len()
+	}
+	if r.o.Store != nil {
+		for i, p := range r.o.Probes {
+			pr := &store.ProbeReading{RunID: r.runID, Phase: phase, Point: point, Probe: p.Name(), Value: vals[i].Text, ReadAt: rd.at}
+			if d != nil {
+				pr.DeliveryID = d.ID
+			}
+			if vals[i].IsNum {
+				n := vals[i].Num
+				pr.Numeric = &n
+			}
+			if err := r.o.Store.InsertProbeReading(ctx, pr); err != nil {
+				return reading{}, setupf("%v", err)
+			}
+		}
+	}
+	return rd, nil
+}
+
+func (r *runner) pollInterval() time.Duration {
+	iv := r.o.Settle / 10
+	if iv < 10*time.Millisecond {
+		iv = 10 * time.Millisecond
+	}
+	if iv > 100*time.Millisecond {
+		iv = 100 * time.Millisecond
+	}
+	return iv
+}
+
+// changeWait is how long readChanged waits for a first change: several
+// settle periods (an asynchronous handler's queue delay), bounded by SettleMax.
+func (r *runner) changeWait() time.Duration {
+	w := 8 * r.o.Settle
+	if w < 2*time.Second {
+		w = 2 * time.Second
+	}
+	if w > r.o.SettleMax {
+		w = r.o.SettleMax
+	}
+	return w
+}
+
+func sameValues(a, b []probe.Value) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if !a[i].Equal(b[i]) {
+			return false
+		}
+	}
+	return true
+}
+
+// effects returns the sink calls between two readings and stores them.
+func (r *runner) effects(ctx context.Context, d *Delivery, phase string, from, to reading) []report.Effect {
+	if r.o.Sink == nil {
+		return nil
+	}
+	calls := r.o.Sink.CallsSince(from.sinkLen)
+	if n := to.sinkLen - from.sinkLen; n >= 0 && n < len(calls) {
+		calls = calls[:n]
+	}
+	var out []report.Effect
+	for _, c := range calls {
+		out = append(out, report.Effect{At: c.At, Method: c.Method, Path: c.Path, Body: string(c.Body)})
+		if r.o.Store != nil {
+			e := &store.EffectRow{RunID: r.runID, Phase: phase, At: c.At, Method: c.Method, Path: c.Path, Body: c.Body}
+			if d != nil {
+				e.DeliveryID = d.ID
+			}
+			_ = r.o.Store.InsertEffect(ctx, e)
+		}
+	}
+	return out
+}
+
+// --- sending ---
+
+// record stores an attempt and keeps its latency for the summary.
+func (r *runner) record(ctx context.Context, a *store.Attempt, d *Delivery, phase string, copyN int, eventID string) error {
+	a.RunID, a.Phase, a.Copy, a.EventID = r.runID, phase, copyN, eventID
+	if d != nil {
+		a.DeliveryID = d.ID
+	}
+	if a.Err == "" && !a.Lost && a.Status != 0 {
+		r.answers = append(r.answers, a.Latency)
+	}
+	if r.o.Store != nil {
+		if err := r.o.Store.InsertAttempt(ctx, a); err != nil {
+			return setupf("%v", err)
+		}
+	}
+	return nil
+}
+
+func (r *runner) send(ctx context.Context, req *message.Request, opt replay.SendOptions) store.Attempt {
+	return replay.Send(ctx, r.target, req, opt)
+}
+
+// sameIdentity returns req again for another copy of the same event: re-signed
+// with a fresh timestamp when a secret is known.
+func (r *runner) sameIdentity(d *Delivery, req *message.Request) *message.Request {
+	if r.o.Secret == "" {
+		return req
+	}
+	s, err := verify.Resign(req, d.Provider, r.o.Secret, time.Now(), verify.Options{URL: r.urlFor(req)})
+	if err != nil {
+		r.note("copies of delivery %d were sent with their captured signature: re-signing failed: %v", d.ID, err)
+		return req
+	}
+	return s
+}
+
+func (r *runner) urlFor(req *message.Request) string {
+	u := *r.o.Target
+	return u.String()
+}
+
+// freshIdentity returns a copy of d's request with a new event id (re-signed
+// when a secret is known), or ok false with the reason it cannot be made.
+func (r *runner) freshIdentity(d *Delivery) (req *message.Request, id string, ok bool, why string) {
+	if !canFresh(d, r.o.Secret) {
+		return nil, "", false, freshReason(d, r.o.Secret)
+	}
+	id = verify.NewEventID(d.Provider)
+	req, err := verify.Reidentify(d.Req, d.Provider, id, r.o.Secret, time.Now(), verify.Options{URL: r.urlFor(d.Req)})
+	if err != nil {
+		return nil, "", false, fmt.Sprintf("the delivery cannot be given a fresh event id: %v", err)
+	}
+	return req, id, true, ""
+}
+
+// identitySigned reports whether provider's event id is covered by its
+// signature, so that changing it needs the secret.
+func identitySigned(provider string) bool {
+	switch provider {
+	case "standard", "svix":
+		return true
+	}
+	return verify.IdentityInBody(provider)
+}
+
+func canFresh(d *Delivery, secret string) bool {
+	if d.Provider == "" || d.Provider == "generic" || d.EventID == "" {
+		return false
+	}
+	if _, err := verify.SchemeFor(d.Provider); err != nil {
+		return false
+	}
+	return secret != "" || !identitySigned(d.Provider)
+}
+
+func freshReason(d *Delivery, secret string) string {
+	if d.Provider == "" || d.Provider == "generic" || d.EventID == "" {
+		return "the delivery has no event id hookreplay knows how to change (provider " + orGeneric(d.Provider) + ")"
+	}
+	if secret == "" && identitySigned(d.Provider) {
+		return fmt.Sprintf("a fresh event id would break the %s signature: give --secret (or --secret-env) to enable it", d.Provider)
+	}
+	return "provider " + d.Provider + " has no event identity scheme"
+}
+
+func orGeneric(p string) string {
+	if p == "" {
+		return "generic"
+	}
+	return p
+}
+
+// reset runs --reset-cmd.
+func (r *runner) reset(ctx context.Context) error {
+	if r.o.ResetCmd == "" {
+		return nil
+	}
+	if err := runShell(ctx, r.o.ResetCmd, time.Minute); err != nil {
+		return setupf("--reset-cmd: %v", err)
+	}
+	return nil
+}
+
+func is2xx(s int) bool { return s >= 200 && s < 300 }
+func is4xx(s int) bool { return s >= 400 && s < 500 }
+
+func statusText(a store.Attempt) string {
+	switch {
+	case a.Lost:
+		return "lost"
+	case a.Err != "":
+		return "error: " + a.Err
+	}
+	return fmt.Sprint(a.Status)
+}
+
+func countStatuses(m map[string]int, as ...store.Attempt) map[string]int {
+	if m == nil {
+		m = map[string]int{}
+	}
+	for _, a := range as {
+		switch {
+		case a.Lost:
+			m["lost"]++
+		case a.Err != "":
+			m["error"]++
+		default:
+			m[fmt.Sprint(a.Status)]++
+		}
+	}
+	return m
+}
+
+// --- per delivery ---
+
+func (r *runner) delivery(ctx context.Context, d Delivery) (*report.DeliveryResult, error) {
+	dr := &report.DeliveryResult{DeliveryID: d.ID, Provider: d.Provider, EventID: d.EventID, EventType: d.EventType}
+	phases := map[string]*report.PhaseResult{}
+	skipAll := func(reason string, names ...string) {
+		for _, n := range names {
+			if r.enabled(n) && phases[n] == nil {
+				phases[n] = &report.PhaseResult{Phase: n, Status: report.Skip, Message: reason}
+			}
+		}
+	}
+	defer func() {
+		for _, n := range AllPhases {
+			if p := phases[n]; p != nil {
+				dr.Phases = append(dr.Phases, *p)
+			}
+		}
+	}()
+
+	// first (always run: every other phase is judged against its effect)
+	first, err := r.first(ctx, &d)
+	if err != nil {
+		return nil, err
+	}
+	phases[PhaseFirst] = first.res
+	dr.Effect = first.effect
+	if r.enabled(PhaseLatency) && first.answered {
+		phases[PhaseLatency] = r.latency(&d, first.att)
+	}
+	if !first.usable {
+		skipAll("not run: "+first.why, PhaseDups, PhaseBurst, PhaseLost, PhaseTamper, PhaseCrash)
+		return dr, nil
+	}
+	if r.enabled(PhaseDups) {
+		if phases[PhaseDups], err = r.dups(ctx, &d, first); err != nil {
+			return nil, err
+		}
+	}
+	for _, ph := range []string{PhaseBurst, PhaseLost} {
+		if !r.enabled(ph) {
+			continue
+		}
+		var res *report.PhaseResult
+		if ph == PhaseBurst {
+			res, err = r.burst(ctx, &d, first)
+		} else {
+			res, err = r.lost(ctx, &d, first)
+		}
+		if err != nil {
+			return nil, err
+		}
+		phases[ph] = res
+	}
+	if r.enabled(PhaseTamper) {
+		if phases[PhaseTamper], err = r.tamper(ctx, &d, first); err != nil {
+			return nil, err
+		}
+	}
+	if r.enabled(PhaseCrash) {
+		if phases[PhaseCrash], err = r.crash(ctx, &d, first); err != nil {
+			return nil, err
+		}
+	}
+	return dr, nil
+}
+
+// firstResult is what the first phase established.
+type firstResult struct {
+	res      *report.PhaseResult
+	effect   []report.ProbeDelta
+	before   reading
+	after    reading
+	req      *message.Request // the request sent (its identity is reused by dups)
+	eventID  string
+	fresh    bool
+	att      store.Attempt
+	answered bool
+	usable   bool   // later phases can be judged against it
+	why      string // when !usable
+}
+
+func (r *runner) first(ctx context.Context, d *Delivery) (*firstResult, error) {
+	start := time.Now()
+	fr := &firstResult{}
+	ph := &report.PhaseResult{Phase: PhaseFirst}
+	fr.res = ph
+	if err := r.reset(ctx); err != nil {
+		return nil, err
+	}
+	req, id, ok, why := r.freshIdentity(d)
+	if ok {
+		fr.fresh = true
+	} else {
+		req, id = r.sameIdentity(d, d.Req), d.EventID
+		r.note("delivery %d: first and dups use the captured event id %q: %s; burst, lost and crash need a fresh id and are skipped", d.ID, d.EventID, why)
+	}
+	fr.req, fr.eventID = req, id
+	before, err := r.read(ctx, d, PhaseFirst, "before")
+	if err != nil {
+		return nil, err
+	}
+	a := r.send(ctx, req, replay.SendOptions{})
+	if err := r.record(ctx, &a, d, PhaseFirst, 1, id); err != nil {
+		return nil, err
+	}
+	fr.att = a
+	fr.answered = a.Err == "" && a.Status != 0
+	if fr.answered && !r.haveFirst {
+		r.firstLat, r.haveFirst = a.Latency, true
+	}
+	var after reading
+	if fr.answered {
+		after, err = r.readChanged(ctx, d, PhaseFirst, "after", before)
+	} else {
+		after, err = r.read(ctx, d, PhaseFirst, "after")
+	}
+	if err != nil {
+		return nil, err
+	}
+	fr.before, fr.after = before, after
+	fr.effect = deltas(r.c.Probes, before.vals, after.vals)
+	ph.Attempts = 1
+	ph.Statuses = countStatuses(nil, a)
+	ph.Effects = r.effects(ctx, d, PhaseFirst, before, after)
+	ph.Duration = time.Since(start)
+	changed := anyChanged(fr.effect)
+	r.progress("first    delivery %d: %s in %s, %s", d.ID, statusText(a), a.Latency.Round(time.Millisecond), effectText(fr.effect))
+
+	switch {
+	case !fr.answered:
+		ph.Status = report.Fail
+		ph.Violations = append(ph.Violations, report.Violation{Copy: 1, EventID: id,
+			Message: fmt.Sprintf("the first copy got no answer: %s", a.Err)})
+		ph.Message = "the handler did not answer the first copy"
+		fr.why = "the first copy got no answer"
+		fr.usable = changed
+		return fr, nil
+	case !is2xx(a.Status) && !changed && r.o.Secret == "" && d.Provider != "generic" && d.Provider != "":
+		ph.Status = report.Inconclusive
+		ph.Message = fmt.Sprintf("the first copy was answered %d and the probes saw no effect; without --secret it carries its captured signature, which the handler may reject as stale: give --secret so copies are re-signed", a.Status)
+		fr.why = "the first copy was not accepted"
+		return fr, nil
+	case !is2xx(a.Status):
+		ph.Status = report.Fail
+		ph.Violations = append(ph.Violations, report.Violation{Copy: 1, EventID: id, Status: a.Status,
+			Message: fmt.Sprintf("the first copy was answered %d, not 2xx: the provider would retry it", a.Status)})
+		ph.Message = fmt.Sprintf("first copy answered %d", a.Status)
+		if !changed {
+			fr.why = "the first copy was not accepted"
+			return fr, nil
+		}
+		fr.usable = true
+		return fr, nil
+	case !changed:
+		ph.Status = report.Inconclusive
+		ph.Message = "the probes saw no effect of the first delivery; probe what the handler changes"
+		if fr.fresh {
+			ph.Message += " (it was sent with a fresh event id; when the handler's effect depends on state, e.g. it sets status=active, give --reset-cmd to restore that state first)"
+		} else {
+			ph.Message += " (it was sent with its captured event id, so the handler may already have processed it, e.g. when it was captured; give --secret so hookreplay sends it with a fresh event id, or --reset-cmd)"
+		}
+		fr.why = "the first delivery showed no effect"
+		return fr, nil
+	}
+	ph.Status = report.Pass
+	ph.Message = fmt.Sprintf("answered %d in %s; effect: %s", a.Status, a.Latency.Round(time.Millisecond), effectText(fr.effect))
+	fr.usable = true
+	return fr, nil
+}
+
+func (r *runner) dups(ctx context.Context, d *Delivery, fr *firstResult) (*report.PhaseResult, error) {
+	start := time.Now()
+	ph := &report.PhaseResult{Phase: PhaseDups, Statuses: map[string]int{}}
+	if r.o.N < 2 {
+		ph.Status = report.Skip
+		ph.Message = "-n 1 sends no duplicate"
+		return ph, nil
+	}
+	prev := fr.after
+	changedCopies, badStatus := 0, 0
+	for i := 2; i <= r.o.N; i++ {
+		req := r.sameIdentity(d, fr.req)
+		a := r.send(ctx, req, replay.SendOptions{})
+		if err := r.record(ctx, &a, d, PhaseDups, i, fr.eventID); err != nil {
+			return nil, err
+		}
+		countStatuses(ph.Statuses, a)
+		ph.Attempts++
+		cur, err := r.read(ctx, d, PhaseDups, fmt.Sprintf("after copy %d", i))
+		if err != nil {
+			return nil, err
+		}
+		ph.Effects = append(ph.Effects, r.effects(ctx, d, PhaseDups, prev, cur)...)
+		changed := false
+		for k, name := range r.c.Probes {
+			if cur.vals[k].Equal(fr.after.vals[k]) {
+				continue
+			}
+			changed = true
+			ph.Violations = append(ph.Violations, report.Violation{Copy: i, EventID: fr.eventID, Probe: name,
+				Before: prev.vals[k].String(), After: cur.vals[k].String(), Want: fr.after.vals[k].String(),
+				Message: fmt.Sprintf("copy %d (same event id %s) changed %s from %s to %s (want %s, its value after the first copy)",
+					i, fr.eventID, name, prev.vals[k], cur.vals[k], fr.after.vals[k])})
+		}
+		if changed {
+			changedCopies++
+		}
+		switch {
+		case a.Err != "":
+			badStatus++
+			ph.Violations = append(ph.Violations, report.Violation{Copy: i, EventID: fr.eventID,
+				Message: fmt.Sprintf("copy %d got no answer: %s", i, a.Err)})
+		case !is2xx(a.Status):
+			badStatus++
+			ph.Violations = append(ph.Violations, report.Violation{Copy: i, EventID: fr.eventID, Status: a.Status,
+				Message: fmt.Sprintf("copy %d was answered %d: a duplicate answered %d makes the provider retry again", i, a.Status, a.Status)})
+		}
+		prev = cur
+		r.progress("dups     delivery %d copy %d: %s%s", d.ID, i, statusText(a), map[bool]string{true: ", probes changed", false: ""}[changed])
+	}
+	ph.Duration = time.Since(start)
+	n := r.o.N - 1
+	if changedCopies == 0 && badStatus == 0 {
+		ph.Status = report.Pass
+		ph.Message = fmt.Sprintf("%d duplicates (same event id) changed nothing and were answered 2xx", n)
+		return ph, nil
+	}
+	ph.Status = report.Fail
+	var parts []string
+	if changedCopies > 0 {
+		parts = append(parts, fmt.Sprintf("%d of %d duplicates did the work again", changedCopies, n))
+		for k, name := range r.c.Probes {
+			if !prev.vals[k].Equal(fr.after.vals[k]) {
+				parts = append(parts, fmt.Sprintf("%s ended at %s (want %s)", name, prev.vals[k], fr.after.vals[k]))
+			}
+		}
+	}
+	if badStatus > 0 {
+		parts = append(parts, fmt.Sprintf("%d of %d duplicates were not answered 2xx", badStatus, n))
+	}
+	ph.Message = strings.Join(parts, "; ")
+	return ph, nil
+}
+
+// exactJudgement reports whether zero effect in a fresh-identity phase can be
+// judged as lost work: the state was reset before it, or a second fresh event
+// (the control) changed the probes exactly as the first did.
+func (r *runner) exactJudgement(ctx context.Context, d *Delivery, fr *firstResult) (bool, error) {
+	if r.o.ResetCmd != "" {
+		return true, r.reset(ctx)
+	}
+	ad := r.additive[d.ID]
+	if ad == nil {
+		ad = &additivity{}
+		r.additive[d.ID] = ad
+	}
+	if ad.known {
+		return ad.yes, nil
+	}
+	ad.known = true
+	req, id, ok, _ := r.freshIdentity(d)
+	if !ok {
+		return false, nil
+	}
+	before, err := r.read(ctx, d, "control", "before")
+	if err != nil {
+		return false, err
+	}
+	a := r.send(ctx, req, replay.SendOptions{})
+	if err := r.record(ctx, &a, d, "control", 1, id); err != nil {
+		return false, err
+	}
+	after, err := r.readChanged(ctx, d, "control", "after", before)
+	if err != nil {
+		return false, err
+	}
+	ctl := deltas(r.c.Probes, before.vals, after.vals)
+	ad.yes = is2xx(a.Status) && sameEffect(fr.effect, ctl)
+	if ad.yes {
+		r.note("delivery %d: a control event with another fresh id changed the probes exactly as the first did (%s), so every fresh event must have exactly that effect", d.ID, effectText(ctl))
+	} else {
+		r.note("delivery %d: a control event with another fresh id changed the probes by %s, not %s: the effect depends on state, not only on the event; give --reset-cmd to judge burst, lost and crash exactly", d.ID, effectText(ctl), effectText(fr.effect))
+	}
+	r.progress("control  delivery %d: %s, %s", d.ID, statusText(a), effectText(ctl))
+	return ad.yes, nil
+}
+
+func (r *runner) burst(ctx context.Context, d *Delivery, fr *firstResult) (*report.PhaseResult, error) {
+	start := time.Now()
+	ph := &report.PhaseResult{Phase: PhaseBurst}
+	if !fr.fresh {
+		ph.Status, ph.Message = report.Skip, "not run: "+freshReason(d, r.o.Secret)
+		return ph, nil
+	}
+	exact, err := r.exactJudgement(ctx, d, fr)
+	if err != nil {
+		return nil, err
+	}
+	req, id, ok, why := r.freshIdentity(d)
+	if !ok {
+		ph.Status, ph.Message = report.Skip, "not run: "+why
+		return ph, nil
+	}
+	before, err := r.read(ctx, d, PhaseBurst, "before")
+	if err != nil {
+		return nil, err
+	}
+	reqs := make([]*message.Request, r.o.Burst)
+	for i := range reqs {
+		reqs[i] = req
+	}
+	as := replay.Burst(ctx, r.target, reqs, replay.SendOptions{})
+	for i := range as {
+		if err := r.record(ctx, &as[i], d, PhaseBurst, i+1, id); err != nil {
+			return nil, err
+		}
+	}
+	after, err := r.readChanged(ctx, d, PhaseBurst, "after", before)
+	if err != nil {
+		return nil, err
+	}
+	ph.Attempts = len(as)
+	ph.Statuses = countStatuses(nil, as...)
+	ph.BurstSpread = replay.Spread(as)
+	ph.Effects = r.effects(ctx, d, PhaseBurst, before, after)
+	j := judgeOnce(r.c.Probes, fr.effect, before.vals, after.vals, exact, r.o.ResetCmd != "")
+	what := fmt.Sprintf("%d concurrent copies of a fresh event %s", len(as), id)
+	ph.Status, ph.Message, ph.Warnings = j.status, what+": "+j.message, j.warnings
+	for _, v := range j.violations {
+		v.EventID = id
+		ph.Violations = append(ph.Violations, v)
+	}
+	bad := 0
+	for _, a := range as {
+		if a.Err != "" || !is2xx(a.Status) {
+			bad++
+		}
+	}
+	if bad > 0 {
+		ph.Warnings = append(ph.Warnings, fmt.Sprintf("%d of %d concurrent copies were not answered 2xx (%s); the provider retries those", bad, len(as), statuses(ph.Statuses)))
+	}
+	ph.Duration = time.Since(start)
+	r.progress("burst    delivery %d: %d copies (spread %s), %s → %s", d.ID, len(as), ph.BurstSpread, statuses(ph.Statuses), ph.Status)
+	return ph, nil
+}
+
+func (r *runner) lost(ctx context.Context, d *Delivery, fr *firstResult) (*report.PhaseResult, error) {
+	start := time.Now()
+	ph := &report.PhaseResult{Phase: PhaseLost, Statuses: map[string]int{}}
+	if !fr.fresh {
+		ph.Status, ph.Message = report.Skip, "not run: "+freshReason(d, r.o.Secret)
+		return ph, nil
+	}
+	exact, err := r.exactJudgement(ctx, d, fr)
+	if err != nil {
+		return nil, err
+	}
+	req, id, ok, why := r.freshIdentity(d)
+	if !ok {
+		ph.Status, ph.Message = report.Skip, "not run: "+why
+		return ph, nil
+	}
+	before, err := r.read(ctx, d, PhaseLost, "before")
+	if err != nil {
+		return nil, err
+	}
+	a1 := r.send(ctx, req, replay.SendOptions{Lose: true})
+	if err := r.record(ctx, &a1, d, PhaseLost, 1, id); err != nil {
+		return nil, err
+	}
+	mid, err := r.readChanged(ctx, d, PhaseLost, "after lost copy", before)
+	if err != nil {
+		return nil, err
+	}
+	a2 := r.send(ctx, r.sameIdentity(d, req), replay.SendOptions{})
+	if err := r.record(ctx, &a2, d, PhaseLost, 2, id); err != nil {
+		return nil, err
+	}
+	after, err := r.read(ctx, d, PhaseLost, "after retry")
+	if err != nil {
+		return nil, err
+	}
+	ph.Attempts = 2
+	countStatuses(ph.Statuses, a1, a2)
+	ph.Effects = r.effects(ctx, d, PhaseLost, before, after)
+	j := judgeOnce(r.c.Probes, fr.effect, before.vals, after.vals, exact, r.o.ResetCmd != "")
+	ph.Status, ph.Warnings = j.status, j.warnings
+	ph.Message = "a fresh event whose answer was lost, then the provider's retry: " + j.message
+	for _, v := range j.violations {
+		v.EventID = id
+		if anyChangedVals(before.vals, mid.vals) && !sameValues(mid.vals, after.vals) {
+			v.Copy = 2
+			v.Message += " (the retry did the work again after the lost copy had done it)"
+		}
+		ph.Violations = append(ph.Violations, v)
+	}
+	switch {
+	case a2.Err != "":
+		ph.Status = report.Fail
+		ph.Violations = append(ph.Violations, report.Violation{Copy: 2, EventID: id, Message: "the retry got no answer: " + a2.Err})
+	case !is2xx(a2.Status):
+		ph.Status = report.Fail
+		ph.Violations = append(ph.Violations, report.Violation{Copy: 2, EventID: id, Status: a2.Status,
+			Message: fmt.Sprintf("the retry was answered %d: a duplicate answered %d makes the provider retry again", a2.Status, a2.Status)})
+	}
+	ph.Duration = time.Since(start)
+	r.progress("lost     delivery %d: lost copy then retry %s → %s", d.ID, statusText(a2), ph.Status)
+	return ph, nil
+}
+
+func (r *runner) latency(d *Delivery, a store.Attempt) *report.PhaseResult {
+	limit := r.providerTimeout(d.Provider)
+	ph := &report.PhaseResult{Phase: PhaseLatency, Attempts: 1}
+	src := d.Provider + "'s timeout"
+	if r.o.ProviderTimeout > 0 {
+		src = "--provider-timeout"
+	} else if _, ok := ProviderTimeouts[d.Provider]; !ok {
+		src = "the default timeout (no known timeout for provider " + orGeneric(d.Provider) + "; set --provider-timeout)"
+	}
+	lat := a.Latency.Round(time.Millisecond)
+	switch {
+	case a.Latency > limit:
+		ph.Status = report.Fail
+		ph.Message = fmt.Sprintf("the first answer took %s, over %s %s: the provider gives up and retries", lat, src, limit)
+		ph.Violations = []report.Violation{{Copy: 1, Message: fmt.Sprintf("answered after %s; %s is %s", lat, src, limit)}}
+	case a.Latency > limit/2:
+		ph.Status = report.Warn
+		ph.Message = fmt.Sprintf("the first answer took %s, over half of %s %s", lat, src, limit)
+		ph.Warnings = []string{ph.Message}
+	default:
+		ph.Status = report.Pass
+		ph.Message = fmt.Sprintf("the first answer took %s (%s %s)", lat, src, limit)
+	}
+	return ph
+}
+
+func (r *runner) latencySummary() *report.LatencySummary {
+	if len(r.answers) == 0 {
+		return nil
+	}
+	s := append([]time.Duration(nil), r.answers...)
+	sort.Slice(s, func(i, j int) bool { return s[i] < s[j] })
+	ls := &report.LatencySummary{First: r.firstLat, P50: s[(len(s)-1)/2], Max: s[len(s)-1]}
+	if len(r.o.Deliveries) > 0 {
+		ls.ProviderTimeout = r.providerTimeout(r.o.Deliveries[0].Provider)
+	}
+	return ls
+}
+
+func statuses(m map[string]int) string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	var parts []string
+	for _, k := range keys {
+		parts = append(parts, fmt.Sprintf("%s×%d", k, m[k]))
+	}
+	return strings.Join(parts, " ")
+}
+
+func (r *runner) storeVerdicts(ctx context.Context) error {
+	add := func(did int64, p report.PhaseResult) error {
+		detail, _ := json.Marshal(p)
+		return r.o.Store.InsertVerdict(ctx, &store.VerdictRow{RunID: r.runID, DeliveryID: did, Phase: p.Phase,
+			Status: string(p.Status), Message: p.Message, Detail: detail})
+	}
+	for _, d := range r.c.Deliveries {
+		for _, p := range d.Phases {
+			if err := add(d.DeliveryID, p); err != nil {
+				return err
+			}
+		}
+	}
+	if r.c.Order != nil {
+		return add(0, *r.c.Order)
+	}
+	return nil
+}

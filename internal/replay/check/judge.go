@@ -1,0 +1,194 @@
+package check
+
+import (
+	"fmt"
+	"math"
+	"strconv"
+	"strings"
+
+	"github.com/hookreplay/hookreplay/internal/report"
+	"github.com/hookreplay/hookreplay/internal/verify/probe"
+)
+
+// deltas is each probe's change between two readings.
+func deltas(names []string, before, after []probe.Value) []report.ProbeDelta {
+	out := make([]report.ProbeDelta, len(names))
+	for i, n := range names {
+		pd := report.ProbeDelta{Probe: n, Before: before[i].String(), After: after[i].String(), Changed: !before[i].Equal(after[i])}
+		if d, ok := probe.Delta(before[i], after[i]); ok {
+			pd.Delta = &d
+		}
+		out[i] = pd
+	}
+	return out
+}
+
+func anyChanged(ds []report.ProbeDelta) bool {
+	for _, d := range ds {
+		if d.Changed {
+			return true
+		}
+	}
+	return false
+}
+
+func anyChangedVals(a, b []probe.Value) bool { return !sameValues(a, b) }
+
+// sameEffect reports whether two effects are the same: equal numeric deltas,
+// and the same probes changed.
+func sameEffect(a, b []report.ProbeDelta) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i].Changed != b[i].Changed {
+			return false
+		}
+		if a[i].Delta != nil && b[i].Delta != nil && *a[i].Delta != *b[i].Delta {
+			return false
+		}
+		if (a[i].Delta == nil) != (b[i].Delta == nil) {
+			return false
+		}
+	}
+	return true
+}
+
+func num(f float64) string { return strconv.FormatFloat(f, 'f', -1, 64) }
+
+func signed(f float64) string {
+	if f > 0 {
+		return "+" + num(f)
+	}
+	return num(f)
+}
+
+// effectText describes an effect in a few words: "sql: … 0 → 5000 (+5000)".
+func effectText(ds []report.ProbeDelta) string {
+	var parts []string
+	for _, d := range ds {
+		switch {
+		case !d.Changed:
+			continue
+		case d.Delta != nil:
+			parts = append(parts, fmt.Sprintf("%s %s → %s (%s)", d.Probe, short(d.Before), short(d.After), signed(*d.Delta)))
+		default:
+			parts = append(parts, fmt.Sprintf("%s changed", d.Probe))
+		}
+	}
+	if len(parts) == 0 {
+		return "no probe changed"
+	}
+	return strings.Join(parts, "; ")
+}
+
+func short(s string) string {
+	s = strings.ReplaceAll(s, "\n", " | ")
+	if len(s) > 60 {
+		return s[:57] + "..."
+	}
+	return s
+}
+
+// judgement is the verdict of a phase whose combined effect must equal the
+// first delivery's effect E.
+type judgement struct {
+	status     report.Status
+	message    string
+	violations []report.Violation
+	warnings   []string
+}
+
+// judgeOnce judges a phase that sent one fresh event (in however many
+// copies): its combined effect must equal E. exact means the phase started
+// from a known state (--reset-cmd) or effects are known to add up per event,
+// so that no change means the event's work was lost; without it a probe that
+// did not move cannot be judged. More than E in E's direction is always a
+// violation: the work was done more than once.
+func judgeOnce(names []string, e []report.ProbeDelta, before, after []probe.Value, exact, reset bool) judgement {
+	var j judgement
+	judged, unjudged := 0, 0
+	why := "give --reset-cmd so the state is restored before the phase"
+	if reset {
+		why = "the state was reset before the phase"
+	}
+	for k, name := range names {
+		b, a := before[k], after[k]
+		d, dok := probe.Delta(b, a)
+		if dok && e[k].Delta != nil {
+			ed := *e[k].Delta
+			want := b.Num + ed
+			switch {
+			case d == ed:
+				if ed != 0 {
+					judged++
+				}
+			case ed != 0 && d*ed > 0 && math.Abs(d) > math.Abs(ed):
+				times := d / ed
+				extra := ""
+				if times == math.Trunc(times) {
+					extra = fmt.Sprintf(": the event was processed %s times (%s extra)", num(times), pluralCopies(int(times)-1))
+				}
+				j.violations = append(j.violations, report.Violation{Probe: name, Before: b.String(), After: a.String(), Want: num(want),
+					Message: fmt.Sprintf("%s changed from %s to %s (want %s, one event's effect %s)%s", name, b, a, num(want), signed(ed), extra)})
+			case !exact:
+				unjudged++
+				j.warnings = append(j.warnings, fmt.Sprintf("%s changed by %s where the first delivery changed it by %s; not judged: the effect depends on state, %s", name, signed(d), signed(ed), why))
+			case d == 0:
+				j.violations = append(j.violations, report.Violation{Probe: name, Before: b.String(), After: a.String(), Want: num(want),
+					Message: fmt.Sprintf("%s stayed at %s (want %s): the event's work was lost", name, b, num(want))})
+			default:
+				j.violations = append(j.violations, report.Violation{Probe: name, Before: b.String(), After: a.String(), Want: num(want),
+					Message: fmt.Sprintf("%s changed from %s to %s (want %s, one event's effect %s)", name, b, a, num(want), signed(ed))})
+			}
+			continue
+		}
+		changed := !b.Equal(a)
+		switch {
+		case !e[k].Changed && !changed:
+		case e[k].Changed && !changed && exact:
+			j.violations = append(j.violations, report.Violation{Probe: name, Before: b.String(), After: a.String(),
+				Message: fmt.Sprintf("%s did not change, but the first delivery changed it: the event's work was lost", name)})
+		case e[k].Changed && changed:
+			unjudged++
+			j.warnings = append(j.warnings, fmt.Sprintf("%s is not a number: it changed, but whether once or more cannot be judged (probe a count or a sum to judge it)", name))
+		default:
+			unjudged++
+			if changed {
+				j.warnings = append(j.warnings, fmt.Sprintf("%s changed although the first delivery did not change it; not judged", name))
+			} else {
+				j.warnings = append(j.warnings, fmt.Sprintf("%s did not change; not judged: the effect may depend on state, %s", name, why))
+			}
+		}
+	}
+	switch {
+	case len(j.violations) > 0:
+		j.status = report.Fail
+		var ms []string
+		for _, v := range j.violations {
+			ms = append(ms, v.Message)
+		}
+		j.message = strings.Join(ms, "; ")
+	case judged > 0:
+		j.status = report.Pass
+		j.message = "combined effect equals the first delivery's"
+		if unjudged > 0 {
+			j.message += fmt.Sprintf(" (%d probe(s) not judged, see warnings)", unjudged)
+		}
+	default:
+		j.status = report.NotJudged
+		if len(j.warnings) > 0 {
+			j.message = "not judged: " + j.warnings[0]
+		} else {
+			j.message = "not judged: no probe changed in the first delivery"
+		}
+	}
+	return j
+}
+
+func pluralCopies(n int) string {
+	if n == 1 {
+		return "1 copy"
+	}
+	return fmt.Sprintf("%d copies", n)
+}

@@ -1,0 +1,199 @@
+package check
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+)
+
+// DefaultReadyTimeout bounds how long Start waits for the handler to accept connections.
+const DefaultReadyTimeout = 15 * time.Second
+
+// Server is the handler process started with --serve: `sh -c CMD` in its own
+// process group, so that killing it (crash phase) and stopping it take every
+// child with it.
+type Server struct {
+	// Cmd is run by sh -c.
+	Cmd string
+	// Addr is host:port the handler listens on (the --to URL's).
+	Addr string
+	// ReadyTimeout bounds Start's wait (DefaultReadyTimeout when 0).
+	ReadyTimeout time.Duration
+	// Env is added to the process environment.
+	Env []string
+
+	mu   sync.Mutex
+	cmd  *exec.Cmd
+	done chan struct{}
+	out  *tailBuffer
+}
+
+// Start runs the command and waits until Addr accepts connections. When the
+// process exits first or the wait times out, the error includes its output.
+func (s *Server) Start(ctx context.Context) error {
+	if canDial(s.Addr) {
+		return fmt.Errorf("--serve: %s already accepts connections before the handler was started: stop whatever listens there, or drop --serve", s.Addr)
+	}
+	s.mu.Lock()
+	s.out = &tailBuffer{max: 16 << 10}
+	c := exec.Command("sh", "-c", s.Cmd)
+	c.Stdout, c.Stderr = s.out, s.out
+	c.Env = append(os.Environ(), s.Env...)
+	c.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	if err := c.Start(); err != nil {
+		s.mu.Unlock()
+		return fmt.Errorf("--serve %q: %w", s.Cmd, err)
+	}
+	done := make(chan struct{})
+	s.cmd, s.done = c, done
+	s.mu.Unlock()
+	go func() { c.Wait(); close(done) }()
+	timeout := s.ReadyTimeout
+	if timeout <= 0 {
+		timeout = DefaultReadyTimeout
+	}
+	deadline := time.Now().Add(timeout)
+	for {
+		if canDial(s.Addr) {
+			return nil
+		}
+		select {
+		case <-done:
+			return fmt.Errorf("--serve %q exited (%v) before %s accepted connections; its output:\n%s", s.Cmd, c.ProcessState, s.Addr, indent(s.out.String()))
+		case <-ctx.Done():
+			s.Stop()
+			return ctx.Err()
+		case <-time.After(20 * time.Millisecond):
+		}
+		if time.Now().After(deadline) {
+			s.Stop()
+			return fmt.Errorf("--serve %q: nothing accepted connections on %s within %s; its output:\n%s", s.Cmd, s.Addr, timeout, indent(s.out.String()))
+		}
+	}
+}
+
+// Kill sends SIGKILL to the process group and waits until it is gone and
+// Addr no longer accepts connections.
+func (s *Server) Kill() {
+	s.signal(syscall.SIGKILL, 0)
+}
+
+// Stop sends SIGTERM to the process group, then SIGKILL after 3 s.
+func (s *Server) Stop() {
+	s.signal(syscall.SIGTERM, 3*time.Second)
+}
+
+func (s *Server) signal(sig syscall.Signal, grace time.Duration) {
+	s.mu.Lock()
+	c, done := s.cmd, s.done
+	s.mu.Unlock()
+	if c == nil || c.Process == nil {
+		return
+	}
+	select {
+	case <-done:
+	default:
+		_ = syscall.Kill(-c.Process.Pid, sig)
+		if sig != syscall.SIGKILL {
+			select {
+			case <-done:
+			case <-time.After(grace):
+			}
+		}
+		_ = syscall.Kill(-c.Process.Pid, syscall.SIGKILL)
+		<-done
+	}
+	// sh is gone; children of the group were killed with it. Wait briefly
+	// for the listening socket to close so a restart binds afresh.
+	for i := 0; i < 100 && canDial(s.Addr); i++ {
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// Output is the tail of what the process printed.
+func (s *Server) Output() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.out == nil {
+		return ""
+	}
+	return s.out.String()
+}
+
+func canDial(addr string) bool {
+	c, err := net.DialTimeout("tcp", addr, 200*time.Millisecond)
+	if err != nil {
+		return false
+	}
+	c.Close()
+	return true
+}
+
+func indent(s string) string {
+	s = strings.TrimRight(s, "\n")
+	if s == "" {
+		return "  (no output)"
+	}
+	lines := strings.Split(s, "\n")
+	if len(lines) > 30 {
+		lines = lines[len(lines)-30:]
+	}
+	return "  " + strings.Join(lines, "\n  ")
+}
+
+// tailBuffer keeps the last max bytes written to it.
+type tailBuffer struct {
+	mu  sync.Mutex
+	max int
+	b   bytes.Buffer
+}
+
+func (t *tailBuffer) Write(p []byte) (int, error) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.b.Write(p)
+	if over := t.b.Len() - t.max; over > 0 {
+		t.b.Next(over)
+	}
+	return len(p), nil
+}
+
+func (t *tailBuffer) String() string {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.b.String()
+}
+
+// runShell runs cmd with sh -c and returns an error with its output's first
+// lines when it fails or takes longer than timeout.
+func runShell(ctx context.Context, cmd string, timeout time.Duration) error {
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	c := exec.CommandContext(ctx, "sh", "-c", cmd)
+	c.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	c.Cancel = func() error { return syscall.Kill(-c.Process.Pid, syscall.SIGKILL) }
+	c.WaitDelay = time.Second
+	out, err := c.CombinedOutput()
+	if err != nil {
+		msg := strings.TrimSpace(string(out))
+		if i := strings.IndexByte(msg, '\n'); i >= 0 {
+			msg = msg[:i]
+		}
+		if errors.Is(ctx.Err(), context.DeadlineExceeded) {
+			return fmt.Errorf("%q did not finish within %s", cmd, timeout)
+		}
+		if msg != "" {
+			return fmt.Errorf("%q failed (%v): %s", cmd, err, msg)
+		}
+		return fmt.Errorf("%q failed: %v", cmd, err)
+	}
+	return nil
+}
