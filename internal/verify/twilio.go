@@ -55,19 +55,16 @@ func twilioURLs(r *message.Request, configured string) []string {
 	return []string{"https://" + host + r.Target, "http://" + host + r.Target}
 }
 
-// portVariants returns u as given, without its default port and with it,
-// as Twilio's libraries try all three.
+// portVariants returns u as given, without its port and, when it has none,
+// with its scheme's default port: Twilio's libraries accept all three because
+// Twilio itself has not always signed the URL the same way.
 func portVariants(u string) []string {
 	out := []string{u}
 	i := strings.Index(u, "://")
 	if i < 0 {
 		return out
 	}
-	scheme := strings.ToLower(u[:i])
-	def := map[string]string{"https": "443", "http": "80"}[scheme]
-	if def == "" {
-		return out
-	}
+	def := map[string]string{"https": "443", "http": "80"}[strings.ToLower(u[:i])]
 	rest := u[i+3:]
 	end := strings.IndexAny(rest, "/?#")
 	if end < 0 {
@@ -83,11 +80,10 @@ func portVariants(u string) []string {
 		host, port = hostport[:c], hostport[c+1:]
 	}
 	base := u[:i+3] + userinfo
-	switch port {
-	case "":
-		out = append(out, base+host+":"+def+tail)
-	case def:
+	if port != "" {
 		out = append(out, base+host+tail)
+	} else if def != "" {
+		out = append(out, base+host+":"+def+tail)
 	}
 	return out
 }
