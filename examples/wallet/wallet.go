@@ -95,6 +95,9 @@ type Options struct {
 	EmailURL string
 	// Log receives one line per delivery (nil: discarded).
 	Log io.Writer
+	// OnListen, when set, is called by Serve and ServeListener with the
+	// address once the handler is ready and connections are accepted.
+	OnListen func(addr string)
 }
 
 // IsVariant reports whether name is a known variant.
@@ -166,26 +169,39 @@ func (h *handler) Close() error {
 
 // Serve runs the variant on listen (host:port) until ctx is cancelled, then
 // shuts down gracefully: in-flight deliveries finish, background work is
-// waited for, the database is closed.
+// waited for, the database is closed. The database is opened before the
+// address is bound, so when Options.OnListen is called the handler is ready.
 func Serve(ctx context.Context, opts Options, listen string) error {
+	h, closer, err := Handler(opts)
+	if err != nil {
+		return err
+	}
 	ln, err := net.Listen("tcp", listen)
 	if err != nil {
+		closer.Close()
 		return fmt.Errorf("listen on %s: %w", listen, err)
 	}
-	return ServeListener(ctx, opts, ln)
+	return serve(ctx, opts, ln, h, closer)
 }
 
-// ServeListener is Serve on a listener the caller opened (so it can print
-// the address before serving). It closes ln.
+// ServeListener is Serve on a listener the caller opened. It closes ln.
 func ServeListener(ctx context.Context, opts Options, ln net.Listener) error {
 	h, closer, err := Handler(opts)
 	if err != nil {
 		ln.Close()
 		return err
 	}
+	return serve(ctx, opts, ln, h, closer)
+}
+
+func serve(ctx context.Context, opts Options, ln net.Listener, h http.Handler, closer io.Closer) error {
 	srv := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second}
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()
+	if opts.OnListen != nil {
+		opts.OnListen(ln.Addr().String())
+	}
+	var err error
 	select {
 	case err = <-errc:
 	case <-ctx.Done():
