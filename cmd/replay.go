@@ -1,11 +1,486 @@
 package cmd
 
-import "github.com/spf13/cobra"
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/url"
+	"os"
+	"strconv"
+	"strings"
+	"time"
 
-// PLACEHOLDER: replaced by the owner of this command.
-type replayOptions struct{}
+	"github.com/fatih/color"
+	"github.com/spf13/cobra"
+
+	"github.com/hookreplay/hookreplay/internal/iostreams"
+	"github.com/hookreplay/hookreplay/internal/message"
+	"github.com/hookreplay/hookreplay/internal/replay"
+	"github.com/hookreplay/hookreplay/internal/store"
+)
+
+type replayOptions struct {
+	IO    *iostreams.IO
+	Store func() (*store.Store, error)
+
+	IDs          []int64
+	Last         bool
+	EventIDs     []string
+	To           string
+	N            int
+	Concurrency  int
+	Order        string
+	Seed         int64
+	Secret       string
+	SecretEnv    string
+	Raw          bool
+	LoseResponse int
+	LoseEarly    bool
+	Schedule     string
+	Speedup      float64
+	Timeout      time.Duration
+	JSON         bool
+	SetHeaders   []string
+	DropHeaders  []string
+	BodyFile     string
+	JSONSet      []string
+	Edit         bool
+
+	target *url.URL
+	edits  replay.Edits
+}
 
 func newReplayCmd(f *factory, runF func(*replayOptions) error) *cobra.Command {
-	return &cobra.Command{Use: "replay", Short: "(not built yet)", Hidden: true,
-		RunE: func(*cobra.Command, []string) error { return usageErr("replay is not built yet") }}
+	o := &replayOptions{IO: f.IO, Store: f.Store}
+	cmd := &cobra.Command{
+		Use:   "replay [ID...] --to URL",
+		Short: "Resend stored deliveries the way providers do: copies, bursts, lost answers, retries",
+		Long: `Replay sends copies of captured deliveries to --to and records every attempt
+(see 'hookreplay runs'). Each copy is rebuilt from the stored request: same
+method, headers in their stored order and case, byte-identical body; only Host
+and the request-target change. The request goes to the stored path and query
+when --to has no path (http://localhost:3000), else to --to's path (with --to's
+query, or the stored one). --raw sends the exact stored wire bytes instead,
+rewriting only the Host header when the host differs.
+
+With --secret every copy is re-signed with a fresh timestamp; without it the
+original signature is kept (and you are warned when it is older than the
+provider's tolerance).
+
+Orders: seq sends copies one after another (--concurrency N at a time);
+burst opens every connection, writes every copy but its last byte and then
+releases all last bytes together (the spread between the first and last
+complete request is reported); shuffle mixes all copies of all deliveries in a
+random order reproducible with --seed; reverse sends deliveries newest-given
+first.
+
+Exit status: 0 when the run completed (whatever the handler answered), 2 for
+usage errors or when no copy could connect at all, 130 when interrupted.`,
+		Example: `  hookreplay replay 42 --to http://localhost:3000/webhooks/stripe -n 10
+  hookreplay replay --last --to http://localhost:3000 -n 20 --order burst --secret-env STRIPE_WEBHOOK_SECRET
+  hookreplay replay 41 42 43 --to http://localhost:3000 -n 3 --order shuffle --seed 7
+  hookreplay replay 42 --to http://localhost:3000 --lose-response 1 --schedule stripe --speedup 3600
+  hookreplay replay 42 --to http://localhost:3000 --json-set data.object.amount_paid=9900 --secret whsec_...
+  hookreplay replay --event-id evt_1PqR2s --to http://localhost:3000 --raw --json | jq .summary`,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			for _, a := range args {
+				id, err := replayParseID(a)
+				if err != nil {
+					return err
+				}
+				o.IDs = append(o.IDs, id)
+			}
+			if err := replayValidate(o, cmd); err != nil {
+				return err
+			}
+			if runF != nil {
+				return runF(o)
+			}
+			return replayRun(cmd.Context(), o)
+		},
+	}
+	fl := cmd.Flags()
+	fl.BoolVar(&o.Last, "last", false, "replay the newest captured delivery")
+	fl.StringArrayVar(&o.EventIDs, "event-id", nil, "replay the (oldest) capture of this provider event id (repeatable)")
+	fl.StringVar(&o.To, "to", "", "handler URL to send copies to (required), e.g. http://localhost:3000/webhooks")
+	fl.IntVarP(&o.N, "copies", "n", 1, "copies of each delivery")
+	fl.IntVar(&o.Concurrency, "concurrency", 1, "copies in flight at once (seq, shuffle, reverse)")
+	fl.StringVar(&o.Order, "order", "seq", "seq, burst, shuffle or reverse")
+	fl.Int64Var(&o.Seed, "seed", 0, "seed for --order shuffle (default: random, printed)")
+	fl.StringVar(&o.Secret, "secret", "", "provider signing secret: re-sign every copy with a fresh timestamp")
+	fl.StringVar(&o.SecretEnv, "secret-env", "", "read the signing secret from this environment variable")
+	fl.BoolVar(&o.Raw, "raw", false, "send the stored wire bytes unchanged (only Host rewritten when it differs)")
+	fl.IntVar(&o.LoseResponse, "lose-response", 0, "for the first K copies, hang up without reading the answer")
+	fl.BoolVar(&o.LoseEarly, "lose-early", false, "with --lose-response, hang up right after the request instead of once the answer arrived")
+	fl.StringVar(&o.Schedule, "schedule", "none", "after a non-2xx, lost or failed copy, retry on this provider's timetable: "+strings.Join(replay.ScheduleNames(), ", ")+" (twilio:N for N retries)")
+	fl.Float64Var(&o.Speedup, "speedup", 3600, "compress --schedule by this factor (3600: an hour passes in a second)")
+	fl.DurationVar(&o.Timeout, "timeout", 30*time.Second, "per copy: connect, send and wait for the answer")
+	fl.BoolVar(&o.JSON, "json", false, "print the run (attempts and summary) as one JSON document")
+	fl.StringArrayVar(&o.SetHeaders, "set-header", nil, "set a header on every copy, 'Name: value' (repeatable)")
+	fl.StringArrayVar(&o.DropHeaders, "drop-header", nil, "remove a header from every copy (repeatable)")
+	fl.StringVar(&o.BodyFile, "body-file", "", "replace the body with this file's bytes")
+	fl.StringArrayVar(&o.JSONSet, "json-set", nil, "set a JSON field, path=value (e.g. data.object.amount_paid=9900; repeatable)")
+	fl.BoolVar(&o.Edit, "edit", false, "edit each request in $EDITOR before replaying it")
+	return cmd
+}
+
+// replayParseID reads a delivery or run id ("42" or "#42").
+func replayParseID(s string) (int64, error) {
+	id, err := strconv.ParseInt(strings.TrimPrefix(strings.TrimSpace(s), "#"), 10, 64)
+	if err != nil || id <= 0 {
+		return 0, usageErr("%q is not a delivery id (want a positive number, see 'hookreplay list')", s)
+	}
+	return id, nil
+}
+
+// replayValidate catches usage errors before the store is opened.
+func replayValidate(o *replayOptions, cmd *cobra.Command) error {
+	if o.To == "" {
+		return usageErr("--to URL is required: where the handler listens, e.g. --to http://localhost:3000/webhooks")
+	}
+	u, err := url.Parse(o.To)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return usageErr("--to %q is not an http:// or https:// URL", o.To)
+	}
+	o.target = u
+	sources := 0
+	if len(o.IDs) > 0 {
+		sources++
+	}
+	if o.Last {
+		sources++
+	}
+	if len(o.EventIDs) > 0 {
+		sources++
+	}
+	switch {
+	case sources == 0:
+		return usageErr("which delivery? give an ID (see 'hookreplay list'), --last or --event-id E")
+	case sources > 1:
+		return usageErr("give delivery IDs, --last or --event-id, not several of them")
+	}
+	if o.N < 1 {
+		return usageErr("-n must be at least 1")
+	}
+	if o.Concurrency < 1 {
+		return usageErr("--concurrency must be at least 1")
+	}
+	if _, err := replay.ParseOrder(o.Order); err != nil {
+		return usageErr("--order: %v", err)
+	}
+	if cmd.Flags().Changed("seed") && o.Order != string(replay.OrderShuffle) {
+		return usageErr("--seed only applies to --order shuffle")
+	}
+	if _, err := replay.LookupSchedule(o.Schedule); err != nil {
+		return usageErr("--schedule: %v", err)
+	}
+	if o.Speedup <= 0 {
+		return usageErr("--speedup must be positive")
+	}
+	if o.Timeout <= 0 {
+		return usageErr("--timeout must be positive")
+	}
+	if o.LoseResponse < 0 {
+		return usageErr("--lose-response must not be negative")
+	}
+	if o.LoseEarly && o.LoseResponse == 0 {
+		return usageErr("--lose-early needs --lose-response K")
+	}
+	if o.SecretEnv != "" {
+		if o.Secret != "" {
+			return usageErr("give either --secret or --secret-env, not both")
+		}
+		o.Secret = os.Getenv(o.SecretEnv)
+		if o.Secret == "" {
+			return usageErr("--secret-env %s: the environment variable is not set or empty", o.SecretEnv)
+		}
+	}
+	for _, h := range o.SetHeaders {
+		hd, err := message.ParseHeaderLine(h)
+		if err != nil {
+			return usageErr("--set-header: %v", err)
+		}
+		o.edits.SetHeaders = append(o.edits.SetHeaders, hd)
+	}
+	o.edits.DropHeaders = o.DropHeaders
+	o.edits.JSONSet = o.JSONSet
+	for _, s := range o.JSONSet {
+		if p, _, ok := strings.Cut(s, "="); !ok || p == "" {
+			return usageErr("--json-set %q: want path=value, e.g. data.object.amount_paid=9900", s)
+		}
+	}
+	if o.BodyFile != "" {
+		b, err := os.ReadFile(o.BodyFile)
+		if err != nil {
+			return usageErr("--body-file: %v", err)
+		}
+		o.edits.Body, o.edits.BodyFile = b, o.BodyFile
+	}
+	if o.Raw && (!o.edits.Empty() || o.Edit) {
+		return usageErr("--raw sends the stored bytes unchanged; drop --raw to edit copies")
+	}
+	if o.Raw && o.Secret != "" {
+		return usageErr("--raw sends the stored bytes unchanged; drop --raw to re-sign copies with --secret")
+	}
+	if o.Edit && o.JSON {
+		return usageErr("--edit is interactive; it cannot be combined with --json")
+	}
+	return nil
+}
+
+// replayDeliveries loads what the user named.
+func replayDeliveries(ctx context.Context, o *replayOptions, st *store.Store) ([]*store.Delivery, error) {
+	var ds []*store.Delivery
+	switch {
+	case o.Last:
+		d, err := st.LastDelivery(ctx)
+		if errors.Is(err, store.ErrNotFound) {
+			return nil, usageErr("no deliveries captured yet in %s (start with 'hookreplay capture')", st.Path())
+		}
+		if err != nil {
+			return nil, setupErr("%v", err)
+		}
+		ds = append(ds, d)
+	case len(o.EventIDs) > 0:
+		for _, e := range o.EventIDs {
+			found, err := st.ListDeliveries(ctx, store.Filter{EventID: e, Oldest: true, Limit: 1})
+			if err != nil {
+				return nil, setupErr("%v", err)
+			}
+			if len(found) == 0 {
+				return nil, usageErr("no captured delivery has event id %q (see 'hookreplay list')", e)
+			}
+			ds = append(ds, found[0])
+		}
+	default:
+		for _, id := range o.IDs {
+			d, err := st.GetDelivery(ctx, id)
+			if errors.Is(err, store.ErrNotFound) {
+				return nil, usageErr("no delivery %d (see 'hookreplay list')", id)
+			}
+			if err != nil {
+				return nil, setupErr("%v", err)
+			}
+			ds = append(ds, d)
+		}
+	}
+	return ds, nil
+}
+
+func replayRun(ctx context.Context, o *replayOptions) error {
+	if ctx == nil {
+		ctx = context.Background()
+	}
+	st, err := o.Store()
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	ds, err := replayDeliveries(ctx, o, st)
+	if err != nil {
+		return err
+	}
+	plan := replay.Plan{
+		Deliveries:   ds,
+		Target:       replay.Target{URL: o.target, Timeout: o.Timeout},
+		Copies:       o.N,
+		Order:        replay.Order(o.Order),
+		Seed:         o.Seed,
+		Concurrency:  o.Concurrency,
+		LoseResponse: o.LoseResponse,
+		LoseEarly:    o.LoseEarly,
+		Schedule:     o.Schedule,
+		Speedup:      o.Speedup,
+		Edits:        o.edits,
+		Secret:       o.Secret,
+		Raw:          o.Raw,
+	}
+	if o.Edit {
+		plan.Overrides = map[int64]replay.Override{}
+		for _, d := range ds {
+			req, desc, err := replay.EditInEditor(d.Request(), o.IO.In, o.IO.Out, o.IO.ErrOut)
+			if err != nil {
+				return usageErr("delivery %d: %v", d.ID, err)
+			}
+			if desc != "" {
+				plan.Overrides[d.ID] = replay.Override{Req: req, Desc: desc}
+			}
+		}
+	}
+	job, err := replay.Prepare(plan)
+	if err != nil {
+		return usageErr("%v", err)
+	}
+	for _, w := range job.Warnings {
+		fmt.Fprintln(o.IO.ErrOut, o.IO.Color(color.FgYellow)("warning: ")+w)
+	}
+	live := replayLive(o, job)
+	rec, err := replay.Execute(ctx, st, job, "replay", replay.PlanOptions(job.Plan()), live)
+	if live != nil {
+		live.done()
+	}
+	if err != nil {
+		return setupErr("%v", err)
+	}
+	if o.JSON {
+		if err := writeReplayJSON(o, rec, job); err != nil {
+			return err
+		}
+	} else {
+		w := o.IO.Out
+		fmt.Fprintln(w)
+		replay.WriteSummary(w, o.IO, rec.Summary)
+		fmt.Fprintf(w, "  recorded as run %d: hookreplay runs show %d\n", rec.Run.ID, rec.Run.ID)
+		if job.Plan().Order == replay.OrderShuffle {
+			fmt.Fprintf(w, "  repeat this order with --seed %d\n", job.Seed)
+		}
+	}
+	sum := rec.Summary
+	if rec.Result.Interrupted {
+		return &ExitError{Code: 130, Msg: "interrupted"}
+	}
+	if sum.Attempts > 0 && sum.Connected == 0 {
+		first := ""
+		for k := range sum.ErrorKinds {
+			first = k
+			break
+		}
+		return setupErr("no copy could reach %s (%s); is the handler running?", o.To, first)
+	}
+	return nil
+}
+
+// liveSink prints a line per attempt, or a progress line on a terminal when
+// many attempts are planned (lines for non-2xx and errors are still printed).
+type liveSink struct {
+	o        *replayOptions
+	multi    bool
+	progress bool
+	planned  int
+	seen     int
+	counts   map[string]int
+}
+
+func replayLive(o *replayOptions, job *replay.Job) *liveSink {
+	if o.JSON {
+		return nil
+	}
+	p := job.Plan()
+	l := &liveSink{o: o, multi: len(p.Deliveries) > 1, planned: job.Planned(), counts: map[string]int{},
+		progress: o.IO.IsTerminal() && job.Planned() > 50}
+	w := o.IO.Out
+	ids := make([]string, len(p.Deliveries))
+	for i, d := range p.Deliveries {
+		ids[i] = fmt.Sprintf("%d", d.ID)
+		if d.EventType != "" || d.EventID != "" {
+			ids[i] += fmt.Sprintf(" (%s %s %s)", d.Provider, d.EventType, d.EventID)
+		}
+	}
+	fmt.Fprintf(w, "replaying delivery %s → %s\n", strings.Join(ids, ", "), o.To)
+	extra := ""
+	if p.Order == replay.OrderShuffle {
+		extra = fmt.Sprintf(", seed %d", job.Seed)
+	}
+	if p.Secret != "" {
+		extra += ", re-signed"
+	}
+	if p.Raw {
+		extra += ", raw bytes"
+	}
+	if p.LoseResponse > 0 {
+		extra += fmt.Sprintf(", first %d answers lost", p.LoseResponse)
+	}
+	fmt.Fprintf(w, "  %s%s\n", job.Describe(), extra)
+	if s := job.Schedule(); len(s.Retries) > 0 {
+		fmt.Fprintf(w, "  retries on the %s timetable (%d attempts up to %s real time, ×%g faster); source: %s\n",
+			s.Name, s.Attempts(), replay.FormatStandsFor(s.Retries[len(s.Retries)-1]), p.Speedup, s.Source)
+	}
+	return l
+}
+
+func (l *liveSink) Attempt(_ context.Context, a *store.Attempt) error {
+	l.seen++
+	class := "error"
+	switch {
+	case a.Status != 0:
+		class = fmt.Sprintf("%dxx", a.Status/100)
+	case a.Lost && a.Err == "":
+		class = "lost"
+	}
+	l.counts[class]++
+	w := l.o.IO.Out
+	if !l.progress {
+		fmt.Fprintln(w, replay.AttemptLine(l.o.IO, *a, l.multi))
+		return nil
+	}
+	if class != "2xx" && class != "lost" {
+		fmt.Fprint(w, "\r\033[K")
+		fmt.Fprintln(w, replay.AttemptLine(l.o.IO, *a, l.multi))
+	}
+	fmt.Fprint(w, "\r\033[K"+l.bar())
+	return nil
+}
+
+func (l *liveSink) bar() string {
+	const width = 30
+	total := max(l.planned, l.seen)
+	filled := width * l.seen / total
+	var parts []string
+	for _, k := range []string{"2xx", "3xx", "4xx", "5xx", "lost", "error"} {
+		if n := l.counts[k]; n > 0 {
+			parts = append(parts, fmt.Sprintf("%s %d", k, n))
+		}
+	}
+	return fmt.Sprintf("[%s%s] %d/%d  %s", strings.Repeat("█", filled), strings.Repeat("░", width-filled), l.seen, total, strings.Join(parts, " · "))
+}
+
+func (l *liveSink) done() {
+	if l.progress {
+		fmt.Fprintln(l.o.IO.Out)
+	}
+}
+
+// replayJSON is the --json document.
+type replayJSON struct {
+	Run      replayRunJSON   `json:"run"`
+	Warnings []string        `json:"warnings"`
+	Attempts []store.Attempt `json:"attempts"`
+	Summary  replay.Summary  `json:"summary"`
+}
+
+type replayRunJSON struct {
+	ID         int64          `json:"id"`
+	Kind       string         `json:"kind"`
+	Target     string         `json:"target"`
+	Seed       int64          `json:"seed"`
+	StartedAt  time.Time      `json:"started_at"`
+	FinishedAt time.Time      `json:"finished_at"`
+	Verdict    string         `json:"verdict"`
+	Options    map[string]any `json:"options"`
+}
+
+func writeReplayJSON(o *replayOptions, rec *replay.Recorded, job *replay.Job) error {
+	st, err := o.Store()
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	as, err := st.ListAttempts(context.Background(), rec.Run.ID)
+	if err != nil {
+		return setupErr("%v", err)
+	}
+	doc := replayJSON{
+		Run: replayRunJSON{ID: rec.Run.ID, Kind: rec.Run.Kind, Target: rec.Run.Target, Seed: rec.Run.Seed,
+			StartedAt: rec.Run.StartedAt, FinishedAt: rec.Run.FinishedAt, Verdict: rec.Run.Verdict, Options: rec.Run.Options},
+		Warnings: append([]string{}, job.Warnings...),
+		Attempts: []store.Attempt{},
+		Summary:  rec.Summary,
+	}
+	for _, a := range as {
+		doc.Attempts = append(doc.Attempts, *a)
+	}
+	enc := json.NewEncoder(o.IO.Out)
+	enc.SetIndent("", "  ")
+	return enc.Encode(doc)
 }

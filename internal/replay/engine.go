@@ -263,7 +263,7 @@ func Prepare(p Plan) (*Job, error) {
 	}
 	j.Seed = p.Seed
 	if j.plan.Order == OrderShuffle && j.Seed == 0 {
-		j.Seed = rand.Int64N(1<<53) + 1
+		j.Seed = rand.Int64N(1_000_000) + 1 // short enough to type back
 	}
 	j.plan.Seed = j.Seed
 	j.items = dispatchOrder(len(j.ds), j.plan.Copies, j.plan.Order, j.Seed)

@@ -7,6 +7,7 @@ import (
 	"math"
 	"slices"
 	"sort"
+	"strings"
 	"time"
 
 	"github.com/hookreplay/hookreplay/internal/store"
@@ -119,7 +120,7 @@ func Summarize(res *Result, deliveries []*store.Delivery) Summary {
 						Status: a.Status, Body: clip(a.ResponseBody)})
 				}
 			}
-			if d := captured[id]; d != nil && d.ResponseStatus != 0 &&
+			if d := captured[id]; d != nil && capturedFromHandler(d) &&
 				!sameAnswer(a.Status, a.ResponseBody, d.ResponseStatus, d.ResponseBody) {
 				s.Differences = append(s.Differences, Difference{DeliveryID: id, Copy: a.Copy, Against: "capture",
 					RefStatus: d.ResponseStatus, RefBody: clip(d.ResponseBody), Status: a.Status, Body: clip(a.ResponseBody)})
@@ -127,6 +128,21 @@ func Summarize(res *Result, deliveries []*store.Delivery) Summary {
 		}
 	}
 	return s
+}
+
+// capturedFromHandler reports whether d's stored answer is the handler's
+// (capture ran with --forward and reached it). Without --forward capture
+// answers by itself (status only, no body, Content-Type its one header), and
+// a failed forward has ForwardError: neither says anything about the handler.
+func capturedFromHandler(d *store.Delivery) bool {
+	if d.ResponseStatus == 0 || d.ForwardError != "" {
+		return false
+	}
+	if d.ResponseBody != nil {
+		return true
+	}
+	own := len(d.ResponseHeaders) == 1 && strings.EqualFold(d.ResponseHeaders[0].Name, "Content-Type")
+	return !own && len(d.ResponseHeaders) > 0
 }
 
 // percentile is the nearest-rank percentile of sorted durations.
