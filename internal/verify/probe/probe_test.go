@@ -431,7 +431,7 @@ func TestSink(t *testing.T) {
 	}
 	defer s.Close()
 	p := s.Probe()
-	if !strings.HasPrefix(p.Name(), "sink 127.0.0.1:") {
+	if !strings.HasPrefix(p.Name(), "sink: 127.0.0.1:") {
 		t.Errorf("name %q", p.Name())
 	}
 	v, err := p.Read(ctx)

@@ -123,7 +123,7 @@ func (s *Sink) Probe() Probe { return &sinkProbe{s: s} }
 
 type sinkProbe struct{ s *Sink }
 
-func (p *sinkProbe) Name() string { return "sink " + p.s.Addr() }
+func (p *sinkProbe) Name() string { return "sink: " + p.s.Addr() }
 
 func (p *sinkProbe) Read(ctx context.Context) (Value, error) {
 	if err := ctx.Err(); err != nil {
