@@ -415,3 +415,59 @@ func TestCheckFromFile(t *testing.T) {
 		t.Fatalf("summary is not the report: %v", err)
 	}
 }
+
+// The crash phase, with --serve running a wallet variant as its own process:
+// claimfirst (claim committed before the credit) loses the event; fixed
+// (claim and credit in one transaction) does not.
+func TestCheckCrashPhase(t *testing.T) {
+	for _, tc := range []struct {
+		variant string
+		code    int
+		status  report.Status
+	}{{wallet.ClaimFirst, 1, report.Fail}, {wallet.Fixed, 0, report.Pass}} {
+		t.Run(tc.variant, func(t *testing.T) {
+			db := filepath.Join(t.TempDir(), "h.db")
+			id := checkStripeDelivery(t, db)
+			addr := freeAddr(t)
+			walletDB := filepath.Join(t.TempDir(), "wallet.db")
+			serve := fmt.Sprintf("exec %s demo serve %s --listen %s --db %s --secret %s --quiet", binPath, tc.variant, addr, walletDB, checkSecret)
+			r, c := checkRunJSON(t, db, "--to", "http://"+addr+"/webhooks/stripe", "--probe-sql", checkBalanceSQL,
+				"--dsn", "sqlite:"+walletDB, "--secret", checkSecret, "--settle", "100ms", "--phases", "first,crash",
+				"--serve", serve, fmt.Sprint(id))
+			if r.Code != tc.code || c == nil {
+				t.Fatalf("%s crash: want exit %d, got %d\n%s\n%s", tc.variant, tc.code, r.Code, r.Stdout, r.Stderr)
+			}
+			cr := checkPhase(t, c, "crash")
+			if cr.Status != tc.status {
+				t.Fatalf("%s crash: %s\n%s", tc.variant, cr.Status, checkDump(c))
+			}
+			if tc.status == report.Fail && !strings.Contains(cr.Violations[0].Message, "lost") {
+				t.Fatalf("claimfirst: the violation should say the work was lost: %+v", cr.Violations[0])
+			}
+			// --serve always stops the handler.
+			waitClosed(t, addr)
+		})
+	}
+	// A --serve command that never listens: exit 2 with its output shown.
+	db := filepath.Join(t.TempDir(), "h.db")
+	id := checkStripeDelivery(t, db)
+	addr := freeAddr(t)
+	r := runBin(t, db, nil, "check", fmt.Sprint(id), "--to", "http://"+addr+"/", "--probe-cmd", "echo 1",
+		"--serve", "echo handler-failed-to-start; exit 4", "-q")
+	if r.Code != 2 || !strings.Contains(r.Stderr, "handler-failed-to-start") {
+		t.Fatalf("failing --serve: %+v", r)
+	}
+}
+
+func waitClosed(t *testing.T, addr string) {
+	t.Helper()
+	for i := 0; i < 100; i++ {
+		c, err := net.DialTimeout("tcp", addr, 100*time.Millisecond)
+		if err != nil {
+			return
+		}
+		c.Close()
+		time.Sleep(20 * time.Millisecond)
+	}
+	t.Fatalf("the --serve handler still listens on %s after check returned", addr)
+}

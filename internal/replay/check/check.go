@@ -724,6 +724,8 @@ func (r *runner) dups(ctx context.Context, d *Delivery, fr *firstResult) (*repor
 	}
 	prev := fr.after
 	changedCopies, badStatus := 0, 0
+	reported := map[string]bool{}
+	var changedList []string
 	for i := 2; i <= r.o.N; i++ {
 		req := r.sameIdentity(d, fr.req)
 		a := r.send(ctx, req, replay.SendOptions{})
@@ -743,6 +745,10 @@ func (r *runner) dups(ctx context.Context, d *Delivery, fr *firstResult) (*repor
 				continue
 			}
 			changed = true
+			if reported[name] {
+				continue // the first copy that changed a probe is the one to show; the message counts the rest
+			}
+			reported[name] = true
 			ph.Violations = append(ph.Violations, report.Violation{Copy: i, EventID: fr.eventID, Probe: name,
 				Before: prev.vals[k].String(), After: cur.vals[k].String(), Want: fr.after.vals[k].String(),
 				Message: fmt.Sprintf("copy %d (same event id %s) changed %s from %s to %s (want %s, its value after the first copy)",
@@ -750,8 +756,11 @@ func (r *runner) dups(ctx context.Context, d *Delivery, fr *firstResult) (*repor
 		}
 		if changed {
 			changedCopies++
+			changedList = append(changedList, fmt.Sprint(i))
 		}
 		switch {
+		case badStatus > 0 && (a.Err != "" || !is2xx(a.Status)):
+			badStatus++ // shown once; the message counts them
 		case a.Err != "":
 			badStatus++
 			ph.Violations = append(ph.Violations, report.Violation{Copy: i, EventID: fr.eventID,
@@ -774,7 +783,7 @@ func (r *runner) dups(ctx context.Context, d *Delivery, fr *firstResult) (*repor
 	ph.Status = report.Fail
 	var parts []string
 	if changedCopies > 0 {
-		parts = append(parts, fmt.Sprintf("%d of %d duplicates did the work again", changedCopies, n))
+		parts = append(parts, fmt.Sprintf("%d of %d duplicates did the work again (copies %s)", changedCopies, n, strings.Join(changedList, ", ")))
 		for k, name := range r.c.Probes {
 			if !prev.vals[k].Equal(fr.after.vals[k]) {
 				parts = append(parts, fmt.Sprintf("%s ended at %s (want %s)", name, prev.vals[k], fr.after.vals[k]))
