@@ -208,7 +208,7 @@ func TestHTTPProbe(t *testing.T) {
 
 // sqliteDB creates a WAL SQLite file loaded with testdata/wallets.sql, as a
 // handler would, and returns its path and an open writer connection.
-func sqliteDB(t *testing.T) (string, *sql.DB) {
+func sqliteDB(t testing.TB) (string, *sql.DB) {
 	t.Helper()
 	path := filepath.Join(t.TempDir(), "handler.db")
 	db, err := sql.Open("sqlite", "file:"+path+"?_pragma=journal_mode(WAL)&_pragma=busy_timeout(5000)")
