@@ -316,7 +316,11 @@ func replayRun(ctx context.Context, o *replayOptions) error {
 		fmt.Fprintln(o.IO.ErrOut, o.IO.Color(color.FgYellow)("warning: ")+w)
 	}
 	live := replayLive(o, job)
-	rec, err := replay.Execute(ctx, st, job, "replay", replay.PlanOptions(job.Plan()), live)
+	var also replay.AttemptSink
+	if live != nil {
+		also = live
+	}
+	rec, err := replay.Execute(ctx, st, job, "replay", replay.PlanOptions(job.Plan()), also)
 	if live != nil {
 		live.done()
 	}
