@@ -170,17 +170,19 @@ func valueText(v string) string {
 	return truncate(oneLine(v), 120)
 }
 
-// violationWhere says which copy did it: "copy 2 (event evt_1)".
+// violationWhere says which copy did it: "copy 2 (event evt_1)", leaving out
+// what the message already says.
 func violationWhere(v Violation) string {
+	msg := strings.ToLower(v.Message)
 	var s string
-	if v.Copy > 0 {
+	if v.Copy > 0 && !strings.HasPrefix(msg, fmt.Sprintf("copy %d", v.Copy)) {
 		s = fmt.Sprintf("copy %d", v.Copy)
 	}
-	if v.EventID != "" {
+	if v.EventID != "" && !strings.Contains(v.Message, v.EventID) {
 		if s != "" {
-			s += " "
+			return s + " (event " + oneLine(v.EventID) + ")"
 		}
-		s += "(event " + oneLine(v.EventID) + ")"
+		return "event " + oneLine(v.EventID)
 	}
 	return s
 }

@@ -111,7 +111,7 @@ func TestTextContents(t *testing.T) {
 		"✗ dups", "copy 2 (event evt_1QnaiveA): $50 invoice credited $100",
 		"probe sql: SELECT balance FROM wallets WHERE id = 1: before 5000, after 10000, want 5000",
 		"fix: claim the event id first", "fix: answer duplicates with 2xx", "fix: verify the signature",
-		"! latency", "– burst", "the sink saw 3 calls", "FAIL", "exit 1:",
+		"            ✗ copy 3 (same event id evt_1QnaiveA) called the sink again", "! latency", "– burst", "the sink saw 3 calls", "FAIL", "exit 1:",
 	} {
 		if !strings.Contains(out, want) {
 			t.Errorf("text report lacks %q:\n%s", want, out)
