@@ -1,11 +1,240 @@
 package cmd
 
-import "github.com/spf13/cobra"
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/url"
+	"strings"
+	"text/tabwriter"
+	"time"
 
-// PLACEHOLDER: replaced by the owner of this command.
-type sendOptions struct{}
+	"github.com/spf13/cobra"
+
+	"github.com/hookreplay/hookreplay/internal/iostreams"
+	"github.com/hookreplay/hookreplay/internal/message"
+	"github.com/hookreplay/hookreplay/internal/replay"
+	"github.com/hookreplay/hookreplay/internal/store"
+	"github.com/hookreplay/hookreplay/internal/verify"
+)
+
+type sendOptions struct {
+	IO *iostreams.IO
+	// Send delivers one request (replay.Send; tests may swap it).
+	Send func(ctx context.Context, t replay.Target, req *message.Request) store.Attempt
+
+	Provider  string
+	Event     string
+	To        string
+	Via       string
+	Secret    string // from --secret or --secret-env; never stored or printed
+	SecretEnv string
+	Timeout   time.Duration
+	List      bool
+	JSON      bool
+}
 
 func newSendCmd(f *factory, runF func(*sendOptions) error) *cobra.Command {
-	return &cobra.Command{Use: "send", Short: "(not built yet)", Hidden: true,
-		RunE: func(*cobra.Command, []string) error { return usageErr("send is not built yet") }}
+	o := &sendOptions{IO: f.IO, Send: func(ctx context.Context, t replay.Target, req *message.Request) store.Attempt {
+		return replay.Send(ctx, t, req, replay.SendOptions{})
+	}}
+	cmd := &cobra.Command{
+		Use:   "send",
+		Short: "Send a realistic signed test delivery to a handler",
+		Long: `Send one realistic delivery of a provider's event to your handler, signed
+with your secret exactly as the provider would: the provider's headers and
+User-Agent, a fresh unique event id on every send, the timestamp and
+signature of now. 'hookreplay send --list' shows the sample events.
+
+--to is the handler URL the provider is configured with (Twilio signs it).
+--via CAPTURE_URL sends the delivery to a running 'hookreplay capture'
+instead, so that it is stored; capture answers it, or forwards it when it was
+started with --forward. The request keeps the path and query of --to unless
+CAPTURE_URL has a path of its own, and capture appends that path to its
+--forward URL: start capture with '--forward http://localhost:3000' (no
+path) to have a delivery for http://localhost:3000/webhooks/stripe arrive
+there.
+
+Exit status: 0 the handler answered 2xx, 1 it answered something else,
+2 usage error or the handler could not be reached.`,
+		Example: `  hookreplay send --list
+  hookreplay send --provider stripe --event invoice.paid --to http://localhost:3000/webhooks/stripe --secret-env STRIPE_WEBHOOK_SECRET
+
+  # through capture, so the delivery is stored and can be replayed
+  hookreplay capture --listen 127.0.0.1:9000 --forward http://localhost:3000 &
+  hookreplay send --provider github --event push --secret s3cr3t \
+    --to http://localhost:3000/webhooks/github --via http://127.0.0.1:9000`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if o.List {
+				if runF != nil {
+					return runF(o)
+				}
+				return sendList(o)
+			}
+			if err := sendValidate(o); err != nil {
+				return err
+			}
+			if runF != nil {
+				return runF(o)
+			}
+			return sendRun(cmd.Context(), o)
+		},
+	}
+	cmd.Flags().StringVar(&o.Provider, "provider", "", "provider: stripe, github, shopify, slack, twilio, standard, svix (inferred from --event when unique)")
+	cmd.Flags().StringVar(&o.Event, "event", "", "sample event to send, e.g. invoice.paid (see --list)")
+	cmd.Flags().StringVar(&o.To, "to", "", "handler URL the provider is configured with, e.g. http://localhost:3000/webhooks/stripe")
+	cmd.Flags().StringVar(&o.Via, "via", "", "URL of a running 'hookreplay capture' to send through (it stores the delivery)")
+	cmd.Flags().StringVar(&o.Secret, "secret", "", "signing secret (prefer --secret-env)")
+	cmd.Flags().StringVar(&o.SecretEnv, "secret-env", "", "name of the environment variable holding the signing secret")
+	cmd.Flags().DurationVar(&o.Timeout, "timeout", 10*time.Second, "how long to wait for the answer")
+	cmd.Flags().BoolVar(&o.List, "list", false, "list the sample events and exit")
+	cmd.Flags().BoolVar(&o.JSON, "json", false, "print the result (or --list) as JSON")
+	return cmd
+}
+
+func sendValidate(o *sendOptions) error {
+	if o.Event == "" {
+		return usageErr("--event is required (see 'hookreplay send --list')")
+	}
+	if o.Provider == "" {
+		var match []string
+		for _, fx := range verify.Fixtures() {
+			if fx.Event == o.Event {
+				match = append(match, fx.Provider)
+			}
+		}
+		switch len(match) {
+		case 0:
+			return usageErr("no sample event %q (see 'hookreplay send --list')", o.Event)
+		case 1:
+			o.Provider = match[0]
+		default:
+			return usageErr("event %q exists for %s: pass --provider", o.Event, strings.Join(match, ", "))
+		}
+	}
+	o.Provider = strings.ToLower(o.Provider)
+	if !verify.KnownProvider(o.Provider) {
+		return usageErr("unknown provider %q (known: %s)", o.Provider, strings.Join(verify.Providers, ", "))
+	}
+	if o.To == "" && o.Via == "" {
+		return usageErr("--to URL is required (the handler the provider is configured with)")
+	}
+	for _, u := range []struct{ flag, val string }{{"--to", o.To}, {"--via", o.Via}} {
+		if u.val == "" {
+			continue
+		}
+		p, err := url.Parse(u.val)
+		if err != nil || p.Host == "" || (p.Scheme != "http" && p.Scheme != "https") {
+			return usageErr("%s %q is not an http(s) URL like http://localhost:3000/webhooks", u.flag, u.val)
+		}
+	}
+	if o.Timeout <= 0 {
+		return usageErr("--timeout must be positive")
+	}
+	secret, err := signingSecret(o.Secret, o.SecretEnv)
+	if err != nil {
+		return err
+	}
+	o.Secret = secret
+	return nil
+}
+
+type sendListItem struct {
+	Provider string `json:"provider"`
+	Event    string `json:"event"`
+	Summary  string `json:"summary"`
+}
+
+func sendList(o *sendOptions) error {
+	fx := verify.Fixtures()
+	if o.JSON {
+		items := make([]sendListItem, len(fx))
+		for i, f := range fx {
+			items[i] = sendListItem{f.Provider, f.Event, f.Summary}
+		}
+		enc := json.NewEncoder(o.IO.Out)
+		enc.SetIndent("", "  ")
+		return enc.Encode(items)
+	}
+	tw := tabwriter.NewWriter(o.IO.Out, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "PROVIDER\tEVENT\tSAMPLE")
+	for _, f := range fx {
+		fmt.Fprintf(tw, "%s\t%s\t%s\n", f.Provider, f.Event, f.Summary)
+	}
+	return tw.Flush()
+}
+
+type sendJSON struct {
+	Provider  string `json:"provider"`
+	Event     string `json:"event"`
+	EventID   string `json:"event_id"`
+	To        string `json:"to"`
+	Via       string `json:"via,omitempty"`
+	SentTo    string `json:"sent_to"`
+	Status    int    `json:"status"`
+	LatencyMS int64  `json:"latency_ms"`
+	Error     string `json:"error,omitempty"`
+}
+
+func sendRun(ctx context.Context, o *sendOptions) error {
+	to := o.To
+	if to == "" {
+		to = o.Via
+	}
+	req, err := verify.BuildDeliveryTo(o.Provider, o.Event, o.Secret, to, time.Now())
+	if err != nil {
+		return usageErr("%v", err)
+	}
+	dest := to
+	if o.Via != "" {
+		dest = o.Via
+	}
+	u, _ := url.Parse(dest)
+	a := o.Send(ctx, replay.Target{URL: u, Timeout: o.Timeout}, req)
+	id := verify.IdentityFor(o.Provider, req)
+	sentTo := replay.FullURL(u, req.Target)
+	if o.JSON {
+		j := sendJSON{Provider: o.Provider, Event: o.Event, EventID: id.EventID, To: o.To, Via: o.Via, SentTo: sentTo,
+			Status: a.Status, LatencyMS: a.Latency.Milliseconds(), Error: a.Err}
+		enc := json.NewEncoder(o.IO.Out)
+		enc.SetIndent("", "  ")
+		if err := enc.Encode(j); err != nil {
+			return setupErr("write: %v", err)
+		}
+		switch {
+		case a.Err != "" && a.Status == 0:
+			return silentExit(2)
+		case a.Status < 200 || a.Status > 299:
+			return silentExit(1)
+		}
+		return nil
+	}
+	if a.Err != "" && a.Status == 0 {
+		return setupErr("send %s %s to %s: %s", o.Provider, o.Event, sentTo, a.Err)
+	}
+	via := ""
+	if o.Via != "" {
+		via = " via capture"
+	}
+	line := fmt.Sprintf("sent %s %s %s to %s%s: %d %s in %s", o.Provider, o.Event, id.EventID, sentTo, via,
+		a.Status, http.StatusText(a.Status), a.Latency.Round(100*time.Microsecond))
+	if a.Status < 200 || a.Status > 299 {
+		return failErr("%s%s", line, sendBodyHint(a.ResponseBody))
+	}
+	fmt.Fprintln(o.IO.Out, line)
+	return nil
+}
+
+// sendBodyHint is the start of a non-2xx answer's body, on one line.
+func sendBodyHint(b []byte) string {
+	s := strings.Join(strings.Fields(string(b)), " ")
+	if s == "" {
+		return ""
+	}
+	if len(s) > 120 {
+		s = s[:120] + "…"
+	}
+	return ": " + s
 }

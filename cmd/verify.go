@@ -1,11 +1,250 @@
 package cmd
 
-import "github.com/spf13/cobra"
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"time"
 
-// PLACEHOLDER: replaced by the owner of this command.
-type verifyOptions struct{}
+	"github.com/mattn/go-isatty"
+	"github.com/spf13/cobra"
+
+	"github.com/hookreplay/hookreplay/internal/capture"
+	"github.com/hookreplay/hookreplay/internal/iostreams"
+	"github.com/hookreplay/hookreplay/internal/message"
+	"github.com/hookreplay/hookreplay/internal/store"
+	"github.com/hookreplay/hookreplay/internal/verify"
+)
+
+type verifyOptions struct {
+	IO    *iostreams.IO
+	Store func() (*store.Store, error)
+
+	ID        int64 // 0: the request comes from stdin and --header
+	Provider  string
+	Secret    string // from --secret or --secret-env; never stored or printed
+	SecretEnv string
+	Tolerance time.Duration
+	URL       string
+	Headers   message.Headers // request headers for a stdin request
+	SigHeader string          // generic: the header carrying the signature
+	Algo      string
+	Encoding  string
+	Prefix    string
+	JSON      bool
+}
 
 func newVerifyCmd(f *factory, runF func(*verifyOptions) error) *cobra.Command {
-	return &cobra.Command{Use: "verify", Short: "(not built yet)", Hidden: true,
-		RunE: func(*cobra.Command, []string) error { return usageErr("verify is not built yet") }}
+	o := &verifyOptions{IO: f.IO, Store: f.Store}
+	var headers []string
+	cmd := &cobra.Command{
+		Use:   "verify [ID]",
+		Short: "Check a delivery's provider signature",
+		Long: `Check that a delivery is authentic: its signature header matches the body
+signed with your secret, and a timestamped signature (stripe, slack, standard,
+svix) is within the tolerance.
+
+With an ID, the stored delivery is checked and its timestamp is judged
+against the moment capture received it, not the wall clock, so a delivery
+captured last week still verifies. Without an ID, the request body is read
+from stdin and its headers come from --header 'Name: value' (the timestamp is
+judged against now).
+
+Providers: stripe, github, shopify, slack, twilio, standard, svix, generic.
+The provider is detected from the headers unless --provider is given.
+Twilio signs the full URL it was configured with: pass it with --url.
+The generic provider is an HMAC of the raw body in a header you name:
+--provider generic --header X-Signature [--algo sha256|sha1|sha512]
+[--encoding hex|base64] [--prefix sha256=].
+
+Exit status: 0 valid, 1 invalid (the reason is printed), 2 usage error.`,
+		Example: `  # a stored delivery (see 'hookreplay list')
+  hookreplay verify 42 --secret-env STRIPE_WEBHOOK_SECRET
+  valid (stripe, v1, signed 1s before capture)
+
+  # a request from a script
+  hookreplay verify --provider github --secret "$GH_SECRET" \
+    --header "X-Hub-Signature-256: sha256=757107ea..." < body.json
+
+  # a generic HMAC-SHA256 hex signature
+  hookreplay verify 7 --provider generic --header X-Signature --secret s3cr3t`,
+		Args: cobra.MaximumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if len(args) == 1 {
+				id, err := capture.ParseID(args[0])
+				if err != nil {
+					return usageErr("%v", err)
+				}
+				o.ID = id
+			}
+			if err := parseSigHeaders(headers, &o.Headers, &o.SigHeader); err != nil {
+				return err
+			}
+			if o.ID != 0 && len(o.Headers) > 0 {
+				return usageErr("--header 'Name: value' describes a request on stdin; it cannot be combined with a delivery ID")
+			}
+			secret, err := signingSecret(o.Secret, o.SecretEnv)
+			if err != nil {
+				return err
+			}
+			o.Secret = secret
+			if o.Provider != "" && !verify.KnownProvider(o.Provider) {
+				return usageErr("unknown provider %q (known: %s)", o.Provider, strings.Join(verify.Providers, ", "))
+			}
+			if o.Tolerance < 0 {
+				return usageErr("--tolerance must not be negative")
+			}
+			if runF != nil {
+				return runF(o)
+			}
+			return verifyRun(cmd.Context(), o)
+		},
+	}
+	cmd.Flags().StringVar(&o.Provider, "provider", "", "provider scheme (default: detected from the headers)")
+	cmd.Flags().StringVar(&o.Secret, "secret", "", "signing secret (prefer --secret-env: arguments are visible to other users)")
+	cmd.Flags().StringVar(&o.SecretEnv, "secret-env", "", "name of the environment variable holding the signing secret")
+	cmd.Flags().DurationVar(&o.Tolerance, "tolerance", 0, "allowed signature age, e.g. 5m (default: the provider's, 300s for stripe, slack, standard, svix)")
+	cmd.Flags().StringVar(&o.URL, "url", "", "full URL the provider was configured with (Twilio signs it)")
+	cmd.Flags().StringArrayVar(&headers, "header", nil, "request header 'Name: value' for a stdin request (repeatable); a bare NAME is the generic provider's signature header")
+	cmd.Flags().StringVar(&o.Algo, "algo", "", "generic provider: HMAC hash sha256 (default), sha1 or sha512")
+	cmd.Flags().StringVar(&o.Encoding, "encoding", "", "generic provider: signature encoding hex (default) or base64")
+	cmd.Flags().StringVar(&o.Prefix, "prefix", "", "generic provider: text before the signature, e.g. sha256=")
+	cmd.Flags().BoolVar(&o.JSON, "json", false, "print the result as JSON")
+	return cmd
+}
+
+// parseSigHeaders splits --header values into request header lines
+// ("Name: value") and at most one bare NAME, the generic signature header.
+func parseSigHeaders(vals []string, headers *message.Headers, sigHeader *string) error {
+	for _, v := range vals {
+		if !strings.Contains(v, ":") {
+			name := strings.TrimSpace(v)
+			if name == "" || strings.ContainsAny(name, " \t") {
+				return usageErr("--header %q is neither 'Name: value' nor a header name", v)
+			}
+			if *sigHeader != "" {
+				return usageErr("give the generic signature header name once (got %s and %s)", *sigHeader, name)
+			}
+			*sigHeader = name
+			continue
+		}
+		h, err := message.ParseHeaderLine(v)
+		if err != nil {
+			return usageErr("--header: %v", err)
+		}
+		*headers = append(*headers, h)
+	}
+	return nil
+}
+
+// signingSecret resolves --secret / --secret-env. The secret is only ever
+// held in memory: never stored, logged or printed.
+func signingSecret(secret, env string) (string, error) {
+	if env != "" {
+		if secret != "" {
+			return "", usageErr("give either --secret or --secret-env, not both")
+		}
+		secret = os.Getenv(env)
+		if secret == "" {
+			return "", usageErr("--secret-env %s: the environment variable is not set or empty", env)
+		}
+	}
+	if secret == "" {
+		return "", usageErr("a signing secret is required: --secret S or --secret-env NAME")
+	}
+	return secret, nil
+}
+
+// readStdinBody reads a request body from in, refusing an interactive terminal.
+func readStdinBody(in io.Reader, what string) ([]byte, error) {
+	if f, ok := in.(*os.File); ok && (isatty.IsTerminal(f.Fd()) || isatty.IsCygwinTerminal(f.Fd())) {
+		return nil, usageErr("%s: pipe the request body on stdin (e.g. < body.json)", what)
+	}
+	b, err := io.ReadAll(in)
+	if err != nil {
+		return nil, setupErr("read stdin: %v", err)
+	}
+	return b, nil
+}
+
+type verifyJSON struct {
+	DeliveryID int64   `json:"delivery_id,omitempty"`
+	Valid      bool    `json:"valid"`
+	Provider   string  `json:"provider"`
+	Scheme     string  `json:"scheme,omitempty"`
+	SignedAt   string  `json:"signed_at,omitempty"`
+	CheckedAt  string  `json:"checked_at,omitempty"`
+	AgeSeconds float64 `json:"age_seconds,omitempty"`
+	Reason     string  `json:"reason,omitempty"`
+	Result     string  `json:"result"`
+}
+
+func verifyRun(ctx context.Context, o *verifyOptions) error {
+	opt := verify.Options{Tolerance: o.Tolerance, URL: o.URL, Header: o.SigHeader, Algo: o.Algo, Encoding: o.Encoding, Prefix: o.Prefix}
+	var req *message.Request
+	provider := o.Provider
+	ref := ""
+	if o.ID != 0 {
+		st, err := o.Store()
+		if err != nil {
+			return err
+		}
+		defer st.Close()
+		d, err := st.GetDelivery(ctx, o.ID)
+		if errors.Is(err, store.ErrNotFound) {
+			return usageErr("no delivery %d", o.ID)
+		} else if err != nil {
+			return setupErr("%v", err)
+		}
+		req, opt.Now, ref = d.Request(), d.ReceivedAt, "capture"
+		if provider == "" {
+			provider = d.Provider
+			if provider == "generic" && o.SigHeader == "" {
+				return usageErr("delivery %d has no known provider's signature headers; pass --provider (or --provider generic --header NAME)", o.ID)
+			}
+		}
+	} else {
+		body, err := readStdinBody(o.IO.In, "verify without a delivery ID")
+		if err != nil {
+			return err
+		}
+		if req, err = verify.NewRequest(body, o.Headers, o.URL); err != nil {
+			return usageErr("--url: %v", err)
+		}
+		opt.Now = time.Now()
+	}
+	if provider == "" && o.SigHeader != "" {
+		provider = "generic"
+	}
+	r, err := verify.Verify(req, provider, o.Secret, opt)
+	if err != nil {
+		return usageErr("%v", err)
+	}
+	line := r.Describe(ref)
+	if o.JSON {
+		j := verifyJSON{DeliveryID: o.ID, Valid: r.Valid, Provider: r.Provider, Scheme: r.Scheme, Reason: r.Reason, Result: line}
+		if !r.SignedAt.IsZero() {
+			j.SignedAt = r.SignedAt.UTC().Format(time.RFC3339)
+			j.CheckedAt = r.CheckedAt.UTC().Format(time.RFC3339Nano)
+			j.AgeSeconds = r.CheckedAt.Sub(r.SignedAt).Seconds()
+		}
+		enc := json.NewEncoder(o.IO.Out)
+		enc.SetIndent("", "  ")
+		if err := enc.Encode(j); err != nil {
+			return setupErr("write: %v", err)
+		}
+		if !r.Valid {
+			return silentExit(1)
+		}
+		return nil
+	}
+	if !r.Valid {
+		return failErr("%s", line)
+	}
+	fmt.Fprintln(o.IO.Out, line)
+	return nil
 }

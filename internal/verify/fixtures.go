@@ -2,6 +2,7 @@ package verify
 
 import (
 	"embed"
+	"encoding/json"
 	"fmt"
 	"net/url"
 	"sort"
@@ -164,4 +165,36 @@ func BuildDeliveryTo(provider, event, secret, rawURL string, now time.Time) (*me
 		}
 	}
 	return Sign(req, f.Provider, secret, Options{Now: now, URL: rawURL})
+}
+
+// NewRequest builds the POST request a sender of body would make to rawURL
+// (optional) with the given extra headers, for verifying or signing a body
+// given on the command line. Without a Content-Type header, a JSON body gets
+// application/json and a form-looking one application/x-www-form-urlencoded
+// (Twilio signs form parameters).
+func NewRequest(body []byte, headers message.Headers, rawURL string) (*message.Request, error) {
+	req := &message.Request{Method: "POST", Target: "/", Proto: "HTTP/1.1", Body: body}
+	if rawURL != "" {
+		u, err := url.Parse(rawURL)
+		if err != nil || u.Host == "" || (u.Scheme != "http" && u.Scheme != "https") {
+			return nil, fmt.Errorf("url %q is not an absolute http(s) URL", rawURL)
+		}
+		req.Target = u.RequestURI()
+		req.Headers = req.Headers.Set("Host", u.Host)
+	}
+	for _, h := range headers {
+		if strings.EqualFold(h.Name, "Host") {
+			req.Headers = req.Headers.Set("Host", h.Value)
+			continue
+		}
+		req.Headers = append(req.Headers, h)
+	}
+	if !req.Headers.Has("Content-Type") && len(body) > 0 {
+		if json.Valid(body) {
+			req.Headers = append(req.Headers, message.Header{Name: "Content-Type", Value: "application/json"})
+		} else if _, err := url.ParseQuery(string(body)); err == nil && strings.Contains(string(body), "=") {
+			req.Headers = append(req.Headers, message.Header{Name: "Content-Type", Value: "application/x-www-form-urlencoded"})
+		}
+	}
+	return req, nil
 }
