@@ -76,7 +76,9 @@ func startReplayHandler(t *testing.T, respond func(w http.ResponseWriter, a repl
 	}
 	h := &replayHandler{URL: "http://" + l.Addr().String(), Host: l.Addr().String(), respond: respond}
 	srv := &http.Server{
-		ConnContext: func(ctx context.Context, c net.Conn) context.Context { return context.WithValue(ctx, replayConnKey{}, c) },
+		ConnContext: func(ctx context.Context, c net.Conn) context.Context {
+			return context.WithValue(ctx, replayConnKey{}, c)
+		},
 		Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			io.Copy(io.Discard, r.Body)
 			rc := r.Context().Value(replayConnKey{}).(*replayRecConn)
