@@ -90,8 +90,10 @@ func importRun(ctx context.Context, o *importOptions) error {
 		ids[i] = d.ID
 	}
 	if o.JSON {
-		enc := json.NewEncoder(o.IO.Out)
-		return enc.Encode(map[string]any{"imported": len(ds), "ids": ids})
+		return json.NewEncoder(o.IO.Out).Encode(struct {
+			Imported int     `json:"imported"`
+			IDs      []int64 `json:"ids"`
+		}{len(ds), ids})
 	}
 	fmt.Fprintf(o.IO.Out, "imported %s from %s as %s\n", exportCount(len(ds)), name, idRange(ids))
 	return nil
