@@ -64,7 +64,7 @@ in the body. Twilio signs the full URL: --url is required for it.`,
 			}
 			o.Provider = strings.ToLower(o.Provider)
 			if ts != "" {
-				t, err := parseSignTime(ts)
+				t, err := parseSignTime("--timestamp", ts)
 				if err != nil {
 					return err
 				}
@@ -100,14 +100,14 @@ in the body. Twilio signs the full URL: --url is required for it.`,
 	return cmd
 }
 
-func parseSignTime(s string) (time.Time, error) {
+func parseSignTime(flag, s string) (time.Time, error) {
 	if n, err := strconv.ParseInt(s, 10, 64); err == nil {
 		return time.Unix(n, 0), nil
 	}
 	if t, err := time.Parse(time.RFC3339, s); err == nil {
 		return t, nil
 	}
-	return time.Time{}, usageErr("--timestamp %q is neither unix seconds nor RFC 3339 (2024-09-11T16:20:00Z)", s)
+	return time.Time{}, usageErr("%s %q is neither unix seconds nor RFC 3339 (2024-09-11T16:20:00Z)", flag, s)
 }
 
 func signRun(o *signOptions) error {

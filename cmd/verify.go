@@ -36,11 +36,13 @@ type verifyOptions struct {
 	Encoding  string
 	Prefix    string
 	JSON      bool
+	At        time.Time // judge the timestamp at this instant instead
 }
 
 func newVerifyCmd(f *factory, runF func(*verifyOptions) error) *cobra.Command {
 	o := &verifyOptions{IO: f.IO, Store: f.Store}
 	var headers []string
+	var at string
 	cmd := &cobra.Command{
 		Use:   "verify [ID]",
 		Short: "Check a delivery's provider signature",
@@ -95,6 +97,13 @@ Exit status: 0 valid, 1 invalid (the reason is printed), 2 usage error.`,
 			if o.Provider != "" && !verify.KnownProvider(o.Provider) {
 				return usageErr("unknown provider %q (known: %s)", o.Provider, strings.Join(verify.Providers, ", "))
 			}
+			if at != "" {
+				t, err := parseSignTime("--at", at)
+				if err != nil {
+					return err
+				}
+				o.At = t
+			}
 			if o.Tolerance < 0 {
 				return usageErr("--tolerance must not be negative")
 			}
@@ -113,6 +122,7 @@ Exit status: 0 valid, 1 invalid (the reason is printed), 2 usage error.`,
 	cmd.Flags().StringVar(&o.Algo, "algo", "", "generic provider: HMAC hash sha256 (default), sha1 or sha512")
 	cmd.Flags().StringVar(&o.Encoding, "encoding", "", "generic provider: signature encoding hex (default) or base64")
 	cmd.Flags().StringVar(&o.Prefix, "prefix", "", "generic provider: text before the signature, e.g. sha256=")
+	cmd.Flags().StringVar(&at, "at", "", "judge the signature timestamp at this instant (unix seconds or RFC 3339) instead of the capture time or now")
 	cmd.Flags().BoolVar(&o.JSON, "json", false, "print the result as JSON")
 	return cmd
 }
@@ -216,6 +226,9 @@ func verifyRun(ctx context.Context, o *verifyOptions) error {
 			return usageErr("--url: %v", err)
 		}
 		opt.Now = time.Now()
+	}
+	if !o.At.IsZero() {
+		opt.Now, ref = o.At, ""
 	}
 	if provider == "" && o.SigHeader != "" {
 		provider = "generic"
