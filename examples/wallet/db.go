@@ -39,7 +39,9 @@ func openDB(ctx context.Context, dsn, variant string) (*db, error) {
 		q.Add("_pragma", "busy_timeout(10000)")
 		q.Add("_pragma", "synchronous(NORMAL)")
 		q.Add("_txlock", "immediate")
-		sqldb, err := sql.Open("sqlite", "file:"+path+"?"+q.Encode())
+		// '?', '#' and '%' would end or escape the path inside a file: URI.
+		esc := strings.NewReplacer("%", "%25", "?", "%3f", "#", "%23").Replace(path)
+		sqldb, err := sql.Open("sqlite", "file:"+esc+"?"+q.Encode())
 		if err != nil {
 			return nil, fmt.Errorf("open %s: %w", path, err)
 		}

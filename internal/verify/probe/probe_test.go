@@ -363,6 +363,33 @@ func TestSQLProbeSQLiteSeesWritesAndRecreation(t *testing.T) {
 	}
 }
 
+func TestSQLProbeSQLiteOddPathAndName(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "my data #1 ?50%")
+	if err := os.Mkdir(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(dir, "wallet.db")
+	db, err := sql.Open("sqlite", "file:"+strings.NewReplacer("%", "%25", "?", "%3f", "#", "%23").Replace(path))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.Exec("CREATE TABLE wallets (balance INTEGER); INSERT INTO wallets VALUES (42)"); err != nil {
+		t.Fatal(err)
+	}
+	db.Close()
+	p, err := NewSQL("sqlite:"+path, "SELECT balance\n  FROM wallets\n")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p.Name() != "sql: SELECT balance FROM wallets" {
+		t.Errorf("name %q, want the query on one line", p.Name())
+	}
+	v, err := p.Read(context.Background())
+	if err != nil || v.Num != 42 {
+		t.Fatalf("read %+v, %v", v, err)
+	}
+}
+
 func TestSQLProbeSQLiteMissingFileNotCreated(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "typo.db")
 	p, err := NewSQL("sqlite:"+path, "SELECT 1")

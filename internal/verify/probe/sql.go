@@ -53,7 +53,9 @@ func NewSQL(dsn, query string) (*SQLProbe, error) {
 		q.Add("mode", "rw") // never create the file: a typo must not read an empty database
 		q.Add("_pragma", "busy_timeout(10000)")
 		q.Add("_pragma", "query_only(1)")
-		p.dsn = "file:" + path + "?" + q.Encode()
+		// '?', '#' and '%' would end or escape the path inside a file: URI.
+		esc := strings.NewReplacer("%", "%25", "?", "%3f", "#", "%23").Replace(path)
+		p.dsn = "file:" + esc + "?" + q.Encode()
 	case strings.HasPrefix(dsn, "postgres://"), strings.HasPrefix(dsn, "postgresql://"):
 		u, err := url.Parse(dsn)
 		if err != nil {
@@ -84,8 +86,8 @@ func redactErr(err error, dsn string) string {
 	return msg
 }
 
-// Name is "sql: " and the query.
-func (p *SQLProbe) Name() string { return "sql: " + p.query }
+// Name is "sql: " and the query on one line.
+func (p *SQLProbe) Name() string { return "sql: " + strings.Join(strings.Fields(p.query), " ") }
 
 // Read runs the query once in a read-only transaction. SQLite files are
 // opened afresh for every reading, so a reset that deletes and recreates the
