@@ -82,14 +82,25 @@ type Server struct {
 	fwd    *url.URL
 	client *http.Client
 
-	dbMu  sync.Mutex // one writer at a time: cheaper than SQLite's busy polling
-	outMu sync.Mutex
+	// commits feeds the committer, which stores waiting deliveries in one
+	// transaction: one fsync for many concurrent deliveries (group commit).
+	commits chan commitReq
+	dbMu    sync.Mutex // one writer at a time: cheaper than SQLite's busy polling
+	outMu   sync.Mutex
 
 	closing atomic.Bool
 	mu      sync.Mutex
 	conns   map[*conn]struct{}
 	wg      sync.WaitGroup
 }
+
+type commitReq struct {
+	d    *store.Delivery
+	done chan error
+}
+
+// maxBatch bounds how many deliveries share one transaction.
+const maxBatch = 128
 
 type conn struct {
 	nc   net.Conn
@@ -124,7 +135,7 @@ func New(st *store.Store, opt Options) (*Server, error) {
 	if opt.MaxHeaderBytes <= 0 {
 		opt.MaxHeaderBytes = DefaultMaxHeaderBytes
 	}
-	s := &Server{opt: opt, st: st, conns: map[*conn]struct{}{}}
+	s := &Server{opt: opt, st: st, conns: map[*conn]struct{}{}, commits: make(chan commitReq)}
 	if opt.Forward != "" {
 		u, err := ParseForwardURL(opt.Forward)
 		if err != nil {
@@ -180,6 +191,11 @@ func IsLoopback(addr string) bool {
 func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 	stop := context.AfterFunc(ctx, func() { s.shutdown(ln) })
 	defer stop()
+	committed := make(chan struct{})
+	go func() {
+		defer close(committed)
+		s.committer()
+	}()
 	backoff := 5 * time.Millisecond
 	for {
 		nc, err := ln.Accept()
@@ -206,6 +222,8 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 	}
 	s.shutdown(ln)
 	s.wg.Wait()
+	close(s.commits)
+	<-committed
 	if s.client != nil {
 		s.client.CloseIdleConnections()
 	}
@@ -382,7 +400,10 @@ func (s *Server) serveRequest(c *conn, rec *recorder, br *bufio.Reader) bool {
 		fr := s.forward(d)
 		latency = fr.latency
 		d.ResponseStatus, d.ForwardError = fr.status, fr.err
-		if err := s.st.SetResponse(context.Background(), d.ID, fr.status, fr.headers, fr.body, fr.latency, fr.err); err != nil {
+		s.dbMu.Lock()
+		err := s.st.SetResponse(context.Background(), d.ID, fr.status, fr.headers, fr.body, fr.latency, fr.err)
+		s.dbMu.Unlock()
+		if err != nil {
 			s.logf("delivery %d: %v", d.ID, err)
 		}
 		resp = response{status: fr.status, headers: fr.headers, body: fr.body, fromHandler: !fr.failed}
@@ -398,11 +419,42 @@ func (s *Server) serveRequest(c *conn, rec *recorder, br *bufio.Reader) bool {
 	return keepAlive && werr == nil
 }
 
+// insert commits d (setting d.ID) and returns once it is durable.
 func (s *Server) insert(d *store.Delivery) error {
-	s.dbMu.Lock()
-	defer s.dbMu.Unlock()
-	// Not the serve context: a request in flight at shutdown is still committed.
-	return s.st.InsertDelivery(context.Background(), d)
+	done := make(chan error, 1)
+	s.commits <- commitReq{d: d, done: done}
+	return <-done
+}
+
+// committer stores deliveries as they come, taking every delivery already
+// waiting into the same transaction.
+func (s *Server) committer() {
+	for first := range s.commits {
+		batch := []commitReq{first}
+	drain:
+		for len(batch) < maxBatch {
+			select {
+			case r, ok := <-s.commits:
+				if !ok {
+					break drain
+				}
+				batch = append(batch, r)
+			default:
+				break drain
+			}
+		}
+		ds := make([]*store.Delivery, len(batch))
+		for i, r := range batch {
+			ds[i] = r.d
+		}
+		s.dbMu.Lock()
+		// Not the serve context: a request in flight at shutdown is still committed.
+		err := s.st.ImportDeliveries(context.Background(), ds)
+		s.dbMu.Unlock()
+		for _, r := range batch {
+			r.done <- err
+		}
+	}
 }
 
 // reject answers a request that is not stored and closes the connection.

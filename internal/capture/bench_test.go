@@ -1,0 +1,57 @@
+package capture
+
+import (
+	"bytes"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"testing"
+)
+
+// BenchmarkCapture measures one delivery end to end over a kept-alive
+// connection: parse, commit to SQLite (WAL, synchronous=FULL) and answer;
+// "forward" adds the trip to a handler and recording its answer, "direct" is
+// that handler alone for comparison. Run with -cpu to vary concurrency.
+func BenchmarkCapture(b *testing.B) {
+	body := fixture(b, "odd_case_order.http")
+	_, payload, _ := bytes.Cut(body, []byte("\r\n\r\n"))
+	handler := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		io.Copy(io.Discard, r.Body)
+		w.Write([]byte(`{"ok":true}`))
+	}))
+	defer handler.Close()
+	for _, bc := range []struct {
+		name string
+		url  func(b *testing.B) string
+	}{
+		{"direct", func(b *testing.B) string { return handler.URL }},
+		{"store", func(b *testing.B) string { return "http://" + startServer(b, Options{}).addr }},
+		{"forward", func(b *testing.B) string { return "http://" + startServer(b, Options{Forward: handler.URL}).addr }},
+	} {
+		b.Run(bc.name, func(b *testing.B) {
+			url := bc.url(b) + "/hooks/stripe"
+			client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 64}}
+			defer client.CloseIdleConnections()
+			b.SetBytes(int64(len(payload)))
+			b.ReportAllocs()
+			b.ResetTimer()
+			b.RunParallel(func(pb *testing.PB) {
+				for pb.Next() {
+					req, _ := http.NewRequest("POST", url, bytes.NewReader(payload))
+					req.Header.Set("Stripe-Signature", "t=1700000000,v1=00")
+					resp, err := client.Do(req)
+					if err != nil {
+						b.Error(err)
+						return
+					}
+					io.Copy(io.Discard, resp.Body)
+					resp.Body.Close()
+					if resp.StatusCode != 200 {
+						b.Errorf("status %d", resp.StatusCode)
+						return
+					}
+				}
+			})
+		})
+	}
+}
