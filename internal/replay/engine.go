@@ -74,6 +74,26 @@ type AttemptSink interface {
 	Attempt(ctx context.Context, a *store.Attempt) error
 }
 
+// BatchSink is an AttemptSink that can take several finished attempts at
+// once (the store commits them in one transaction). The engine hands over
+// whatever finished while the previous batch was being written.
+type BatchSink interface {
+	AttemptSink
+	Attempts(ctx context.Context, as []*store.Attempt) error
+}
+
+func deliver(ctx context.Context, s AttemptSink, as []*store.Attempt) error {
+	if b, ok := s.(BatchSink); ok {
+		return b.Attempts(ctx, as)
+	}
+	for _, a := range as {
+		if err := s.Attempt(ctx, a); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 // SinkFunc adapts a function to AttemptSink.
 type SinkFunc func(ctx context.Context, a *store.Attempt) error
 
@@ -96,6 +116,19 @@ func (m MultiSink) Attempt(ctx context.Context, a *store.Attempt) error {
 	return nil
 }
 
+// Attempts forwards a batch to every sink in order.
+func (m MultiSink) Attempts(ctx context.Context, as []*store.Attempt) error {
+	for _, s := range m {
+		if s == nil {
+			continue
+		}
+		if err := deliver(ctx, s, as); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 // StoreSink records attempts as rows of run RunID.
 type StoreSink struct {
 	Store *store.Store
@@ -106,6 +139,14 @@ type StoreSink struct {
 func (s StoreSink) Attempt(ctx context.Context, a *store.Attempt) error {
 	a.RunID = s.RunID
 	return s.Store.InsertAttempt(context.WithoutCancel(ctx), a)
+}
+
+// Attempts inserts a batch in one transaction.
+func (s StoreSink) Attempts(ctx context.Context, as []*store.Attempt) error {
+	for _, a := range as {
+		a.RunID = s.RunID
+	}
+	return s.Store.InsertAttempts(context.WithoutCancel(ctx), as)
 }
 
 // BurstStat is the measured synchronisation of one burst.
@@ -333,6 +374,7 @@ type run struct {
 	res     *Result
 	sinkErr error
 	wg      sync.WaitGroup
+	out     chan store.Attempt // finished attempts on their way to the sink
 }
 
 // Run sends the job's copies, streaming each attempt to sink. Cancelling ctx
@@ -346,13 +388,17 @@ func (j *Job) Run(ctx context.Context, sink AttemptSink) (*Result, error) {
 	after := context.AfterFunc(dispatch, func() { time.AfterFunc(inflightGrace, cancelSend) })
 	defer after()
 	r := &run{j: j, sink: sink, ctx: dispatch, sendCtx: sendCtx, stop: stop,
-		res: &Result{Seed: j.Seed, Started: time.Now()}}
+		res: &Result{Seed: j.Seed, Started: time.Now()}, out: make(chan store.Attempt, 1024)}
+	sinkDone := make(chan struct{})
+	go r.drain(sinkDone)
 	if j.plan.Order == OrderBurst {
 		r.bursts()
 	} else {
 		r.pool()
 	}
 	r.wg.Wait()
+	close(r.out)
+	<-sinkDone
 	r.res.Finished = time.Now()
 	r.res.Interrupted = ctx.Err() != nil
 	return r.res, r.sinkErr
@@ -530,18 +576,44 @@ func (r *run) retry(pd *prepared, first store.Attempt) {
 	}
 }
 
-// emit records a finished attempt and hands it to the sink.
+// emit records a finished attempt and queues it for the sink, so senders
+// never wait for the database.
 func (r *run) emit(a store.Attempt) store.Attempt {
 	r.mu.Lock()
-	defer r.mu.Unlock()
-	if r.sink != nil && r.sinkErr == nil {
-		if err := r.sink.Attempt(r.sendCtx, &a); err != nil {
+	r.res.Attempts = append(r.res.Attempts, a)
+	r.mu.Unlock()
+	r.out <- a
+	return a
+}
+
+// drain hands finished attempts to the sink, batching whatever queued up
+// while the previous batch was written. A sink error stops new sends.
+func (r *run) drain(done chan<- struct{}) {
+	defer close(done)
+	for a := range r.out {
+		batch := []*store.Attempt{&a}
+	more:
+		for len(batch) < 512 {
+			select {
+			case b, ok := <-r.out:
+				if !ok {
+					break more
+				}
+				batch = append(batch, &b)
+			default:
+				break more
+			}
+		}
+		if r.sink == nil || r.sinkErr != nil {
+			continue
+		}
+		if err := deliver(r.sendCtx, r.sink, batch); err != nil {
+			r.mu.Lock()
 			r.sinkErr = err
+			r.mu.Unlock()
 			r.stop()
 		}
 	}
-	r.res.Attempts = append(r.res.Attempts, a)
-	return a
 }
 
 // fill copies the caller-owned fields of id into a sent attempt.

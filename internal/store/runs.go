@@ -192,3 +192,43 @@ func fromUnixNano(n int64) time.Time {
 	}
 	return time.Unix(0, n)
 }
+
+// InsertAttempts records as in one transaction (one commit for many copies,
+// which a fast replay needs) and sets each ID.
+func (s *Store) InsertAttempts(ctx context.Context, as []*Attempt) error {
+	if len(as) == 0 {
+		return nil
+	}
+	tx, err := s.db.BeginTx(ctx, nil)
+	if err != nil {
+		return fmt.Errorf("record attempts: %w", err)
+	}
+	defer tx.Rollback()
+	stmt, err := tx.PrepareContext(ctx, `INSERT INTO attempts (run_id, delivery_id, phase, copy, conn_id, event_id,
+		sent_at, completed_at, status, response_headers, response_body, latency_ns, error, lost, edit,
+		stands_for_ns, detail) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)`)
+	if err != nil {
+		return fmt.Errorf("record attempts: %w", err)
+	}
+	defer stmt.Close()
+	for _, a := range as {
+		hdrs, _ := json.Marshal(nonNilHeaders(a.ResponseHeaders))
+		detail, err := json.Marshal(a.Detail)
+		if err != nil || a.Detail == nil {
+			detail = []byte("{}")
+		}
+		res, err := stmt.ExecContext(ctx, a.RunID, a.DeliveryID, a.Phase, a.Copy, a.ConnID, a.EventID, unixNano(a.SentAt),
+			unixNano(a.CompletedAt), a.Status, string(hdrs), a.ResponseBody, a.Latency.Nanoseconds(), a.Err, a.Lost, a.Edit,
+			a.StandsFor.Nanoseconds(), string(detail))
+		if err != nil {
+			return fmt.Errorf("record attempt: %w", err)
+		}
+		if a.ID, err = res.LastInsertId(); err != nil {
+			return fmt.Errorf("record attempt: %w", err)
+		}
+	}
+	if err := tx.Commit(); err != nil {
+		return fmt.Errorf("record attempts: %w", err)
+	}
+	return nil
+}
