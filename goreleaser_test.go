@@ -1,0 +1,39 @@
+package main
+
+import (
+	"os/exec"
+	"regexp"
+	"strings"
+	"testing"
+)
+
+// goreleaserModule is the GoReleaser the release config is written for.
+const goreleaserModule = "github.com/goreleaser/goreleaser/v2@v2.15.1"
+
+// fetchFailure matches the errors of `go run` when the module cannot be
+// downloaded (offline, proxy down), the one case in which the check is skipped.
+var fetchFailure = regexp.MustCompile(`(?i)(dial tcp|no such host|connection refused|i/o timeout|proxy\.golang\.org|GOPROXY|GOFLAGS=-mod|module lookup disabled|TLS handshake|network is unreachable)`)
+
+// TestGoreleaserConfig runs `goreleaser check` on .goreleaser.yaml: valid v2
+// schema and no deprecated properties.
+func TestGoreleaserConfig(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: skipping goreleaser check")
+	}
+	out, err := exec.Command("go", "run", goreleaserModule, "--version").CombinedOutput()
+	if err != nil {
+		if fetchFailure.Match(out) {
+			t.Skipf("cannot fetch %s: %s", goreleaserModule, lastLine(out))
+		}
+		t.Fatalf("go run %s --version: %v\n%s", goreleaserModule, err, out)
+	}
+	out, err = exec.Command("go", "run", goreleaserModule, "check").CombinedOutput()
+	if err != nil || !strings.Contains(string(out), "validated") || strings.Contains(strings.ToLower(string(out)), "deprecat") {
+		t.Fatalf("goreleaser check: %v\n%s", err, out)
+	}
+}
+
+func lastLine(b []byte) string {
+	lines := strings.Split(strings.TrimSpace(string(b)), "\n")
+	return lines[len(lines)-1]
+}
