@@ -8,6 +8,7 @@ package main
 
 import (
 	"context"
+	"database/sql"
 	"encoding/json"
 	"fmt"
 	"net"
@@ -18,6 +19,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	_ "github.com/jackc/pgx/v5/stdlib" // the "pgx" driver for the Postgres test
 
 	"github.com/hookreplay/hookreplay/examples/wallet"
 	"github.com/hookreplay/hookreplay/internal/message"
@@ -470,4 +473,66 @@ func waitClosed(t *testing.T, addr string) {
 		time.Sleep(20 * time.Millisecond)
 	}
 	t.Fatalf("the --serve handler still listens on %s after check returned", addr)
+}
+
+// checkPGSchema returns a DSN on a fresh schema of the test Postgres server
+// (env HOOKREPLAY_TEST_PG); skipped loudly without it, except in CI.
+func checkPGSchema(t *testing.T) string {
+	t.Helper()
+	dsn := os.Getenv("HOOKREPLAY_TEST_PG")
+	if dsn == "" {
+		if os.Getenv("CI") != "" {
+			t.Fatal("CI is set but HOOKREPLAY_TEST_PG is not: .ci/run must start Postgres and export it")
+		}
+		t.Skip("!!!!! SKIPPING POSTGRES CHECK TEST: set HOOKREPLAY_TEST_PG=postgres://... (or run .ci/run, which starts one) !!!!!")
+	}
+	db, err := sql.Open("pgx", dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	schema := fmt.Sprintf("check_e2e_%d", time.Now().UnixNano())
+	if _, err := db.Exec("CREATE SCHEMA " + schema); err != nil {
+		t.Fatalf("create schema: %v", err)
+	}
+	t.Cleanup(func() {
+		if db, err := sql.Open("pgx", dsn); err == nil {
+			_, _ = db.Exec("DROP SCHEMA " + schema + " CASCADE")
+			db.Close()
+		}
+	})
+	sep := "?"
+	if strings.Contains(dsn, "?") {
+		sep = "&"
+	}
+	return dsn + sep + "search_path=" + schema
+}
+
+// The same verdicts with the handler and the probe on Postgres.
+func TestCheckPostgres(t *testing.T) {
+	for _, tc := range []struct {
+		variant string
+		code    int
+		want    map[string]report.Status
+	}{
+		{wallet.Naive, 1, map[string]report.Status{"dups": report.Fail}},
+		{wallet.Racy, 1, map[string]report.Status{"dups": report.Pass, "burst": report.Fail}},
+		{wallet.Fixed, 0, map[string]report.Status{"first": report.Pass, "dups": report.Pass, "burst": report.Pass, "lost": report.Pass, "tamper": report.Pass}},
+	} {
+		t.Run(tc.variant, func(t *testing.T) {
+			dsn := checkPGSchema(t)
+			db := filepath.Join(t.TempDir(), "h.db")
+			id := checkStripeDelivery(t, db)
+			url := checkWalletDSN(t, tc.variant, dsn)
+			r, c := checkRunJSON(t, db, checkArgs(url, dsn, fmt.Sprint(id), "--phases", "first,dups,burst,lost,tamper")...)
+			if r.Code != tc.code || c == nil {
+				t.Fatalf("%s on postgres: want exit %d, got %d\n%s\n%s", tc.variant, tc.code, r.Code, r.Stdout, r.Stderr)
+			}
+			for ph, s := range tc.want {
+				if got := checkPhase(t, c, ph).Status; got != s {
+					t.Fatalf("%s on postgres: %s is %s, want %s\n%s", tc.variant, ph, got, s, checkDump(c))
+				}
+			}
+		})
+	}
 }
