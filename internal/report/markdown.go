@@ -97,6 +97,13 @@ func Markdown(w io.Writer, c *Check) error {
 				fmt.Fprintf(&s, "%s\n\n", mdText(r.P.Message))
 			}
 			for i, v := range r.P.Violations {
+				if i == maxViolationsShown {
+					fmt.Fprintf(&s, "- … and %d more (all are in the JSON and JUnit reports)\n", len(r.P.Violations)-i)
+					if h := r.P.Violations[len(r.P.Violations)-1].Hint; h != "" && !showHint(r.P.Violations, i-1) {
+						fmt.Fprintf(&s, "  - **Fix:** %s\n", mdText(h))
+					}
+					break
+				}
 				item := mdText(v.Message)
 				if where := violationWhere(v); where != "" {
 					item = "**" + mdText(capitalize(where)) + "**: " + item

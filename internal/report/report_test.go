@@ -400,3 +400,29 @@ func TestTargetWriteStdout(t *testing.T) {
 		t.Errorf("stdout target got %q", buf.String())
 	}
 }
+
+func TestManyViolationsAreCapped(t *testing.T) {
+	c := &Check{Deliveries: []DeliveryResult{{DeliveryID: 1, Phases: []PhaseResult{{Phase: "burst", Status: Fail}}}}}
+	for i := 1; i <= 25; i++ {
+		c.Deliveries[0].Phases[0].Violations = append(c.Deliveries[0].Phases[0].Violations,
+			Violation{Copy: i, Probe: "p", Before: "1", After: "2", Want: "1", Message: "did it again"})
+	}
+	var text, md, ju bytes.Buffer
+	if err := Text(&text, c, false); err != nil {
+		t.Fatal(err)
+	}
+	if err := Markdown(&md, c); err != nil {
+		t.Fatal(err)
+	}
+	if err := JUnit(&ju, c); err != nil {
+		t.Fatal(err)
+	}
+	for name, out := range map[string]string{"text": text.String(), "markdown": md.String()} {
+		if !strings.Contains(out, "and 15 more") || strings.Contains(out, "copy 11") || strings.Count(out, Hint("burst")) != 1 {
+			t.Errorf("%s: violations not capped at %d with one hint:\n%s", name, maxViolationsShown, out)
+		}
+	}
+	if !strings.Contains(ju.String(), "copy 25") {
+		t.Error("junit does not list every violation")
+	}
+}

@@ -13,6 +13,10 @@ import (
 // the rest are counted.
 const maxEffectsShown = 10
 
+// maxViolationsShown bounds the violations listed per phase in the text and
+// Markdown reports; JSON and JUnit list them all.
+const maxViolationsShown = 10
+
 // painter colours text, or leaves it alone when colour is off.
 type painter struct{ on bool }
 
@@ -166,6 +170,13 @@ func writeTextPhase(b *bufio.Writer, p painter, ph *PhaseResult, width int) {
 		fmt.Fprintf(b, "%s  %s %s\n", indent, p.paint("fix:", color.FgCyan), h)
 	}
 	for i, v := range ph.Violations {
+		if i == maxViolationsShown {
+			fmt.Fprintf(b, "%s%s … and %d more (all are in --report json)\n", indent, p.status(Fail, "✗"), len(ph.Violations)-i)
+			if h := ph.Violations[len(ph.Violations)-1].Hint; h != "" && !showHint(ph.Violations, i-1) {
+				fmt.Fprintf(b, "%s  %s %s\n", indent, p.paint("fix:", color.FgCyan), oneLine(h))
+			}
+			break
+		}
 		where := violationWhere(v)
 		msg := oneLine(v.Message)
 		if where != "" {
