@@ -536,3 +536,95 @@ func TestCheckPostgres(t *testing.T) {
 		})
 	}
 }
+
+// The sink stands in for a downstream email API: the count of its calls is a
+// probe, and each call is shown as an effect.
+func TestCheckSinkCountsDownstreamCalls(t *testing.T) {
+	for _, tc := range []struct {
+		variant string
+		code    int
+		dups    report.Status
+	}{{wallet.Naive, 1, report.Fail}, {wallet.Fixed, 0, report.Pass}} {
+		t.Run(tc.variant, func(t *testing.T) {
+			db := filepath.Join(t.TempDir(), "h.db")
+			id := checkStripeDelivery(t, db)
+			sink := freeAddr(t)
+			url, _ := checkWallet(t, tc.variant, func(o *wallet.Options) { o.EmailURL = "http://" + sink })
+			r, c := checkRunJSON(t, db, "--to", url, "--sink", sink, "--secret", checkSecret, "--settle", "100ms",
+				"-n", "3", "--phases", "first,dups,burst", fmt.Sprint(id))
+			if r.Code != tc.code || c == nil {
+				t.Fatalf("%s with sink: want exit %d, got %d\n%s\n%s", tc.variant, tc.code, r.Code, r.Stdout, r.Stderr)
+			}
+			first, dups := checkPhase(t, c, "first"), checkPhase(t, c, "dups")
+			if len(first.Effects) != 1 || first.Effects[0].Path != "/v1/send" || !strings.Contains(first.Effects[0].Body, "payment_received") {
+				t.Fatalf("first's effects: %+v", first.Effects)
+			}
+			if dups.Status != tc.dups || (tc.dups == report.Fail && !strings.HasPrefix(dups.Violations[0].Probe, "sink")) {
+				t.Fatalf("%s dups: %s\n%s", tc.variant, dups.Status, checkDump(c))
+			}
+			if b := checkPhase(t, c, "burst"); tc.variant == wallet.Fixed && (b.Status != report.Pass || len(b.Effects) != 3) {
+				t.Fatalf("fixed burst: %s with %d effects (want one email per burst round)\n%s", b.Status, len(b.Effects), checkDump(c))
+			}
+		})
+	}
+}
+
+// stateHandler is a correct handler whose effect depends on state, not on
+// the event: any event sets the subscription active (again). A fresh event
+// then legitimately changes nothing, which must never be called a duplicate.
+type stateHandler struct {
+	mu     chan struct{}
+	active bool
+}
+
+func (h *stateHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	h.mu <- struct{}{}
+	defer func() { <-h.mu }()
+	switch {
+	case r.Method == "POST" && r.URL.Path == "/reset":
+		h.active = false
+	case r.Method == "POST":
+		h.active = true
+	case r.URL.Path == "/status":
+		fmt.Fprint(w, map[bool]string{true: "active", false: "pending"}[h.active])
+	case r.URL.Path == "/count":
+		fmt.Fprint(w, map[bool]int{true: 1, false: 0}[h.active])
+	}
+}
+
+func TestCheckStateDependentEffectIsNotFlagged(t *testing.T) {
+	h := &stateHandler{mu: make(chan struct{}, 1)}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := &http.Server{Handler: h}
+	go srv.Serve(ln)
+	t.Cleanup(func() { srv.Close() })
+	base := "http://" + ln.Addr().String()
+	db := filepath.Join(t.TempDir(), "h.db")
+	id := fmt.Sprint(checkStripeDelivery(t, db))
+	args := []string{"--to", base + "/hook", "--probe-http", base + "/status", "--probe-http", base + "/count",
+		"--secret", checkSecret, "--settle", "50ms", "--settle-max", "1s", "-n", "3", "--phases", "first,dups,burst,lost", id}
+	r, c := checkRunJSON(t, db, args...)
+	if r.Code != 0 || c == nil {
+		t.Fatalf("state handler: want exit 0, got %d\n%s\n%s", r.Code, r.Stdout, r.Stderr)
+	}
+	for _, ph := range []string{"burst", "lost"} {
+		if p := checkPhase(t, c, ph); p.Status != report.NotJudged || !strings.Contains(p.Message+strings.Join(p.Warnings, ";"), "--reset-cmd") {
+			t.Fatalf("%s should be not judged, pointing at --reset-cmd: %+v", ph, p)
+		}
+	}
+	// With a reset command the same phases are judged exactly, and pass.
+	if _, err := exec.LookPath("curl"); err != nil {
+		t.Skip("curl is not installed: the reset half of this test needs it")
+	}
+	args = append(args, "--reset-cmd", "curl -sf -X POST "+base+"/reset")
+	r, c = checkRunJSON(t, db, args...)
+	if r.Code != 0 || c == nil {
+		t.Fatalf("state handler with reset: want exit 0, got %d\n%s\n%s", r.Code, r.Stdout, r.Stderr)
+	}
+	if p := checkPhase(t, c, "burst"); p.Status != report.Pass {
+		t.Fatalf("burst with reset: %+v", p)
+	}
+}
