@@ -11,14 +11,16 @@ import (
 // The JUnit XML schema as CI systems (GitHub test reporters, GitLab, Jenkins)
 // read it: testsuites > testsuite > testcase with failure or skipped.
 type junitSuites struct {
-	XMLName  xml.Name     `xml:"testsuites"`
-	Name     string       `xml:"name,attr"`
-	Tests    int          `xml:"tests,attr"`
-	Failures int          `xml:"failures,attr"`
-	Errors   int          `xml:"errors,attr"`
-	Skipped  int          `xml:"skipped,attr"`
-	Time     string       `xml:"time,attr"`
-	Suites   []junitSuite `xml:"testsuite"`
+	XMLName  xml.Name `xml:"testsuites"`
+	Name     string   `xml:"name,attr"`
+	Tests    int      `xml:"tests,attr"`
+	Failures int      `xml:"failures,attr"`
+	Errors   int      `xml:"errors,attr"`
+	// No skipped attribute here: strict JUnit schemas (Jenkins xunit's
+	// junit-10.xsd) allow it on testsuite only.
+	Skipped int          `xml:"-"`
+	Time    string       `xml:"time,attr"`
+	Suites  []junitSuite `xml:"testsuite"`
 }
 
 type junitSuite struct {
