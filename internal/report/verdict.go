@@ -45,7 +45,7 @@ func ExitCode(verdict string) int {
 func exitMeaning(verdict string) string {
 	switch verdict {
 	case VerdictPass:
-		return "every judged phase passed"
+		return "the handler did each event's work exactly once in every judged phase"
 	case VerdictFail:
 		return "the handler did something more than once (or wrongly) for one event"
 	case VerdictInconclusive:
