@@ -28,11 +28,25 @@ func FormatLatency(d time.Duration) string {
 
 // FormatStandsFor renders a schedule offset: "+0s", "+1m0s", "+2d0h".
 func FormatStandsFor(d time.Duration) string {
+	short := func(d time.Duration) string {
+		s := d.String()
+		if strings.HasSuffix(s, "m0s") {
+			s = strings.TrimSuffix(s, "0s")
+		}
+		if strings.HasSuffix(s, "h0m") {
+			s = strings.TrimSuffix(s, "0m")
+		}
+		return s
+	}
 	if d >= 48*time.Hour {
 		days := d / (24 * time.Hour)
-		return fmt.Sprintf("+%dd%s", days, (d - days*24*time.Hour).Round(time.Minute))
+		rest := (d - days*24*time.Hour).Round(time.Minute)
+		if rest == 0 {
+			return fmt.Sprintf("+%dd", days)
+		}
+		return fmt.Sprintf("+%dd%s", days, short(rest))
 	}
-	return "+" + d.Round(time.Second).String()
+	return "+" + short(d.Round(time.Second))
 }
 
 // AttemptLine is the live line for one attempt. multi adds the delivery id.

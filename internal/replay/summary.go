@@ -28,8 +28,8 @@ type Summary struct {
 	Bursts     []BurstStat    `json:"bursts,omitempty"`
 	// NonSuccess counts answered copies with a non-2xx status.
 	NonSuccess int `json:"non_2xx"`
-	// DuplicatesRejected counts copies after a delivery's first answered copy
-	// that got a non-2xx: a real provider would retry them again.
+	// DuplicatesRejected counts answered copies after a delivery's first copy
+	// (copy > 1) that got a non-2xx: a real provider would retry them again.
 	DuplicatesRejected int          `json:"duplicates_rejected"`
 	Differences        []Difference `json:"differences,omitempty"`
 	Seed               int64        `json:"seed,omitempty"`
@@ -110,10 +110,10 @@ func Summarize(res *Result, deliveries []*store.Delivery) Summary {
 			if a.Status == 0 {
 				continue
 			}
+			if a.Copy > 1 && (a.Status < 200 || a.Status >= 300) {
+				s.DuplicatesRejected++
+			}
 			if first != nil && a.Copy != first.Copy {
-				if a.Status < 200 || a.Status >= 300 {
-					s.DuplicatesRejected++
-				}
 				if !sameAnswer(a.Status, a.ResponseBody, first.Status, first.ResponseBody) {
 					s.Differences = append(s.Differences, Difference{DeliveryID: id, Copy: a.Copy, Against: "first copy",
 						RefCopy: first.Copy, RefStatus: first.Status, RefBody: clip(first.ResponseBody),
