@@ -152,6 +152,8 @@ func parseJSONLLine(line []byte) (*Delivery, error) {
 		var se *json.SyntaxError
 		var te *json.UnmarshalTypeError
 		switch {
+		case errors.As(err, &se) && se.Offset >= int64(len(line)):
+			return nil, fmt.Errorf("invalid JSON: %v (each delivery must be on one line: pretty-printed JSON is not JSONL)", se)
 		case errors.As(err, &se):
 			return nil, fmt.Errorf("invalid JSON at column %d: %v", se.Offset, se)
 		case errors.As(err, &te) && te.Field != "":

@@ -226,6 +226,7 @@ func TestReadJSONLErrors(t *testing.T) {
 	tests := []struct{ file, want string }{
 		{"not_json.jsonl", "line 2: not a JSON object"},
 		{"truncated.jsonl", "line 2: invalid JSON"},
+		{"pretty.jsonl", "line 1: invalid JSON: unexpected end of JSON input (each delivery must be on one line"},
 		{"bad_base64.jsonl", "line 3: raw: illegal base64 data"},
 		{"bad_time.jsonl", `line 1: received_at "yesterday" is not an RFC 3339 time`},
 		{"array.jsonl", "line 1: not a JSON object"},
