@@ -393,9 +393,12 @@ func replayLive(o *replayOptions, job *replay.Job) *liveSink {
 		extra += ", raw bytes"
 	}
 	if p.LoseResponse > 0 {
-		extra += fmt.Sprintf(", first %d answers lost", p.LoseResponse)
+		extra += fmt.Sprintf(", first %s lost", replay.Plural(p.LoseResponse, "answer"))
 	}
 	fmt.Fprintf(w, "  %s%s\n", job.Describe(), extra)
+	if e := job.EditDescription(); e != "" {
+		fmt.Fprintf(w, "  edited: %s\n", e)
+	}
 	if s := job.Schedule(); len(s.Retries) > 0 {
 		fmt.Fprintf(w, "  retries on the %s timetable (%d attempts up to %s real time, ×%g faster); source: %s\n",
 			s.Name, s.Attempts(), replay.FormatStandsFor(s.Retries[len(s.Retries)-1]), p.Speedup, s.Source)

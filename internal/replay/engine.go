@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -664,6 +665,18 @@ func describeOrder(p Plan) string {
 		fmt.Fprintf(&b, ", concurrency %d", p.Concurrency)
 	}
 	return b.String()
+}
+
+// EditDescription is how the copies were edited ("" when they were not);
+// with several deliveries edited differently, the distinct edits joined.
+func (j *Job) EditDescription() string {
+	var out []string
+	for _, pd := range j.ds {
+		if pd.edit != "" && !slices.Contains(out, pd.edit) {
+			out = append(out, pd.edit)
+		}
+	}
+	return strings.Join(out, " | ")
 }
 
 // Describe is a one-line description of the job for humans.

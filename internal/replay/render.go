@@ -49,6 +49,17 @@ func FormatStandsFor(d time.Duration) string {
 	return "+" + short(d.Round(time.Second))
 }
 
+// Plural renders "1 copy", "3 copies", "2 answers".
+func Plural(n int, word string) string {
+	if n == 1 {
+		return fmt.Sprintf("%d %s", n, word)
+	}
+	if strings.HasSuffix(word, "y") {
+		return fmt.Sprintf("%d %sies", n, strings.TrimSuffix(word, "y"))
+	}
+	return fmt.Sprintf("%d %ss", n, word)
+}
+
 // AttemptLine is the live line for one attempt. multi adds the delivery id.
 func AttemptLine(ios *iostreams.IO, a store.Attempt, multi bool) string {
 	var b strings.Builder
@@ -105,7 +116,7 @@ func WriteSummary(w io.Writer, ios *iostreams.IO, s Summary) {
 		}
 		classes = append(classes, fmt.Sprintf("%s %d", label, s.Classes[k]))
 	}
-	fmt.Fprintf(w, "%s %d attempts, %d reached the handler\n", bold("summary"), s.Attempts, s.Connected)
+	fmt.Fprintf(w, "%s %s, %d reached the handler\n", bold("summary"), Plural(s.Attempts, "attempt"), s.Connected)
 	if len(classes) > 0 {
 		fmt.Fprintf(w, "  statuses      %s\n", strings.Join(classes, " · "))
 	}
@@ -117,7 +128,7 @@ func WriteSummary(w io.Writer, ios *iostreams.IO, s Summary) {
 			FormatLatency(b.Spread), b.Completed, b.Copies, b.DeliveryID)
 	}
 	if s.Lost > 0 {
-		fmt.Fprintf(w, "  lost          %d answers deliberately not read\n", s.Lost)
+		fmt.Fprintf(w, "  lost          %s deliberately not read\n", Plural(s.Lost, "answer"))
 	}
 	if s.NonSuccess > 0 {
 		line := fmt.Sprintf("  ! %d of %d answered copies got a non-2xx status", s.NonSuccess, s.Answered)
