@@ -46,7 +46,6 @@ for schemes that carry it in a header and sign it (standard, svix) or send it
 (github X-GitHub-Delivery, shopify, twilio); Stripe and Slack keep the event id
 in the body. Twilio signs the full URL: --url is required for it.`,
 		Example: `  hookreplay sign --provider stripe --secret-env STRIPE_WEBHOOK_SECRET < event.json
-  Stripe-Signature: t=1726070400,v1=6ffbb59b2300aae63f272406069a9788598b792a944a07aba816edb039989a39
 
   # send it with curl
   curl -H "$(hookreplay sign --provider github --secret s < push.json | tail -1)" \
