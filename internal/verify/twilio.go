@@ -6,6 +6,7 @@ import (
 	"encoding/base64"
 	"encoding/hex"
 	"errors"
+	"fmt"
 	"mime"
 	"net/url"
 	"sort"
@@ -22,9 +23,34 @@ import (
 type twilioScheme struct{}
 
 const (
-	twilioSig   = "X-Twilio-Signature"
-	twilioToken = "I-Twilio-Idempotency-Token"
+	twilioSig      = "X-Twilio-Signature"
+	twilioToken    = "I-Twilio-Idempotency-Token"
+	twilioSettings = "X-Twilio-Webhooks-Signature-Settings"
 )
+
+// twilioAlgo returns the HMAC Twilio used: SHA-1 with the auth token, unless
+// a Webhooks Rule matched, in which case X-Twilio-Webhooks-Signature-Settings
+// names the algorithm (key=<sid>,algorithm=HMAC_SHA256) and the secret is
+// that setting's shared key. The signed string is the same.
+func twilioAlgo(r *message.Request) (func(key []byte, parts ...[]byte) []byte, string, error) {
+	v := r.Headers.Get(twilioSettings)
+	if v == "" {
+		return macSHA1, "sha1", nil
+	}
+	for _, part := range strings.Split(v, ",") {
+		k, val, _ := strings.Cut(strings.TrimSpace(part), "=")
+		if strings.EqualFold(k, "algorithm") {
+			switch strings.ToUpper(val) {
+			case "HMAC_SHA1":
+				return macSHA1, "sha1", nil
+			case "HMAC_SHA256":
+				return macSHA256, "sha256", nil
+			}
+			return nil, "", fmt.Errorf("unsupported algorithm %q in %s", val, twilioSettings)
+		}
+	}
+	return macSHA1, "sha1", nil
+}
 
 func (twilioScheme) Name() string               { return "twilio" }
 func (twilioScheme) Tolerance() time.Duration   { return 0 }
@@ -143,9 +169,13 @@ func (twilioScheme) Verify(r *message.Request, secret string, opt Options) (Resu
 	if !r.Headers.Has(twilioSig) {
 		return missing("twilio", twilioSig), nil
 	}
+	macFn, algo, err := twilioAlgo(r)
+	if err != nil {
+		return invalid("twilio", "", err.Error()), nil
+	}
 	sig := r.Headers.Get(twilioSig)
 	if _, ok := decodeBase64(strings.TrimSpace(sig)); !ok || sig == "" {
-		return invalid("twilio", "sha1", "malformed "+twilioSig+" header: signature is not base64"), nil
+		return invalid("twilio", algo, "malformed "+twilioSig+" header: signature is not base64"), nil
 	}
 	urls := twilioURLs(r, opt.URL)
 	if len(urls) == 0 {
@@ -156,7 +186,7 @@ func (twilioScheme) Verify(r *message.Request, secret string, opt Options) (Resu
 	for _, base := range urls {
 		for _, u := range portVariants(base) {
 			for _, dedup := range []bool{true, false} {
-				if equalBase64(sig, macSHA1([]byte(secret), twilioData(u, params, dedup))) {
+				if equalBase64(sig, macFn([]byte(secret), twilioData(u, params, dedup))) {
 					matchedURL = u
 				}
 			}
@@ -167,15 +197,15 @@ func (twilioScheme) Verify(r *message.Request, secret string, opt Options) (Resu
 		if opt.URL == "" {
 			reason += " (Twilio signs the full URL; pass --url with the URL configured in Twilio)"
 		}
-		return invalid("twilio", "sha1", reason), nil
+		return invalid("twilio", algo, reason), nil
 	}
 	if want, ok := bodySHA256(matchedURL); ok && params == nil {
 		got := sha256.Sum256(r.Body)
 		if !hmac.Equal([]byte(strings.ToLower(want)), []byte(hex.EncodeToString(got[:]))) {
-			return invalid("twilio", "sha1", "bodySHA256 in the URL does not match the body"), nil
+			return invalid("twilio", algo, "bodySHA256 in the URL does not match the body"), nil
 		}
 	}
-	return valid("twilio", "sha1", time.Time{}, opt.Now), nil
+	return valid("twilio", algo, time.Time{}, opt.Now), nil
 }
 
 func (twilioScheme) Sign(r *message.Request, secret string, opt Options) error {
@@ -183,7 +213,11 @@ func (twilioScheme) Sign(r *message.Request, secret string, opt Options) error {
 	if len(urls) == 0 {
 		return errors.New("twilio signs the full URL: pass --url")
 	}
-	sig := base64.StdEncoding.EncodeToString(macSHA1([]byte(secret), twilioData(urls[0], twilioParams(r), true)))
+	macFn, _, err := twilioAlgo(r)
+	if err != nil {
+		return err
+	}
+	sig := base64.StdEncoding.EncodeToString(macFn([]byte(secret), twilioData(urls[0], twilioParams(r), true)))
 	r.Headers = r.Headers.Set(twilioSig, sig)
 	return nil
 }

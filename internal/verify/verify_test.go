@@ -307,3 +307,31 @@ func TestDescribe(t *testing.T) {
 		t.Fatal(got)
 	}
 }
+
+func TestTwilioSignatureSettings(t *testing.T) {
+	body, _ := FixtureBody("twilio", "message.received")
+	base := &message.Request{Method: "POST", Target: "/sms", Body: body, Headers: message.Headers{
+		{Name: "Host", Value: "hooks.example.com"}, {Name: "Content-Type", Value: "application/x-www-form-urlencoded"}}}
+	sha1Signed, _ := Sign(base, "twilio", "shared", Options{})
+	withRule := base.Clone()
+	withRule.Headers = append(withRule.Headers, message.Header{Name: "X-Twilio-Webhooks-Signature-Settings", Value: "key=HKxxx,algorithm=HMAC_SHA256"})
+	s, err := Sign(withRule, "twilio", "shared", Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r, _ := Verify(s, "twilio", "shared", Options{}); !r.Valid || r.Scheme != "sha256" {
+		t.Fatalf("sha256 rule: %+v", r)
+	}
+	if s.Headers.Get("X-Twilio-Signature") == sha1Signed.Headers.Get("X-Twilio-Signature") {
+		t.Fatal("same signature for both algorithms")
+	}
+	// A SHA-1 signature under a SHA-256 rule does not pass.
+	s.Headers = s.Headers.Set("X-Twilio-Signature", sha1Signed.Headers.Get("X-Twilio-Signature"))
+	if r, _ := Verify(s, "twilio", "shared", Options{}); r.Valid {
+		t.Fatal("sha1 signature accepted under a sha256 rule")
+	}
+	s.Headers = s.Headers.Set("X-Twilio-Webhooks-Signature-Settings", "algorithm=HMAC_MD5")
+	if r, _ := Verify(s, "twilio", "shared", Options{}); r.Valid || !strings.Contains(r.Reason, "unsupported algorithm") {
+		t.Fatalf("%+v", r)
+	}
+}
