@@ -41,10 +41,11 @@ func serveChild(variant string) int {
 		fmt.Fprintln(os.Stderr, err)
 		return 2
 	}
-	fmt.Printf("listening on %s\n", ln.Addr())
 	ctx, cancel := signalContext()
 	defer cancel()
-	if err := ServeListener(ctx, Options{Variant: variant, DSN: os.Getenv("WALLET_TEST_DSN"), Delay: delay, Log: os.Stderr}, ln); err != nil {
+	opts := Options{Variant: variant, DSN: os.Getenv("WALLET_TEST_DSN"), Delay: delay, Log: os.Stderr,
+		OnListen: func(addr string) { fmt.Printf("listening on %s\n", addr) }}
+	if err := ServeListener(ctx, opts, ln); err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
