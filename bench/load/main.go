@@ -49,10 +49,11 @@ func main() {
 // -delay on it and answers 200 with a small JSON body.
 func serve(args []string) error {
 	fs := flag.NewFlagSet("serve", flag.ExitOnError)
+	addr := fs.String("addr", "127.0.0.1:0", "address to listen on")
 	addrFile := fs.String("addr-file", "", "write the listening address here")
 	delay := fs.Duration("delay", 0, "time the handler spends on each delivery (its own work)")
 	fs.Parse(args)
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	ln, err := net.Listen("tcp", *addr)
 	if err != nil {
 		return err
 	}

@@ -537,6 +537,9 @@ func verification(req *message.Request, provider, secret string, receivedAt time
 			line = fmt.Sprintf("unverified: verifier failed: %v", r)
 		}
 	}()
+	if provider == "generic" || provider == "" {
+		return "unverified: no provider signature scheme recognised in the headers"
+	}
 	opt := verify.Options{Now: receivedAt}
 	if proto := req.Headers.Get("X-Forwarded-Proto"); proto == "http" || proto == "https" {
 		opt.URL = proto + "://" + host + req.Target
