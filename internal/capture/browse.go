@@ -10,7 +10,6 @@ import (
 	"sort"
 	"strings"
 	"text/tabwriter"
-	"time"
 	"unicode/utf8"
 
 	"github.com/fatih/color"
@@ -19,6 +18,10 @@ import (
 	"github.com/hookreplay/hookreplay/internal/message"
 	"github.com/hookreplay/hookreplay/internal/store"
 )
+
+// rfc3339Nano9 is RFC 3339 with all nine fractional digits, so received_at
+// strings sort and compare as text.
+const rfc3339Nano9 = "2006-01-02T15:04:05.000000000Z07:00"
 
 // Summary is a delivery as `list --json` prints it.
 type Summary struct {
@@ -63,7 +66,7 @@ type Response struct {
 // Summarize returns d's list entry.
 func Summarize(d *store.Delivery) Summary {
 	return Summary{
-		ID: d.ID, ReceivedAt: d.ReceivedAt.UTC().Format(time.RFC3339Nano), Source: d.Source,
+		ID: d.ID, ReceivedAt: d.ReceivedAt.UTC().Format(rfc3339Nano9), Source: d.Source,
 		RemoteAddr: d.RemoteAddr, Provider: d.Provider, EventID: d.EventID, EventType: d.EventType,
 		Identity: d.Identity, Method: d.Method, Target: d.Target, BodySize: len(d.Body), RawSize: len(d.Raw),
 		ResponseStatus: d.ResponseStatus, LatencyNS: d.Latency.Nanoseconds(),
@@ -109,22 +112,37 @@ func WriteListJSON(w io.Writer, ds []*store.Delivery) error {
 	return writeJSON(w, out)
 }
 
-// WriteList prints ds as an aligned table, newest first as given.
+// WriteList prints ds as an aligned table, newest first as given. Colour is
+// applied after alignment (escape codes would otherwise count as width).
 func WriteList(ios *iostreams.IO, ds []*store.Delivery) error {
-	tw := tabwriter.NewWriter(ios.Out, 0, 4, 2, ' ', 0)
-	bold := ios.Color(color.Bold)
-	fmt.Fprintln(tw, bold("ID")+"\t"+bold("RECEIVED")+"\t"+bold("PROVIDER")+"\t"+bold("EVENT TYPE")+"\t"+
-		bold("EVENT ID")+"\t"+bold("METHOD")+"\t"+bold("TARGET")+"\t"+bold("BODY")+"\t"+bold("STATUS"))
+	var buf bytes.Buffer
+	tw := tabwriter.NewWriter(&buf, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "ID\tRECEIVED\tPROVIDER\tEVENT TYPE\tEVENT ID\tMETHOD\tTARGET\tBODY\tSTATUS")
 	for _, d := range ds {
 		status := "-"
 		if d.ResponseStatus != 0 {
-			status = ios.StatusColor(d.ResponseStatus, fmt.Sprint(d.ResponseStatus))
+			status = fmt.Sprint(d.ResponseStatus)
 		}
 		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", d.ID,
 			d.ReceivedAt.Local().Format("2006-01-02 15:04:05"), d.Provider, dashed(clip(d.EventType, 32)),
 			dashed(clip(d.EventID, 36)), d.Method, clip(d.Target, 40), HumanSize(len(d.Body)), status)
 	}
-	return tw.Flush()
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	lines := strings.SplitAfter(buf.String(), "\n")
+	var out strings.Builder
+	out.WriteString(ios.Color(color.Bold)(strings.TrimSuffix(lines[0], "\n")) + "\n")
+	for i, d := range ds {
+		line := strings.TrimSuffix(lines[i+1], "\n")
+		if d.ResponseStatus != 0 {
+			code := fmt.Sprint(d.ResponseStatus)
+			line = strings.TrimSuffix(line, code) + ios.StatusColor(d.ResponseStatus, code)
+		}
+		out.WriteString(line + "\n")
+	}
+	_, err := io.WriteString(ios.Out, out.String())
+	return err
 }
 
 // WriteDetailJSON prints d as Detail.
