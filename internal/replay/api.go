@@ -6,6 +6,7 @@ package replay
 
 import (
 	"context"
+	"crypto/tls"
 	"net/url"
 	"sync"
 	"time"
@@ -26,6 +27,8 @@ const DefaultMaxBody = 64 << 10
 type Target struct {
 	URL     *url.URL      // scheme http or https, host, base path
 	Timeout time.Duration // per attempt: connect + write + wait for the answer
+	// TLS configures https targets (nil: system roots, server name from URL).
+	TLS *tls.Config
 }
 
 // SendOptions change how one copy is sent.

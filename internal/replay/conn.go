@@ -176,7 +176,15 @@ func (x *exchange) open(ctx context.Context) bool {
 		return x.fail("connect", ctxErr(ctx, err))
 	}
 	if u.Scheme == "https" {
-		tc := tls.Client(c, &tls.Config{ServerName: u.Hostname(), NextProtos: []string{"http/1.1"}})
+		cfg := &tls.Config{}
+		if x.t.TLS != nil {
+			cfg = x.t.TLS.Clone()
+		}
+		if cfg.ServerName == "" {
+			cfg.ServerName = u.Hostname()
+		}
+		cfg.NextProtos = []string{"http/1.1"} // we speak HTTP/1.1 on the wire
+		tc := tls.Client(c, cfg)
 		tc.SetDeadline(x.deadline)
 		if err := tc.HandshakeContext(ctx); err != nil {
 			c.Close()

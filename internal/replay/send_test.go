@@ -3,8 +3,12 @@ package replay
 import (
 	"bytes"
 	"context"
+	"crypto/tls"
+	"crypto/x509"
+	"io"
 	"net"
 	"net/http"
+	"net/http/httptest"
 	"net/url"
 	"os"
 	"slices"
@@ -343,3 +347,39 @@ func BenchmarkBurstSpread20(b *testing.B)         { benchBurst(b, 20, releaseLoo
 func BenchmarkBurstSpread100(b *testing.B)        { benchBurst(b, 100, releaseLoop) }
 func BenchmarkBurstSpread20Barrier(b *testing.B)  { benchBurst(b, 20, releaseBarrier) }
 func BenchmarkBurstSpread100Barrier(b *testing.B) { benchBurst(b, 100, releaseBarrier) }
+
+func TestSendAndBurstOverTLS(t *testing.T) {
+	var got atomic.Int32
+	srv := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		b, _ := io.ReadAll(r.Body)
+		if r.ProtoMajor == 1 && len(b) > 0 {
+			got.Add(1)
+		}
+		w.Write([]byte(`{"tls":true}`))
+	}))
+	srv.StartTLS()
+	defer srv.Close()
+	pool := x509.NewCertPool()
+	pool.AddCert(srv.Certificate())
+	u, _ := url.Parse(srv.URL)
+	tg := Target{URL: u, Timeout: 5 * time.Second, TLS: &tls.Config{RootCAs: pool}}
+	_, req := loadFixture(t, "stripe_invoice_paid.http")
+	a := Send(context.Background(), tg, req, SendOptions{})
+	if a.Status != 200 || string(a.ResponseBody) != `{"tls":true}` {
+		t.Fatalf("https send: %+v", a)
+	}
+	as := Burst(context.Background(), tg, []*message.Request{req, req, req}, SendOptions{})
+	for _, a := range as {
+		if a.Status != 200 {
+			t.Fatalf("https burst: %+v", a)
+		}
+	}
+	if got.Load() != 4 {
+		t.Fatalf("handler got %d bodies", got.Load())
+	}
+	// Without the test CA the certificate is rejected, as it should be.
+	a = Send(context.Background(), Target{URL: u, Timeout: 5 * time.Second}, req, SendOptions{})
+	if !strings.HasPrefix(a.Err, "tls handshake") {
+		t.Fatalf("untrusted certificate accepted: %+v", a)
+	}
+}
