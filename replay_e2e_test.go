@@ -13,6 +13,7 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -481,5 +482,60 @@ func TestReplayE2EInterruptKeepsWhatWasDone(t *testing.T) {
 		if a.Status != 200 {
 			t.Fatalf("an in-flight copy was not completed: %+v", a)
 		}
+	}
+}
+
+func TestReplayE2EEditsEventIDAndEditor(t *testing.T) {
+	h := startReplayHandler(t, nil)
+	db, ds := replayStore(t, "stripe_invoice_paid.http", "github_pr_chunked.http")
+	// --event-id picks the capture of that event.
+	doc, r := replayJSONRun(t, db, "--event-id", ds[1].EventID, "--to", h.URL, "--drop-header", "User-Agent",
+		"--body-file", filepath.Join("internal", "replay", "testdata", "replacement_body.json"))
+	if r.Code != 0 || len(doc.Attempts) != 1 || doc.Attempts[0].DeliveryID != ds[1].ID {
+		t.Fatalf("--event-id: %+v %s", doc.Attempts, r.Stderr)
+	}
+	want, _ := os.ReadFile(filepath.Join("internal", "replay", "testdata", "replacement_body.json"))
+	hit := h.arrivals()[0]
+	if hit.Req.Headers.Has("User-Agent") || !bytes.Equal(hit.Req.Body, want) {
+		t.Fatalf("edits not applied:\n%s", hit.Raw)
+	}
+	if !strings.Contains(doc.Attempts[0].Edit, "drop-header User-Agent") || !strings.Contains(doc.Attempts[0].Edit, "body-file") {
+		t.Fatalf("edit not recorded: %q", doc.Attempts[0].Edit)
+	}
+	// GitHub signs the body: an edited copy without --secret is flagged.
+	if len(doc.Warnings) == 0 || !strings.Contains(strings.Join(doc.Warnings, " "), "no longer matches") {
+		t.Fatalf("no warning about the stale signature of an edited copy: %v", doc.Warnings)
+	}
+
+	// --edit runs $EDITOR on the request text; here a sed script plays the person.
+	c := exec.Command(binPath, "--db", db, "replay", fmt.Sprint(ds[0].ID), "--to", h.URL, "--edit")
+	c.Env = append(os.Environ(), "NO_COLOR=1", "VISUAL=", "EDITOR=sed -i -e s/4200/1234/ -e /^Cache-Control/d")
+	out, err := c.CombinedOutput()
+	if err != nil {
+		t.Fatalf("--edit: %v\n%s", err, out)
+	}
+	hit = h.arrivals()[1]
+	if hit.Req.Headers.Has("Cache-Control") || !bytes.Contains(hit.Req.Body, []byte(`"amount_paid": 1234,`)) || len(hit.Req.Body) != len(ds[0].Body) {
+		t.Fatalf("editor changes not sent:\n%s", hit.Raw)
+	}
+	if !strings.Contains(string(out), "edited: editor: removed Cache-Control") {
+		t.Fatalf("edit not shown:\n%s", out)
+	}
+}
+
+func TestReplayE2EReverseOrder(t *testing.T) {
+	h := startReplayHandler(t, nil)
+	db, ds := replayStore(t, "stripe_invoice_paid.http", "github_pr_chunked.http")
+	_, r := replayJSONRun(t, db, "1", "2", "--to", h.URL, "-n", "2", "--order", "reverse")
+	if r.Code != 0 {
+		t.Fatal(r.Stderr)
+	}
+	var got []string
+	for _, hit := range h.arrivals() {
+		got = append(got, hit.Req.Target)
+	}
+	want := []string{ds[1].Target, ds[1].Target, ds[0].Target, ds[0].Target}
+	if !slices.Equal(got, want) {
+		t.Fatalf("reverse order %v, want %v", got, want)
 	}
 }
