@@ -223,6 +223,9 @@ func replayValidate(o *replayOptions, cmd *cobra.Command) error {
 	if o.Raw && o.Secret != "" {
 		return usageErr("--raw sends the stored bytes unchanged; drop --raw to re-sign copies with --secret")
 	}
+	if o.Order == string(replay.OrderBurst) && cmd.Flags().Changed("concurrency") {
+		return usageErr("--concurrency does not apply to --order burst (every copy is in flight at once)")
+	}
 	if o.Edit && o.JSON {
 		return usageErr("--edit is interactive; it cannot be combined with --json")
 	}
@@ -450,10 +453,10 @@ func (l *liveSink) done() {
 
 // replayJSON is the --json document.
 type replayJSON struct {
-	Run      replayRunJSON   `json:"run"`
-	Warnings []string        `json:"warnings"`
-	Attempts []store.Attempt `json:"attempts"`
-	Summary  replay.Summary  `json:"summary"`
+	Run      replayRunJSON  `json:"run"`
+	Warnings []string       `json:"warnings"`
+	Attempts []attemptJSON  `json:"attempts"`
+	Summary  replay.Summary `json:"summary"`
 }
 
 type replayRunJSON struct {
@@ -481,11 +484,8 @@ func writeReplayJSON(o *replayOptions, rec *replay.Recorded, job *replay.Job) er
 		Run: replayRunJSON{ID: rec.Run.ID, Kind: rec.Run.Kind, Target: rec.Run.Target, Seed: rec.Run.Seed,
 			StartedAt: rec.Run.StartedAt, FinishedAt: rec.Run.FinishedAt, Verdict: rec.Run.Verdict, Options: rec.Run.Options},
 		Warnings: append([]string{}, job.Warnings...),
-		Attempts: []store.Attempt{},
+		Attempts: attemptsJSON(as),
 		Summary:  rec.Summary,
-	}
-	for _, a := range as {
-		doc.Attempts = append(doc.Attempts, *a)
 	}
 	enc := json.NewEncoder(o.IO.Out)
 	enc.SetIndent("", "  ")

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"text/tabwriter"
 	"time"
+	"unicode/utf8"
 
 	"github.com/fatih/color"
 	"github.com/spf13/cobra"
@@ -203,12 +204,9 @@ func runsShowRun(ctx context.Context, o *runsOptions) error {
 	}
 	if o.JSON {
 		doc := struct {
-			Run      runJSON          `json:"run"`
-			Attempts []*store.Attempt `json:"attempts"`
-		}{toRunJSON(r, len(as)), as}
-		if doc.Attempts == nil {
-			doc.Attempts = []*store.Attempt{}
-		}
+			Run      runJSON       `json:"run"`
+			Attempts []attemptJSON `json:"attempts"`
+		}{toRunJSON(r, len(as)), attemptsJSON(as)}
 		enc := json.NewEncoder(o.IO.Out)
 		enc.SetIndent("", "  ")
 		return enc.Encode(doc)
@@ -294,6 +292,26 @@ func runsShowRun(ctx context.Context, o *runsOptions) error {
 		}
 	}
 	return nil
+}
+
+// attemptJSON is an attempt as printed by --json: the stored fields plus the
+// response body as text when it is UTF-8 (response_body stays base64).
+type attemptJSON struct {
+	store.Attempt
+	ResponseText *string `json:"response_text,omitempty"`
+}
+
+func attemptsJSON(as []*store.Attempt) []attemptJSON {
+	out := make([]attemptJSON, 0, len(as))
+	for _, a := range as {
+		j := attemptJSON{Attempt: *a}
+		if len(a.ResponseBody) > 0 && utf8.Valid(a.ResponseBody) {
+			s := string(a.ResponseBody)
+			j.ResponseText = &s
+		}
+		out = append(out, j)
+	}
+	return out
 }
 
 func oneLineBody(b []byte, max int) string {
