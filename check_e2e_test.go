@@ -368,24 +368,11 @@ func TestCheckWithoutSecretIsNotAViolation(t *testing.T) {
 func TestCheckFromFile(t *testing.T) {
 	db := filepath.Join(t.TempDir(), "h.db")
 	id := checkStripeDelivery(t, db)
-	st, err := store.Open(context.Background(), db)
-	if err != nil {
-		t.Fatal(err)
-	}
-	d, err := st.GetDelivery(context.Background(), id)
-	st.Close()
-	if err != nil {
-		t.Fatal(err)
-	}
+	// Written by the real export command, as a repository would commit it.
 	file := filepath.Join(t.TempDir(), "webhooks.jsonl")
-	f, err := os.Create(file)
-	if err != nil {
-		t.Fatal(err)
+	if r := runBin(t, db, nil, "export", fmt.Sprint(id), "--format", "jsonl", "-o", file); r.Code != 0 {
+		t.Fatalf("export: %+v", r)
 	}
-	if err := store.WriteJSONL(f, []*store.Delivery{d}); err != nil {
-		t.Fatal(err)
-	}
-	f.Close()
 	url, dsn := checkWallet(t, wallet.Naive)
 	other := filepath.Join(t.TempDir(), "other.db") // a store without the delivery
 	junit := filepath.Join(t.TempDir(), "out", "check.xml")
@@ -398,7 +385,7 @@ func TestCheckFromFile(t *testing.T) {
 		t.Fatalf("junit report: %v\n%s", err, x)
 	}
 	// The run, its attempts and verdicts are stored.
-	st, err = store.Open(context.Background(), other)
+	st, err := store.Open(context.Background(), other)
 	if err != nil {
 		t.Fatal(err)
 	}
