@@ -45,6 +45,9 @@ func openDB(ctx context.Context, dsn, variant string) (*db, error) {
 		if err != nil {
 			return nil, fmt.Errorf("open %s: %w", path, err)
 		}
+		// Keep connections between deliveries: opening one per request
+		// would serialise a burst behind connection setup.
+		sqldb.SetMaxIdleConns(20)
 		d.DB = sqldb
 	case strings.HasPrefix(dsn, "postgres://"), strings.HasPrefix(dsn, "postgresql://"):
 		sqldb, err := sql.Open("pgx", dsn)
@@ -52,6 +55,7 @@ func openDB(ctx context.Context, dsn, variant string) (*db, error) {
 			return nil, fmt.Errorf("open postgres: %w", err)
 		}
 		sqldb.SetMaxOpenConns(20)
+		sqldb.SetMaxIdleConns(20)
 		d.DB, d.postgres = sqldb, true
 	case dsn == "":
 		return nil, errors.New("no database: set a DSN (sqlite:PATH or postgres://…)")
