@@ -414,7 +414,7 @@ func TestCheckCrashPhase(t *testing.T) {
 		variant string
 		code    int
 		status  report.Status
-	}{{wallet.ClaimFirst, 1, report.Fail}, {wallet.Fixed, 0, report.Pass}} {
+	}{{wallet.ClaimFirst, 1, report.Fail}, {wallet.Fixed, 0, report.Pass}, {wallet.Async, 0, report.Pass}} {
 		t.Run(tc.variant, func(t *testing.T) {
 			db := filepath.Join(t.TempDir(), "h.db")
 			id := checkStripeDelivery(t, db)

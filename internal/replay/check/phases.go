@@ -325,6 +325,9 @@ func (r *runner) crash(ctx context.Context, d *Delivery, fr *firstResult) (*repo
 			ph.Warnings = append(ph.Warnings, fmt.Sprintf("trial %d: the retry after the restart was answered %s (want 2xx)", i+1, statusText(a2)))
 		}
 		r.progress("crash    delivery %d trial %d: %s → %s", d.ID, i+1, trial, j.status)
+		if len(j.violations) > 0 {
+			break // proven; later trials would only repeat it
+		}
 	}
 	ph.Duration = time.Since(start)
 	switch {
