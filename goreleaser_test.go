@@ -1,7 +1,9 @@
 package main
 
 import (
+	"os"
 	"os/exec"
+	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
@@ -30,6 +32,21 @@ func TestGoreleaserConfig(t *testing.T) {
 	out, err = exec.Command("go", "run", goreleaserModule, "check").CombinedOutput()
 	if err != nil || !strings.Contains(string(out), "validated") || strings.Contains(strings.ToLower(string(out)), "deprecat") {
 		t.Fatalf("goreleaser check: %v\n%s", err, out)
+	}
+}
+
+// TestReleaseBuildsForWindows cross-compiles the binary the way the release
+// does for the one target family whose syscall API differs from the Unix the
+// tests run on (linux and darwin share it), so Unix-only code is caught
+// before a release fails on it.
+func TestReleaseBuildsForWindows(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: skipping the windows cross-compile")
+	}
+	build := exec.Command("go", "build", "-o", filepath.Join(t.TempDir(), "hookreplay.exe"), ".")
+	build.Env = append(os.Environ(), "GOOS=windows", "GOARCH=amd64", "CGO_ENABLED=0")
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("GOOS=windows GOARCH=amd64 go build: %v\n%s", err, out)
 	}
 }
 
