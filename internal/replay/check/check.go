@@ -252,7 +252,15 @@ func (r *runner) run(ctx context.Context) error {
 		}
 		defer r.o.Serve.Stop()
 	}
+	needFirst := false
+	for _, p := range []string{PhaseFirst, PhaseDups, PhaseBurst, PhaseLost, PhaseTamper, PhaseLatency, PhaseCrash} {
+		needFirst = needFirst || r.enabled(p)
+	}
 	for _, d := range r.o.Deliveries {
+		if !needFirst { // only order was asked for
+			r.c.Deliveries = append(r.c.Deliveries, report.DeliveryResult{DeliveryID: d.ID, Provider: d.Provider, EventID: d.EventID, EventType: d.EventType})
+			continue
+		}
 		dr, err := r.delivery(ctx, d)
 		if err != nil {
 			return err
@@ -903,7 +911,7 @@ func (r *runner) burst(ctx context.Context, d *Delivery, fr *firstResult) (*repo
 			ph.BurstSpread = sp
 		}
 		ph.Effects = append(ph.Effects, r.effects(ctx, d, PhaseBurst, before, after)...)
-		j = judgeOnce(r.c.Probes, fr.effect, before.vals, after.vals, exact, r.o.ResetCmd != "")
+		j = judgeOnce(r.c.Probes, fr.effect, before.vals, after.vals, exact, r.o.ResetCmd != "", fr.before.vals, fr.after.vals)
 		r.progress("burst    delivery %d round %d: %d copies (spread %s), %s → %s", d.ID, round, len(as), replay.Spread(as), statuses(countStatuses(nil, as...)), j.status)
 		if j.status != report.Pass {
 			break // a violation is proven, or the effect cannot be judged: more rounds add nothing
@@ -968,7 +976,7 @@ func (r *runner) lost(ctx context.Context, d *Delivery, fr *firstResult) (*repor
 	ph.Attempts = 2
 	countStatuses(ph.Statuses, a1, a2)
 	ph.Effects = r.effects(ctx, d, PhaseLost, before, after)
-	j := judgeOnce(r.c.Probes, fr.effect, before.vals, after.vals, exact, r.o.ResetCmd != "")
+	j := judgeOnce(r.c.Probes, fr.effect, before.vals, after.vals, exact, r.o.ResetCmd != "", fr.before.vals, fr.after.vals)
 	ph.Status, ph.Warnings = j.status, j.warnings
 	ph.Message = "a fresh event whose answer was lost, then the provider's retry: " + j.message
 	for _, v := range j.violations {

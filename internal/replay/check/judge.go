@@ -105,7 +105,11 @@ type judgement struct {
 // so that no change means the event's work was lost; without it a probe that
 // did not move cannot be judged. More than E in E's direction is always a
 // violation: the work was done more than once.
-func judgeOnce(names []string, e []report.ProbeDelta, before, after []probe.Value, exact, reset bool) judgement {
+//
+// With reset, the phase started from the same state as the first delivery
+// (firstBefore), so a non-numeric probe that ends where the first delivery
+// left it (firstAfter) is judged: the same final state as one delivery.
+func judgeOnce(names []string, e []report.ProbeDelta, before, after []probe.Value, exact, reset bool, firstBefore, firstAfter []probe.Value) judgement {
 	var j judgement
 	judged, unjudged := 0, 0
 	why := "give --reset-cmd so the state is restored before the phase"
@@ -144,8 +148,11 @@ func judgeOnce(names []string, e []report.ProbeDelta, before, after []probe.Valu
 			continue
 		}
 		changed := !b.Equal(a)
+		sameAsFirst := reset && len(firstBefore) > k && len(firstAfter) > k && b.Equal(firstBefore[k]) && a.Equal(firstAfter[k])
 		switch {
 		case !e[k].Changed && !changed:
+		case e[k].Changed && sameAsFirst:
+			judged++
 		case e[k].Changed && !changed && exact:
 			j.violations = append(j.violations, report.Violation{Probe: name, Before: b.String(), After: a.String(),
 				Message: fmt.Sprintf("%s did not change, but the first delivery changed it: the event's work was lost", name)})

@@ -303,7 +303,7 @@ func (r *runner) crash(ctx context.Context, d *Delivery, fr *firstResult) (*repo
 			return nil, err
 		}
 		ph.Effects = append(ph.Effects, r.effects(ctx, d, PhaseCrash, before, after)...)
-		j := judgeOnce(r.c.Probes, fr.effect, before.vals, after.vals, exact, r.o.ResetCmd != "")
+		j := judgeOnce(r.c.Probes, fr.effect, before.vals, after.vals, exact, r.o.ResetCmd != "", fr.before.vals, fr.after.vals)
 		trial := fmt.Sprintf("killed %s after sending (first copy: %s), restarted, retry answered %s",
 			delay.Round(time.Microsecond), statusText(a1), statusText(a2))
 		for _, v := range j.violations {
