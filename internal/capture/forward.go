@@ -105,7 +105,9 @@ func (s *Server) forward(d *store.Delivery) forwardResult {
 				origHost = h.Value
 			}
 			continue
-		case strings.EqualFold(h.Name, "Content-Length"), message.IsHopByHop(h.Name), listed[strings.ToLower(h.Name)]:
+		case strings.EqualFold(h.Name, "Content-Length"), strings.EqualFold(h.Name, "Expect"),
+			message.IsHopByHop(h.Name), listed[strings.ToLower(h.Name)]:
+			// The body is complete already: Expect would only delay it.
 			continue
 		}
 		req.Header.Add(h.Name, h.Value)
