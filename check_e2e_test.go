@@ -615,3 +615,74 @@ func TestCheckStateDependentEffectIsNotFlagged(t *testing.T) {
 		t.Fatalf("burst with reset: %+v", p)
 	}
 }
+
+// githubHandler counts the work it does per push; dedup decides whether it
+// skips X-GitHub-Delivery ids it has seen.
+type githubHandler struct {
+	mu    chan struct{}
+	dedup bool
+	seen  map[string]bool
+	work  int
+}
+
+func (h *githubHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	h.mu <- struct{}{}
+	defer func() { <-h.mu }()
+	if r.Method == "GET" {
+		fmt.Fprint(w, h.work)
+		return
+	}
+	id := r.Header.Get("X-GitHub-Delivery")
+	if !h.dedup || !h.seen[id] {
+		h.seen[id] = true
+		h.work++
+	}
+	w.WriteHeader(http.StatusAccepted)
+}
+
+// GitHub keeps the event id in an unsigned header: without --secret every
+// phase still gets a fresh identity and the captured signature stays valid.
+func TestCheckGitHubWithoutSecret(t *testing.T) {
+	for _, tc := range []struct {
+		dedup bool
+		code  int
+	}{{false, 1}, {true, 0}} {
+		t.Run(fmt.Sprintf("dedup=%v", tc.dedup), func(t *testing.T) {
+			h := &githubHandler{mu: make(chan struct{}, 1), dedup: tc.dedup, seen: map[string]bool{}}
+			ln, err := net.Listen("tcp", "127.0.0.1:0")
+			if err != nil {
+				t.Fatal(err)
+			}
+			srv := &http.Server{Handler: h}
+			go srv.Serve(ln)
+			t.Cleanup(func() { srv.Close() })
+			base := "http://" + ln.Addr().String()
+			db := filepath.Join(t.TempDir(), "h.db")
+			req, err := verify.BuildDelivery("github", "push", "gh-secret", time.Now())
+			if err != nil {
+				t.Fatal(err)
+			}
+			id := checkInsert(t, db, req)
+			r, c := checkRunJSON(t, db, "--to", base+"/github", "--probe-http", base+"/work", "--settle", "50ms",
+				"-n", "3", fmt.Sprint(id))
+			if r.Code != tc.code || c == nil {
+				t.Fatalf("github dedup=%v: want exit %d, got %d\n%s\n%s", tc.dedup, tc.code, r.Code, r.Stdout, r.Stderr)
+			}
+			if c.Deliveries[0].Provider != "github" || checkPhase(t, c, "burst").Status == report.Skip {
+				t.Fatalf("burst should run without --secret for github: %s", checkDump(c))
+			}
+			if tc.dedup {
+				for _, ph := range []string{"first", "dups", "burst", "lost", "latency"} {
+					if s := checkPhase(t, c, ph).Status; s != report.Pass {
+						t.Fatalf("%s: %s\n%s", ph, s, checkDump(c))
+					}
+				}
+				if s := checkPhase(t, c, "tamper").Status; s != report.Skip {
+					t.Fatalf("tamper without --secret should be skipped: %s", s)
+				}
+			} else if checkPhase(t, c, "dups").Status != report.Fail {
+				t.Fatalf("dups should fail without dedup: %s", checkDump(c))
+			}
+		})
+	}
+}
