@@ -284,6 +284,13 @@ func (s *Server) serveConn(c *conn) {
 	defer s.wg.Done()
 	defer s.untrack(c)
 	defer c.nc.Close()
+	defer func() {
+		// A bug on one connection must not take the capture (and every other
+		// connection) down; what was committed stays committed.
+		if r := recover(); r != nil {
+			s.logf("internal error on connection from %s: %v (connection closed)", c.nc.RemoteAddr(), r)
+		}
+	}()
 	rec := &recorder{conn: c.nc}
 	br := bufio.NewReaderSize(rec, 64<<10)
 	for {
