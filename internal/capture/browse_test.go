@@ -135,3 +135,37 @@ func TestUnits(t *testing.T) {
 		}
 	}
 }
+
+func TestForwardURL(t *testing.T) {
+	cases := []struct{ base, target, want string }{
+		{"http://localhost:3000", "/webhooks/stripe?x=1", "http://localhost:3000/webhooks/stripe?x=1"},
+		{"http://localhost:3000/", "/a", "http://localhost:3000/a"},
+		{"http://localhost:3000/base/", "/a/b", "http://localhost:3000/base/a/b"},
+		{"http://h/base?k=v", "/a?x=1", "http://h/base/a?k=v&x=1"},
+		{"http://h/base", "http://other.example/p%2Fq?z", "http://h/base/p%2Fq?z"},
+		{"https://h", "*", "https://h/"},
+	}
+	for _, tc := range cases {
+		u, err := ParseForwardURL(tc.base)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := forwardURL(u, tc.target); got != tc.want {
+			t.Errorf("forwardURL(%s, %s) = %s, want %s", tc.base, tc.target, got, tc.want)
+		}
+	}
+	for _, bad := range []string{"localhost:3000", "/webhooks", "ftp://h/x", "http://"} {
+		if _, err := ParseForwardURL(bad); err == nil {
+			t.Errorf("ParseForwardURL(%q) accepted", bad)
+		}
+	}
+}
+
+func TestIsLoopback(t *testing.T) {
+	for addr, want := range map[string]bool{"127.0.0.1:9000": true, "localhost:9000": true, "[::1]:9000": true,
+		"127.1.2.3:80": true, "0.0.0.0:9000": false, ":9000": false, "192.168.1.5:9000": false, "[::]:9000": false} {
+		if got := IsLoopback(addr); got != want {
+			t.Errorf("IsLoopback(%s) = %v", addr, got)
+		}
+	}
+}
