@@ -45,8 +45,9 @@ the error. One line per delivery is printed on stdout.`,
 		Example: `  # point a provider's forwarder or a tunnel at :9000, answer 200
   hookreplay capture --listen 127.0.0.1:9000
 
-  # sit in front of the real handler and verify Stripe signatures as they arrive
-  STRIPE_SECRET=whsec_... hookreplay capture --forward http://localhost:3000/webhooks --secret-env STRIPE_SECRET`,
+  # sit in front of the real handler and verify Stripe signatures as they arrive:
+  # a delivery to http://127.0.0.1:9000/webhooks/stripe goes on to http://localhost:3000/webhooks/stripe
+  STRIPE_SECRET=whsec_... hookreplay capture --forward http://localhost:3000 --secret-env STRIPE_SECRET`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			n, err := capture.ParseSize(maxBody)
@@ -81,7 +82,7 @@ the error. One line per delivery is printed on stdout.`,
 		},
 	}
 	cmd.Flags().StringVar(&o.Listen, "listen", "127.0.0.1:9000", "address to listen on (loopback by default)")
-	cmd.Flags().StringVar(&o.Forward, "forward", "", "handler URL to forward each delivery to, e.g. http://localhost:3000/webhooks")
+	cmd.Flags().StringVar(&o.Forward, "forward", "", "handler base URL to forward each delivery to (the request's path and query are appended), e.g. http://localhost:3000")
 	cmd.Flags().IntVar(&o.Status, "status", 200, "status to answer with when not forwarding")
 	cmd.Flags().StringVar(&maxBody, "max-body", "10MiB", "largest body accepted (10MiB, 512KB, or bytes); larger gets 413 and is not stored")
 	cmd.Flags().StringVar(&o.Source, "source", "", "name stored with every delivery (e.g. stripe-test)")

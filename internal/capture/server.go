@@ -518,7 +518,7 @@ func (s *Server) printDelivery(d *store.Delivery, latency time.Duration) {
 		}
 		return x
 	}
-	line := fmt.Sprintf("%s  #%-5d %s  %-8s %-28s %-30s %s",
+	line := fmt.Sprintf("%s  #%-5d %s  %-8s %-28s %-36s %s",
 		d.ReceivedAt.Local().Format("15:04:05.000"), d.ID,
 		s.opt.IO.StatusColor(d.ResponseStatus, fmt.Sprintf("%3d", d.ResponseStatus)),
 		d.Provider, dash(d.EventType), dash(d.EventID), FormatLatency(latency))
