@@ -158,6 +158,7 @@ func Run(ctx context.Context, o Options) (*Outcome, error) {
 		}
 	}
 	out.Problems = expectations(out.Checks)
+	writeSummary(o.Out, out.Checks)
 	writeCommands(o, dir, d.ID, addrs)
 	out.Took = time.Since(start)
 	return out, nil
@@ -227,6 +228,55 @@ func expectations(cs map[string]*report.Check) []string {
 		want("fixed", ph, report.Pass)
 	}
 	return bad
+}
+
+func phaseResult(c *report.Check, phase string) *report.PhaseResult {
+	if c == nil || len(c.Deliveries) == 0 {
+		return nil
+	}
+	for i := range c.Deliveries[0].Phases {
+		if c.Deliveries[0].Phases[i].Phase == phase {
+			return &c.Deliveries[0].Phases[i]
+		}
+	}
+	return nil
+}
+
+func dollars(cents string) string {
+	var n float64
+	if _, err := fmt.Sscan(cents, &n); err != nil {
+		return cents
+	}
+	return fmt.Sprintf("$%.2f", n/100)
+}
+
+// writeSummary says in one line per variant what the checks found.
+func writeSummary(w io.Writer, cs map[string]*report.Check) {
+	fmt.Fprintf(w, "\n━━ summary ━━\n")
+	if p := phaseResult(cs["naive"], check.PhaseDups); p != nil && len(p.Violations) > 0 && p.Violations[0].Probe != "" {
+		v := p.Violations[0]
+		fmt.Fprintf(w, "  naive  ✗ dups: copy %d of the same event changed the balance from %s to %s cents (want %s): the $50.00 invoice credited %s\n",
+			v.Copy, v.Before, v.After, v.Want, dollars(v.After))
+	} else {
+		fmt.Fprintf(w, "  naive  dups: %s\n", phaseStatus(cs["naive"], check.PhaseDups))
+	}
+	if p := phaseResult(cs["racy"], check.PhaseBurst); p != nil {
+		fmt.Fprintf(w, "  racy   %s dups (sequential resends find nothing), %s burst: %s\n",
+			mark(phaseStatus(cs["racy"], check.PhaseDups)), mark(p.Status), p.Message)
+	}
+	if c := cs["fixed"]; c != nil {
+		fmt.Fprintf(w, "  fixed  verdict %s: every phase (%s) passed\n", c.Verdict, strings.Join(Phases, ", "))
+	}
+}
+
+func mark(s report.Status) string {
+	switch s {
+	case report.Pass:
+		return "✓"
+	case report.Fail:
+		return "✗"
+	}
+	return string(s)
 }
 
 func writeCommands(o Options, dir string, id int64, addrs map[string]string) {

@@ -457,9 +457,10 @@ func (r *runner) sameIdentity(d *Delivery, req *message.Request) *message.Reques
 	return s
 }
 
+// urlFor is the full URL a copy of req is sent to: what a provider that
+// signs the URL (Twilio) was configured with.
 func (r *runner) urlFor(req *message.Request) string {
-	u := *r.o.Target
-	return u.String()
+	return replay.FullURL(r.o.Target, req.Target)
 }
 
 // freshIdentity returns a copy of d's request with a new event id (re-signed

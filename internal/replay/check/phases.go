@@ -65,7 +65,6 @@ func (r *runner) tamper(ctx context.Context, d *Delivery, fr *firstResult) (*rep
 	if err != nil {
 		return nil, err
 	}
-	first := prev
 	warned := 0
 	for i, t := range trials {
 		a := r.send(ctx, t.req, replay.SendOptions{})
@@ -101,7 +100,6 @@ func (r *runner) tamper(ctx context.Context, d *Delivery, fr *firstResult) (*rep
 		prev = cur
 		r.progress("tamper   delivery %d copy %d: %s", d.ID, i+1, statusText(a))
 	}
-	_ = first
 	ph.Duration = time.Since(start)
 	var whats []string
 	for _, t := range trials {

@@ -10,7 +10,6 @@ import (
 	"os/exec"
 	"strings"
 	"sync"
-	"syscall"
 	"time"
 )
 
@@ -47,7 +46,7 @@ func (s *Server) Start(ctx context.Context) error {
 	c := exec.Command("sh", "-c", s.Cmd)
 	c.Stdout, c.Stderr = s.out, s.out
 	c.Env = append(os.Environ(), s.Env...)
-	c.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	ownGroup(c)
 	if err := c.Start(); err != nil {
 		s.mu.Unlock()
 		return fmt.Errorf("--serve %q: %w", s.Cmd, err)
@@ -83,15 +82,15 @@ func (s *Server) Start(ctx context.Context) error {
 // Kill sends SIGKILL to the process group and waits until it is gone and
 // Addr no longer accepts connections.
 func (s *Server) Kill() {
-	s.signal(syscall.SIGKILL, 0)
+	s.signal(true, 0)
 }
 
 // Stop sends SIGTERM to the process group, then SIGKILL after 3 s.
 func (s *Server) Stop() {
-	s.signal(syscall.SIGTERM, 3*time.Second)
+	s.signal(false, 3*time.Second)
 }
 
-func (s *Server) signal(sig syscall.Signal, grace time.Duration) {
+func (s *Server) signal(kill bool, grace time.Duration) {
 	s.mu.Lock()
 	c, done := s.cmd, s.done
 	s.mu.Unlock()
@@ -100,15 +99,18 @@ func (s *Server) signal(sig syscall.Signal, grace time.Duration) {
 	}
 	select {
 	case <-done:
+		// sh is gone; children it left in the group (a backgrounded server)
+		// are not: take them too.
+		signalGroup(c, true)
 	default:
-		_ = syscall.Kill(-c.Process.Pid, sig)
-		if sig != syscall.SIGKILL {
+		signalGroup(c, kill)
+		if !kill {
 			select {
 			case <-done:
 			case <-time.After(grace):
 			}
 		}
-		_ = syscall.Kill(-c.Process.Pid, syscall.SIGKILL)
+		signalGroup(c, true)
 		<-done
 	}
 	// sh is gone; children of the group were killed with it. Wait briefly
@@ -178,8 +180,8 @@ func runShell(ctx context.Context, cmd string, timeout time.Duration) error {
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	c := exec.CommandContext(ctx, "sh", "-c", cmd)
-	c.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	c.Cancel = func() error { return syscall.Kill(-c.Process.Pid, syscall.SIGKILL) }
+	ownGroup(c)
+	c.Cancel = func() error { signalGroup(c, true); return nil }
 	c.WaitDelay = time.Second
 	out, err := c.CombinedOutput()
 	if err != nil {
