@@ -19,6 +19,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 	"sync"
@@ -35,14 +36,29 @@ func captureFastExit(t *testing.T) {
 	t.Setenv("GORACE", "atexit_sleep_ms=0")
 }
 
-// captureStart runs `hookreplay capture` on a free loopback port and waits
-// until it listens.
+// captureStart runs `hookreplay capture` on a port the kernel picks (no race
+// with other tests for a "free" port) and returns once it listens, with the
+// address it printed.
 func captureStart(t *testing.T, db string, extra ...string) (*proc, string) {
 	t.Helper()
-	addr := freeAddr(t)
-	p := startBin(t, db, append([]string{"capture", "--listen", addr}, extra...)...)
-	waitListening(t, addr, p)
-	return p, addr
+	p := startBin(t, db, append([]string{"capture", "--listen", "127.0.0.1:0"}, extra...)...)
+	re := regexp.MustCompile(`capturing on http://(\S+) into`)
+	deadline := time.Now().Add(15 * time.Second)
+	for time.Now().Before(deadline) {
+		_, stderr := p.Output()
+		if m := re.FindStringSubmatch(stderr); m != nil {
+			waitListening(t, m[1], p)
+			return p, m[1]
+		}
+		select {
+		case <-p.done:
+			stdout, stderr := p.Output()
+			t.Fatalf("capture exited before listening\nstdout:\n%s\nstderr:\n%s", stdout, stderr)
+		case <-time.After(20 * time.Millisecond):
+		}
+	}
+	t.Fatal("capture did not report its address")
+	return nil, ""
 }
 
 // captureAnswer is one HTTP response read off a raw connection.
