@@ -525,6 +525,14 @@ func (r *runner) reset(ctx context.Context) error {
 	return nil
 }
 
+// roundDur keeps durations readable: milliseconds, or microseconds under 1 ms.
+func roundDur(d time.Duration) time.Duration {
+	if d < time.Millisecond {
+		return d.Round(time.Microsecond)
+	}
+	return d.Round(time.Millisecond)
+}
+
 func is2xx(s int) bool { return s >= 200 && s < 300 }
 func is4xx(s int) bool { return s >= 400 && s < 500 }
 
@@ -667,7 +675,7 @@ func (r *runner) first(ctx context.Context, d *Delivery) (*firstResult, error) {
 		r.firstLat, r.haveFirst = a.Latency, true
 	}
 	var after reading
-	if fr.answered {
+	if fr.answered && !is4xx(a.Status) {
 		after, err = r.readChanged(ctx, d, PhaseFirst, "after", before)
 	} else {
 		after, err = r.read(ctx, d, PhaseFirst, "after")
@@ -682,7 +690,7 @@ func (r *runner) first(ctx context.Context, d *Delivery) (*firstResult, error) {
 	ph.Effects = r.effects(ctx, d, PhaseFirst, before, after)
 	ph.Duration = time.Since(start)
 	changed := anyChanged(fr.effect)
-	r.progress("first    delivery %d: %s in %s, %s", d.ID, statusText(a), a.Latency.Round(time.Millisecond), effectText(fr.effect))
+	r.progress("first    delivery %d: %s in %s, %s", d.ID, statusText(a), roundDur(a.Latency), effectText(fr.effect))
 
 	switch {
 	case !fr.answered:
@@ -717,13 +725,14 @@ func (r *runner) first(ctx context.Context, d *Delivery) (*firstResult, error) {
 		} else {
 			ph.Message += " (it was sent with its captured event id, so the handler may already have processed it, e.g. when it was captured; give --secret so hookreplay sends it with a fresh event id, or --reset-cmd)"
 		}
+		ph.Message += fmt.Sprintf("; a handler that works asynchronously for longer than %s needs a larger --settle", r.changeWait().Round(100*time.Millisecond))
 		fr.why = "the first delivery showed no effect"
 		return fr, nil
 	}
 	ph.Status = report.Pass
-	ph.Message = fmt.Sprintf("answered %d in %s; effect: %s", a.Status, a.Latency.Round(time.Millisecond), effectText(fr.effect))
+	ph.Message = fmt.Sprintf("answered %d in %s; effect: %s", a.Status, roundDur(a.Latency), effectText(fr.effect))
 	if fr.fresh {
-		ph.Message = fmt.Sprintf("sent with fresh event id %s, answered %d in %s; effect: %s", id, a.Status, a.Latency.Round(time.Millisecond), effectText(fr.effect))
+		ph.Message = fmt.Sprintf("sent with fresh event id %s, answered %d in %s; effect: %s", id, a.Status, roundDur(a.Latency), effectText(fr.effect))
 	}
 	fr.usable = true
 	return fr, nil
@@ -1011,7 +1020,7 @@ func (r *runner) latency(d *Delivery, a store.Attempt) *report.PhaseResult {
 	} else if _, ok := ProviderTimeouts[d.Provider]; !ok {
 		src = "the default timeout (no known timeout for provider " + orGeneric(d.Provider) + "; set --provider-timeout)"
 	}
-	lat := a.Latency.Round(time.Millisecond)
+	lat := roundDur(a.Latency)
 	switch {
 	case a.Latency > limit:
 		ph.Status = report.Fail

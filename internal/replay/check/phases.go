@@ -334,7 +334,7 @@ func (r *runner) crash(ctx context.Context, d *Delivery, fr *firstResult) (*repo
 		ph.Message = ph.Violations[0].Message
 	case judgedPass > 0:
 		ph.Status = report.Pass
-		ph.Message = fmt.Sprintf("killed the handler at %d points across its %s handling time; after restart and retry each event's effect was exactly once", len(delays), handling.Round(time.Millisecond))
+		ph.Message = fmt.Sprintf("killed the handler at %d points across its %s handling time; after restart and retry each event's effect was exactly once", len(delays), roundDur(handling))
 	default:
 		ph.Status = report.NotJudged
 		ph.Message = fmt.Sprintf("not judged in %d of %d trials: %s", notJudged, len(delays), firstOr(ph.Warnings, "no probe moved"))
