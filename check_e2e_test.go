@@ -24,6 +24,7 @@ import (
 
 	"github.com/hookreplay/hookreplay/examples/wallet"
 	"github.com/hookreplay/hookreplay/internal/message"
+	"github.com/hookreplay/hookreplay/internal/replay/check"
 	"github.com/hookreplay/hookreplay/internal/report"
 	"github.com/hookreplay/hookreplay/internal/store"
 	"github.com/hookreplay/hookreplay/internal/verify"
@@ -400,9 +401,9 @@ func TestCheckFromFile(t *testing.T) {
 	if err != nil || run.Verdict != "fail" {
 		t.Fatalf("run: %+v %v", run, err)
 	}
-	var again report.Check
-	if err := json.Unmarshal(run.Summary, &again); err != nil || len(again.Deliveries) != 1 {
-		t.Fatalf("summary is not the report: %v", err)
+	again, err := check.Load(context.Background(), st, c.RunID)
+	if err != nil || len(again.Deliveries) != 1 || again.Verdict != "fail" || checkPhase(t, again, "dups").Violations[0].Copy != 2 {
+		t.Fatalf("the stored report does not re-render the run: %v", err)
 	}
 }
 

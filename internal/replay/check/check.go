@@ -1081,3 +1081,23 @@ func (r *runner) storeVerdicts(ctx context.Context) error {
 	}
 	return nil
 }
+
+// Load returns the report of a finished check run from the store (its
+// summary is the full report), so it can be re-rendered without re-running.
+func Load(ctx context.Context, st *store.Store, runID int64) (*report.Check, error) {
+	run, err := st.GetRun(ctx, runID)
+	if err != nil {
+		return nil, err
+	}
+	if run.Kind != "check" {
+		return nil, fmt.Errorf("run %d is a %s run, not a check", runID, run.Kind)
+	}
+	if run.FinishedAt.IsZero() || run.Verdict == "error" || run.Verdict == "" {
+		return nil, fmt.Errorf("check run %d did not finish (verdict %q)", runID, run.Verdict)
+	}
+	var c report.Check
+	if err := json.Unmarshal(run.Summary, &c); err != nil {
+		return nil, fmt.Errorf("check run %d: read its report: %w", runID, err)
+	}
+	return &c, nil
+}
