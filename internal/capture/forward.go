@@ -79,7 +79,7 @@ func forwardURL(base *url.URL, target string) string {
 // to the forward URL, headers minus hop-by-hop ones (Host becomes the
 // handler's; the sender's is passed as X-Forwarded-Host), the decoded body.
 func (s *Server) forward(d *store.Delivery) forwardResult {
-	ctx, cancel := context.WithTimeout(context.Background(), s.opt.ForwardTimeout)
+	ctx, cancel := context.WithTimeout(s.base, s.opt.ForwardTimeout)
 	defer cancel()
 	fail := func(status int, msg string, start time.Time) forwardResult {
 		body, _ := json.Marshal(map[string]any{"id": d.ID, "error": msg})
@@ -126,6 +126,9 @@ func (s *Server) forward(d *store.Delivery) forwardResult {
 		}
 		if errors.Is(err, context.DeadlineExceeded) {
 			return fail(http.StatusGatewayTimeout, fmt.Sprintf("handler did not answer within %s", s.opt.ForwardTimeout), start)
+		}
+		if errors.Is(err, context.Canceled) {
+			return fail(http.StatusServiceUnavailable, "capture stopped before the handler answered", start)
 		}
 		return fail(http.StatusBadGateway, fmt.Sprintf("handler unreachable: %v", err), start)
 	}

@@ -39,6 +39,7 @@ const (
 	DefaultWriteTimeout   = 30 * time.Second
 	DefaultForwardTimeout = 60 * time.Second
 	DefaultMaxHeaderBytes = 1 << 20
+	DefaultDrainTimeout   = 15 * time.Second
 	maxResponseBody       = 64 << 20
 )
 
@@ -69,6 +70,9 @@ type Options struct {
 	ForwardTimeout time.Duration
 	// MaxHeaderBytes bounds a request's header section (431 over it).
 	MaxHeaderBytes int
+	// DrainTimeout bounds how long shutdown waits for requests in flight
+	// before it cuts their connections (and cancels their forwards).
+	DrainTimeout time.Duration
 
 	// IO receives one line per delivery on Out and rejected requests on
 	// ErrOut; nil keeps the server quiet.
@@ -87,6 +91,11 @@ type Server struct {
 	commits chan commitReq
 	dbMu    sync.Mutex // one writer at a time: cheaper than SQLite's busy polling
 	outMu   sync.Mutex
+
+	// base is the parent of every forward; abort cancels it when a drain
+	// outlasts DrainTimeout.
+	base  context.Context
+	abort context.CancelFunc
 
 	closing atomic.Bool
 	mu      sync.Mutex
@@ -132,10 +141,12 @@ func New(st *store.Store, opt Options) (*Server, error) {
 	def(&opt.IdleTimeout, DefaultIdleTimeout)
 	def(&opt.WriteTimeout, DefaultWriteTimeout)
 	def(&opt.ForwardTimeout, DefaultForwardTimeout)
+	def(&opt.DrainTimeout, DefaultDrainTimeout)
 	if opt.MaxHeaderBytes <= 0 {
 		opt.MaxHeaderBytes = DefaultMaxHeaderBytes
 	}
 	s := &Server{opt: opt, st: st, conns: map[*conn]struct{}{}, commits: make(chan commitReq)}
+	s.base, s.abort = context.WithCancel(context.Background())
 	if opt.Forward != "" {
 		u, err := ParseForwardURL(opt.Forward)
 		if err != nil {
@@ -221,13 +232,39 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 		go s.serveConn(c)
 	}
 	s.shutdown(ln)
-	s.wg.Wait()
+	s.drain()
 	close(s.commits)
 	<-committed
 	if s.client != nil {
 		s.client.CloseIdleConnections()
 	}
 	return nil
+}
+
+// drain waits for the connections still open; after DrainTimeout it cuts
+// them, so a handler that never answers cannot hold shutdown forever. A
+// request cut this way was committed if it had been read completely.
+func (s *Server) drain() {
+	drained := make(chan struct{})
+	go func() {
+		s.wg.Wait()
+		close(drained)
+	}()
+	select {
+	case <-drained:
+		s.abort()
+		return
+	case <-time.After(s.opt.DrainTimeout):
+	}
+	s.mu.Lock()
+	n := len(s.conns)
+	for c := range s.conns {
+		c.nc.Close()
+	}
+	s.mu.Unlock()
+	s.logf("stopping: %d connection(s) still busy after %s; closed them", n, s.opt.DrainTimeout)
+	s.abort()
+	<-drained
 }
 
 func (s *Server) track(c *conn) bool {

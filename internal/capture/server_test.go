@@ -675,3 +675,38 @@ func TestOutputLine(t *testing.T) {
 		t.Errorf("stored %q %d", ds[0].Source, ds[0].ResponseStatus)
 	}
 }
+
+func TestShutdownCutsRequestsThatOutlastTheDrain(t *testing.T) {
+	entered := make(chan struct{}, 1)
+	release := make(chan struct{})
+	h := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		entered <- struct{}{}
+		select {
+		case <-release:
+		case <-r.Context().Done():
+		}
+	}))
+	defer h.Close()
+	defer close(release)
+	ts := startServer(t, Options{Forward: h.URL, DrainTimeout: 300 * time.Millisecond})
+	c, err := net.Dial("tcp", ts.addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	sent := fixture(t, "odd_case_order.http")
+	c.Write(sent)
+	<-entered
+	start := time.Now()
+	ts.stop(t)
+	if took := time.Since(start); took > 5*time.Second {
+		t.Fatalf("shutdown took %s with a handler that never answers", took)
+	}
+	ds := allDeliveries(t, ts.st)
+	if len(ds) != 1 || !bytes.Equal(ds[0].Raw, sent) || ds[0].ForwardError != "capture stopped before the handler answered" {
+		t.Fatalf("deliveries after cut drain: %d %+v", len(ds), ds)
+	}
+	if !strings.Contains(ts.errOut.String(), "still busy") {
+		t.Errorf("cut not reported:\n%s", ts.errOut)
+	}
+}
