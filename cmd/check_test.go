@@ -1,0 +1,79 @@
+package cmd
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/hookreplay/hookreplay/internal/iostreams"
+)
+
+func TestCheckFlags(t *testing.T) {
+	t.Setenv("HOOKREPLAY_CHECK_SECRET", "whsec_env")
+	for _, tc := range []struct {
+		args    []string
+		ok      func(*checkOptions) bool
+		wantErr string
+	}{
+		{[]string{"7", "--to", "http://x/h", "--probe-cmd", "echo 1"}, func(o *checkOptions) bool {
+			return len(o.IDs) == 1 && o.IDs[0] == 7 && o.N == 10 && o.Burst == 20 && len(o.Phases) == 0 && !o.SeedSet
+		}, ""},
+		{[]string{"--last", "--phases", "first, dups,burst", "--secret-env", "HOOKREPLAY_CHECK_SECRET", "-n", "3", "--seed", "9"}, func(o *checkOptions) bool {
+			return o.Last && strings.Join(o.Phases, ",") == "first,dups,burst" && o.Secret == "whsec_env" && o.N == 3 && o.Seed == 9 && o.SeedSet
+		}, ""},
+		{[]string{"--last", "--phases", "first,nope"}, nil, `unknown phase "nope"`},
+		{[]string{"x"}, nil, "not a positive number"},
+		{[]string{"--last", "--secret", "a", "--secret-env", "HOOKREPLAY_CHECK_SECRET"}, nil, "not both"},
+	} {
+		var got *checkOptions
+		io, _, _, _ := iostreams.Test()
+		f := newFactory(io)
+		cmd := newCheckCmd(f, func(o *checkOptions) error { got = o; return nil })
+		cmd.SetArgs(tc.args)
+		cmd.SetOut(io.Out)
+		cmd.SetErr(io.ErrOut)
+		code, msg := ExitCode(cmd.Execute())
+		if tc.wantErr != "" {
+			if code != 2 || !strings.Contains(msg, tc.wantErr) {
+				t.Errorf("%v: want exit 2 with %q, got %d %q", tc.args, tc.wantErr, code, msg)
+			}
+			continue
+		}
+		if code != 0 || got == nil || !tc.ok(got) {
+			t.Errorf("%v: exit %d %q, options %+v", tc.args, code, msg, got)
+		}
+	}
+}
+
+// Usage errors are caught before anything is opened or sent.
+func TestCheckValidate(t *testing.T) {
+	base := func() *checkOptions {
+		return &checkOptions{To: "http://127.0.0.1:1/h", Last: true, ProbeCmd: []string{"echo 1"}, N: 10, Burst: 20,
+			Settle: 1, SettleMax: 2}
+	}
+	for _, tc := range []struct {
+		edit func(*checkOptions)
+		want string
+	}{
+		{func(o *checkOptions) { o.To = "" }, "--to URL is required"},
+		{func(o *checkOptions) { o.To = "ftp://x" }, "not an http:// URL"},
+		{func(o *checkOptions) { o.Last = false }, "which delivery?"},
+		{func(o *checkOptions) { o.ProbeCmd = nil }, "no probe given"},
+		{func(o *checkOptions) { o.ProbeSQL = []string{"SELECT 1"} }, "--probe-sql needs --dsn"},
+		{func(o *checkOptions) { o.Burst = 1 }, "--burst"},
+		{func(o *checkOptions) { o.Phases = []string{"crash"} }, "needs --serve"},
+		{func(o *checkOptions) { o.Phases = []string{"tamper"} }, "needs --secret"},
+		{func(o *checkOptions) { o.Phases = []string{"order"} }, "needs --reset-cmd"},
+		{func(o *checkOptions) { o.Reports = []string{"pdf=x"} }, "pdf"},
+	} {
+		o := base()
+		tc.edit(o)
+		_, err := checkValidate(o)
+		code, msg := ExitCode(err)
+		if code != 2 || !strings.Contains(msg, tc.want) {
+			t.Errorf("want exit 2 with %q, got %d %q", tc.want, code, msg)
+		}
+	}
+	if _, err := checkValidate(base()); err != nil {
+		t.Fatalf("valid options rejected: %v", err)
+	}
+}
