@@ -494,6 +494,15 @@ func (s *Server) committer() {
 		s.dbMu.Lock()
 		// Not the serve context: a request in flight at shutdown is still committed.
 		err := s.st.ImportDeliveries(context.Background(), ds)
+		if err != nil && len(batch) > 1 {
+			// The batch is all or nothing; one delivery the store refuses must
+			// not cost the others their acknowledgement.
+			for _, r := range batch {
+				r.done <- s.st.InsertDelivery(context.Background(), r.d)
+			}
+			s.dbMu.Unlock()
+			continue
+		}
 		s.dbMu.Unlock()
 		for _, r := range batch {
 			r.done <- err
