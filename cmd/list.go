@@ -82,5 +82,11 @@ func listRun(ctx context.Context, o *listOptions) error {
 		fmt.Fprintln(o.IO.ErrOut, "no deliveries match (capture some with 'hookreplay capture')")
 		return nil
 	}
-	return capture.WriteList(o.IO, ds)
+	if err := capture.WriteList(o.IO, ds); err != nil {
+		return err
+	}
+	if o.Limit > 0 && len(ds) == o.Limit {
+		fmt.Fprintf(o.IO.ErrOut, "showing the %d newest; --limit 0 lists all\n", o.Limit)
+	}
+	return nil
 }
