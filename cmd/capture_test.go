@@ -37,6 +37,7 @@ func TestCaptureFlags(t *testing.T) {
 		{[]string{"--forward", "http://localhost:3000", "--secret-env", "HOOKREPLAY_TEST_SECRET"}, func(o *captureOptions) bool {
 			return o.Forward == "http://localhost:3000" && o.Secret == "whsec_from_env"
 		}, ""},
+		{[]string{"--listen", "9100"}, func(o *captureOptions) bool { return o.Listen == "127.0.0.1:9100" }, ""},
 		{[]string{"--max-body", "big"}, nil, "--max-body"},
 		{[]string{"--forward", "localhost:3000"}, nil, "--forward"},
 		{[]string{"--forward", "http://h", "--status", "201"}, nil, "cannot be combined"},
