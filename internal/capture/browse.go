@@ -1,6 +1,7 @@
 package capture
 
 import (
+	"bufio"
 	"bytes"
 	"encoding/base64"
 	"encoding/json"
@@ -194,6 +195,10 @@ func WriteDetail(ios *iostreams.IO, d *store.Delivery) error {
 	writeHeaders(&b, ios, d.Headers)
 	b.WriteString("\n")
 	writeBody(&b, faint, d.ID, d.Headers.Get("Content-Type"), d.Body, "--body")
+	if tr := trailers(d.Raw); len(tr) > 0 {
+		fmt.Fprintln(&b, faint("trailers (after the last chunk):"))
+		writeHeaders(&b, ios, tr)
+	}
 
 	b.WriteString("\n")
 	switch {
@@ -219,6 +224,30 @@ func WriteDetail(ios *iostreams.IO, d *store.Delivery) error {
 	}
 	_, err := ios.Out.Write(b.Bytes())
 	return err
+}
+
+// trailers returns the trailer fields of a chunked request's raw bytes, in
+// the order they were sent.
+func trailers(raw []byte) message.Headers {
+	req, err := http.ReadRequest(bufio.NewReader(bytes.NewReader(raw)))
+	if err != nil || len(req.TransferEncoding) == 0 {
+		return nil
+	}
+	if _, err := io.Copy(io.Discard, req.Body); err != nil || len(req.Trailer) == 0 {
+		return nil
+	}
+	// The trailer section is what follows the last chunk: its lines end the raw bytes.
+	var out message.Headers
+	lines := strings.Split(strings.TrimRight(string(raw), "\r\n"), "\n")
+	for i := len(lines) - 1; i >= 0; i-- {
+		l := strings.TrimSuffix(lines[i], "\r")
+		name, value, ok := strings.Cut(l, ":")
+		if !ok || req.Trailer.Get(name) == "" && len(req.Trailer.Values(name)) == 0 {
+			break
+		}
+		out = append(message.Headers{{Name: name, Value: strings.TrimSpace(value)}}, out...)
+	}
+	return out
 }
 
 func writeHeaders(b *bytes.Buffer, ios *iostreams.IO, hs message.Headers) {

@@ -169,3 +169,19 @@ func TestIsLoopback(t *testing.T) {
 		}
 	}
 }
+
+func TestDetailShowsTrailers(t *testing.T) {
+	raw := fixture(t, "chunked_trailers.http")
+	d := browseDelivery()
+	d.Raw, d.Body = raw, []byte(`{"id":"evt_chunked","type":"a.b"}`)
+	ios, _, out, _ := iostreams.Test()
+	if err := WriteDetail(ios, d); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(out.String(), "trailers (after the last chunk):\nX-Checksum: abc123\nX-Other: tail\n") {
+		t.Fatalf("trailers missing:\n%s", out)
+	}
+	if tr := trailers(fixture(t, "odd_case_order.http")); tr != nil {
+		t.Fatalf("trailers of a request without chunking: %v", tr)
+	}
+}
