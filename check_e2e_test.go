@@ -437,6 +437,19 @@ func TestCheckCrashPhase(t *testing.T) {
 			}
 			// --serve always stops the handler.
 			waitClosed(t, addr)
+			// The secret, although in the --serve command, is in no report and not in the store.
+			if strings.Contains(r.Stdout, checkSecret) || strings.Contains(r.Stderr, checkSecret) {
+				t.Fatalf("the secret leaked into the output")
+			}
+			for _, f := range []string{db, db + "-wal"} {
+				raw, err := os.ReadFile(f)
+				if err != nil && !os.IsNotExist(err) {
+					t.Fatal(err)
+				}
+				if strings.Contains(string(raw), checkSecret) {
+					t.Fatalf("the secret reached the database (%s)", f)
+				}
+			}
 		})
 	}
 	// A --serve command that never listens: exit 2 with its output shown.

@@ -346,11 +346,19 @@ func checkRunOptions(o *checkOptions) map[string]any {
 	if len(o.Phases) > 0 {
 		m["phases"] = strings.Join(o.Phases, ",")
 	}
+	// Commands may carry the secret literally (--serve "server --secret …"):
+	// it never reaches the store or a report.
+	redact := func(s string) string {
+		if o.Secret == "" {
+			return s
+		}
+		return strings.ReplaceAll(s, o.Secret, "[secret]")
+	}
 	if o.ResetCmd != "" {
-		m["reset_cmd"] = o.ResetCmd
+		m["reset_cmd"] = redact(o.ResetCmd)
 	}
 	if o.Serve != "" {
-		m["serve"] = o.Serve
+		m["serve"] = redact(o.Serve)
 	}
 	if o.ProviderTimeout > 0 {
 		m["provider_timeout"] = o.ProviderTimeout.String()
