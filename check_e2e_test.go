@@ -182,9 +182,18 @@ func TestCheckNaiveFailsDups(t *testing.T) {
 		!strings.Contains(v.Message, "copy 2") || !strings.Contains(v.Message, "from 5000 to 10000 (want 5000") {
 		t.Fatalf("naive: first violation not precise: %+v", v)
 	}
-	// The text report names the copy and the values too.
-	tr := runBin(t, db, nil, append([]string{"check", "--no-color", "-q"}, checkArgs(url, dsn, fmt.Sprint(id), "--phases", "first,dups")...)...)
-	if tr.Code != 1 || !strings.Contains(tr.Stdout, "copy 2") {
+	// The text report names the copy and the values too; --event-id finds the delivery.
+	st, err := store.Open(context.Background(), db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	d, err := st.GetDelivery(context.Background(), id)
+	st.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	tr := runBin(t, db, nil, append([]string{"check", "--no-color", "-q"}, checkArgs(url, dsn, "--event-id", d.EventID, "--phases", "first,dups")...)...)
+	if tr.Code != 1 || !strings.Contains(tr.Stdout, "copy 2") || !strings.Contains(tr.Stdout, d.EventID) {
 		t.Fatalf("naive text report:\n%s\n%s", tr.Stdout, tr.Stderr)
 	}
 }
