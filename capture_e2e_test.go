@@ -281,23 +281,41 @@ func TestCaptureE2EExactBytesListShow(t *testing.T) {
 
 func TestCaptureE2EKill9LosesNoAcknowledgedDelivery(t *testing.T) {
 	captureFastExit(t)
-	db := filepath.Join(t.TempDir(), "hr.db")
-	p, addr := captureStart(t, db)
-
-	type acked struct {
-		id   int64
-		sent []byte
+	handler := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		io.Copy(io.Discard, r.Body)
+		w.WriteHeader(http.StatusAccepted)
+	}))
+	defer handler.Close()
+	for _, mode := range []struct {
+		name  string
+		extra []string
+	}{
+		{"answering", nil},
+		{"forwarding", []string{"--forward", handler.URL}},
+	} {
+		t.Run(mode.name, func(t *testing.T) {
+			captureKill9(t, mode.extra...)
+		})
 	}
+}
+
+// captureKill9 loads a capture process from 8 connections, lists from another
+// process mid-load, kills the capture with SIGKILL while requests are still
+// in flight, and checks that every request answered 2xx is stored with its
+// exact bytes and that the database is intact.
+func captureKill9(t *testing.T, extra ...string) {
+	db := filepath.Join(t.TempDir(), "hr.db")
+	p, addr := captureStart(t, db, extra...)
 	var (
 		mu      sync.Mutex
-		acks    []acked
+		acks    = map[string][]byte{} // event id -> bytes sent
 		stop    atomic.Bool
 		wg      sync.WaitGroup
 		counter atomic.Int64
 	)
 	for w := 0; w < 8; w++ {
 		wg.Add(1)
-		go func(w int) {
+		go func() {
 			defer wg.Done()
 			var c net.Conn
 			var br *bufio.Reader
@@ -310,7 +328,8 @@ func TestCaptureE2EKill9LosesNoAcknowledgedDelivery(t *testing.T) {
 					br = bufio.NewReader(c)
 				}
 				n := counter.Add(1)
-				body := fmt.Sprintf(`{"id":"evt_kill_%d","type":"load.kill9","pad":"%s"}`, n, strings.Repeat("x", int(n%700)))
+				evt := fmt.Sprintf("evt_kill_%d", n)
+				body := fmt.Sprintf(`{"id":%q,"type":"load.kill9","pad":"%s"}`, evt, strings.Repeat("x", int(n%700)))
 				req := []byte(fmt.Sprintf("POST /k/%d HTTP/1.1\r\nHost: k\r\nStripe-Signature: t=1,v1=00\r\nContent-Length: %d\r\n\r\n%s", n, len(body), body))
 				c.SetDeadline(time.Now().Add(30 * time.Second))
 				if _, err := c.Write(req); err != nil {
@@ -320,15 +339,14 @@ func TestCaptureE2EKill9LosesNoAcknowledgedDelivery(t *testing.T) {
 				if err != nil {
 					return
 				}
-				b, err := io.ReadAll(resp.Body)
+				_, err = io.ReadAll(resp.Body)
 				resp.Body.Close()
 				if err != nil {
 					return
 				}
-				var v struct{ ID int64 }
-				if resp.StatusCode/100 == 2 && json.Unmarshal(b, &v) == nil && v.ID > 0 {
+				if resp.StatusCode/100 == 2 {
 					mu.Lock()
-					acks = append(acks, acked{v.ID, req})
+					acks[evt] = req
 					mu.Unlock()
 				}
 				if n%3 == 0 { // mix fresh connections with kept-alive ones
@@ -339,9 +357,8 @@ func TestCaptureE2EKill9LosesNoAcknowledgedDelivery(t *testing.T) {
 			if c != nil {
 				c.Close()
 			}
-		}(w)
+		}()
 	}
-	// A reader in another process while capture writes.
 	deadline := time.Now().Add(30 * time.Second)
 	for {
 		mu.Lock()
@@ -352,8 +369,8 @@ func TestCaptureE2EKill9LosesNoAcknowledgedDelivery(t *testing.T) {
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
-	midList := captureList(t, db, "--limit", "0")
-	if len(midList) == 0 {
+	// A reader in another process while capture writes.
+	if mid := captureList(t, db, "--limit", "0"); len(mid) == 0 {
 		t.Fatal("list --json during capture returned nothing")
 	}
 	time.Sleep(300 * time.Millisecond)
@@ -367,24 +384,23 @@ func TestCaptureE2EKill9LosesNoAcknowledgedDelivery(t *testing.T) {
 		t.Fatalf("only %d deliveries acknowledged before the kill", len(acks))
 	}
 	listed := captureList(t, db, "--limit", "0")
-	have := map[int64]bool{}
+	ids := map[string]int64{}
 	for _, l := range listed {
-		have[l.ID] = true
-	}
-	for _, a := range acks {
-		if !have[a.id] {
-			t.Fatalf("acknowledged delivery %d lost after kill -9 (%d acknowledged, %d stored)", a.id, len(acks), len(listed))
-		}
+		ids[l.EventID] = l.ID
 	}
 	st, err := store.Open(context.Background(), db)
 	if err != nil {
 		t.Fatalf("store does not open after kill -9: %v", err)
 	}
 	defer st.Close()
-	for _, a := range acks {
-		d, err := st.GetDelivery(context.Background(), a.id)
-		if err != nil || !bytes.Equal(d.Raw, a.sent) {
-			t.Fatalf("delivery %d: raw differs or missing: %v", a.id, err)
+	for evt, sent := range acks {
+		id, ok := ids[evt]
+		if !ok {
+			t.Fatalf("acknowledged delivery %s lost after kill -9 (%d acknowledged, %d stored)", evt, len(acks), len(listed))
+		}
+		d, err := st.GetDelivery(context.Background(), id)
+		if err != nil || !bytes.Equal(d.Raw, sent) {
+			t.Fatalf("delivery %d (%s): raw differs or missing: %v", id, evt, err)
 		}
 	}
 	sqldb, err := sql.Open("sqlite", "file:"+db)
