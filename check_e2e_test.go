@@ -318,6 +318,22 @@ func TestCheckLastWriteFailsOrder(t *testing.T) {
 			}
 		})
 	}
+	// A reset that forgets to clear the handler's record of processed events
+	// turns later orderings into duplicates: not judged, never a violation.
+	t.Run("incomplete reset", func(t *testing.T) {
+		db := filepath.Join(t.TempDir(), "h.db")
+		a, b := checkStripeDelivery(t, db), checkStripeDelivery(t, db) // two invoices, two event ids
+		url, dsn := checkWallet(t, wallet.Fixed)
+		reset := fmt.Sprintf("sqlite3 %s 'DELETE FROM wallets;'", strings.TrimPrefix(dsn, "sqlite:"))
+		r, c := checkRunJSON(t, db, "--to", url, "--probe-sql", checkBalanceSQL, "--dsn", dsn,
+			"--secret", checkSecret, "--settle", "50ms", "--phases", "order", "--reset-cmd", reset, fmt.Sprint(a), fmt.Sprint(b))
+		if r.Code != 0 || c == nil {
+			t.Fatalf("incomplete reset: want exit 0, got %d\n%s\n%s", r.Code, r.Stdout, r.Stderr)
+		}
+		if o := checkPhase(t, c, "order"); o.Status != report.NotJudged || !strings.Contains(o.Message, "processed events") {
+			t.Fatalf("incomplete reset: %+v", o)
+		}
+	})
 }
 
 func TestCheckSetupErrorsAndInconclusive(t *testing.T) {

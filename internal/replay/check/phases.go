@@ -13,6 +13,7 @@ import (
 	"github.com/hookreplay/hookreplay/internal/report"
 	"github.com/hookreplay/hookreplay/internal/store"
 	"github.com/hookreplay/hookreplay/internal/verify"
+	"github.com/hookreplay/hookreplay/internal/verify/probe"
 )
 
 // tamper sends a fresh event whose body was changed after signing, and a
@@ -381,7 +382,7 @@ func (r *runner) order(ctx context.Context) (*report.PhaseResult, error) {
 		}
 	}
 	r.note("order: %d orderings (captured, reversed, %d seeded shuffles); seed %d, repeat with --seed %d", len(orderings), len(orderings)-2, r.o.Seed, r.o.Seed)
-	var finals [][]string
+	var finals, starts [][]string
 	var names []string
 	for oi, ord := range orderings {
 		if err := r.reset(ctx); err != nil {
@@ -393,6 +394,11 @@ func (r *runner) order(ctx context.Context) (*report.PhaseResult, error) {
 		}
 		name := strings.Join(ids, ",")
 		names = append(names, name)
+		st, err := r.read(ctx, nil, PhaseOrder, "after reset, before "+name)
+		if err != nil {
+			return nil, err
+		}
+		starts = append(starts, valueTexts(st.vals))
 		for k, idx := range ord {
 			d := &r.o.Deliveries[idx]
 			a := r.send(ctx, r.sameIdentity(d, d.Req), replay.SendOptions{})
@@ -401,6 +407,9 @@ func (r *runner) order(ctx context.Context) (*report.PhaseResult, error) {
 			}
 			countStatuses(ph.Statuses, a)
 			ph.Attempts++
+			if a.Err != "" || !is2xx(a.Status) {
+				ph.Warnings = append(ph.Warnings, fmt.Sprintf("in order %s delivery %d was answered %s (want 2xx: the provider would retry it)", name, d.ID, statusText(a)))
+			}
 			if _, err := r.read(ctx, d, PhaseOrder, fmt.Sprintf("order %s after %d", name, d.ID)); err != nil {
 				return nil, err
 			}
@@ -409,14 +418,27 @@ func (r *runner) order(ctx context.Context) (*report.PhaseResult, error) {
 		if err != nil {
 			return nil, err
 		}
-		var vs []string
-		for _, v := range fin.vals {
-			vs = append(vs, v.String())
-		}
+		vs := valueTexts(fin.vals)
 		finals = append(finals, vs)
 		r.progress("order    %s → %s", name, strings.Join(vs, "; "))
 	}
+	unjudged := 0
 	for oi := 1; oi < len(finals); oi++ {
+		// Judge an ordering only from the same starting state, and only when
+		// its deliveries did something: a reset that leaves the handler's
+		// record of processed events behind turns every later ordering into
+		// duplicates, which says nothing about order.
+		if !equalTexts(starts[oi], starts[0]) {
+			unjudged++
+			ph.Warnings = append(ph.Warnings, fmt.Sprintf("order %s not judged: --reset-cmd did not restore the same state (before it: %s; before the captured order: %s)",
+				names[oi], strings.Join(starts[oi], "; "), strings.Join(starts[0], "; ")))
+			continue
+		}
+		if equalTexts(finals[oi], starts[oi]) && !equalTexts(finals[0], starts[0]) {
+			unjudged++
+			ph.Warnings = append(ph.Warnings, fmt.Sprintf("order %s not judged: its deliveries changed nothing (were they taken for duplicates? --reset-cmd should also clear the handler's record of processed events)", names[oi]))
+			continue
+		}
 		for k, name := range r.c.Probes {
 			if finals[oi][k] != finals[0][k] {
 				ph.Violations = append(ph.Violations, report.Violation{Probe: name, Before: finals[0][k], After: finals[oi][k], Want: finals[0][k],
@@ -430,9 +452,34 @@ func (r *runner) order(ctx context.Context) (*report.PhaseResult, error) {
 		ph.Message = fmt.Sprintf("the final state depends on delivery order: %s", ph.Violations[0].Message)
 		return ph, nil
 	}
+	if unjudged == len(orderings)-1 {
+		ph.Status = report.NotJudged
+		ph.Message = "not judged: " + firstOr(ph.Warnings, "")
+		return ph, nil
+	}
 	ph.Status = report.Pass
-	ph.Message = fmt.Sprintf("%d orderings of deliveries %s left the same final state (seed %d)", len(orderings), names[0], r.o.Seed)
+	ph.Message = fmt.Sprintf("%d orderings of deliveries %s left the same final state (seed %d)", len(orderings)-unjudged, names[0], r.o.Seed)
 	return ph, nil
+}
+
+func valueTexts(vs []probe.Value) []string {
+	out := make([]string, len(vs))
+	for i, v := range vs {
+		out[i] = v.String()
+	}
+	return out
+}
+
+func equalTexts(a, b []string) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i] != b[i] {
+			return false
+		}
+	}
+	return true
 }
 
 func reversed(a []int) []int {
