@@ -57,7 +57,7 @@ func runBin(t *testing.T, db string, stdin []byte, args ...string) result {
 		args = append([]string{"--db", db}, args...)
 	}
 	c := exec.Command(binPath, args...)
-	c.Env = append(os.Environ(), "NO_COLOR=1")
+	c.Env = append(os.Environ(), "NO_COLOR=1", "GORACE=atexit_sleep_ms=0")
 	if stdin != nil {
 		c.Stdin = bytes.NewReader(stdin)
 	}
@@ -95,7 +95,7 @@ func startBin(t *testing.T, db string, args ...string) *proc {
 		args = append([]string{"--db", db}, args...)
 	}
 	p := &proc{cmd: exec.Command(binPath, args...), lines: make(chan string, 10000), done: make(chan struct{})}
-	p.cmd.Env = append(os.Environ(), "NO_COLOR=1")
+	p.cmd.Env = append(os.Environ(), "NO_COLOR=1", "GORACE=atexit_sleep_ms=0")
 	p.cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	outPipe, err := p.cmd.StdoutPipe()
 	if err != nil {
