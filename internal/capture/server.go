@@ -373,6 +373,10 @@ func (s *Server) serveRequest(c *conn, rec *recorder, br *bufio.Reader) bool {
 		return false
 	}
 	receivedAt := time.Now()
+	if why := ambiguousFraming(rec.buf[:len(rec.buf)-br.Buffered()]); why != "" {
+		s.reject(c, remote, req, 400, why)
+		return false
+	}
 	if req.ProtoMajor != 1 {
 		s.reject(c, remote, req, 505, "only HTTP/1.x is captured")
 		return false

@@ -3,6 +3,7 @@ package capture
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"net"
 	"strings"
 
@@ -82,4 +83,25 @@ func parseHeaders(raw []byte) message.Headers {
 		hs = append(hs, message.Header{Name: name, Value: strings.Trim(value, " \t")})
 	}
 	return hs
+}
+
+// ambiguousFraming returns why a request's header section (its raw bytes up
+// to the blank line) frames the body in a way servers disagree on — the
+// shapes of request smuggling — or "" when it does not. net/http lets both
+// through: with Transfer-Encoding and Content-Length it silently picks
+// chunked (RFC 9112 §6.1 says a server must then at least close the
+// connection), and a name with a space before the colon ("Content-Length :
+// 5") is kept as an unknown header, so the body would be read as empty.
+// Capture must store what the sender meant, not a guess, so both are refused.
+func ambiguousFraming(head []byte) string {
+	hs := parseHeaders(head)
+	for _, h := range hs {
+		if strings.ContainsAny(h.Name, " \t") {
+			return fmt.Sprintf("whitespace between header name %q and its colon (RFC 9112 section 5.1)", strings.TrimRight(h.Name, " \t"))
+		}
+	}
+	if hs.Has("Transfer-Encoding") && hs.Has("Content-Length") {
+		return "both Transfer-Encoding and Content-Length: ambiguous body length (a request smuggling shape, RFC 9112 section 6.1)"
+	}
+	return ""
 }
