@@ -47,7 +47,12 @@ func wireFor(t Target, req *message.Request, opt SendOptions) wire {
 // path and query are kept, so a capture of /hooks/stripe?x=1 replays to
 // /hooks/stripe?x=1 on the new host. When it has a path (even "/"), that path
 // is used, with the --to query when it has one, else the stored query.
+//
+// A stored absolute-form target (http://host/path?q, sent to capture used as
+// a proxy) is reduced to its path and query first: sent on as it was, the
+// server would take the host from it and ignore the rewritten Host header.
 func RequestTarget(u *url.URL, stored string) string {
+	stored = originForm(stored)
 	if stored == "" {
 		stored = "/"
 	}
@@ -66,6 +71,26 @@ func RequestTarget(u *url.URL, stored string) string {
 		return t + "?" + q
 	}
 	return t
+}
+
+// originForm returns an absolute-form request-target as path?query ("/"
+// when the URL has no path); any other target is returned unchanged.
+func originForm(target string) string {
+	if len(target) < 8 || !(strings.EqualFold(target[:7], "http://") || strings.EqualFold(target[:8], "https://")) {
+		return target
+	}
+	u, err := url.Parse(target)
+	if err != nil {
+		return target
+	}
+	p := u.EscapedPath()
+	if p == "" {
+		p = "/"
+	}
+	if u.RawQuery != "" {
+		p += "?" + u.RawQuery
+	}
+	return p
 }
 
 // FullURL is the URL a copy of stored target is sent to (scheme, host and
