@@ -2,6 +2,8 @@ package verify
 
 import (
 	"encoding/hex"
+	"mime"
+	"net/url"
 	"strings"
 	"time"
 
@@ -29,12 +31,29 @@ func (githubScheme) SignedAt(*message.Request) (time.Time, bool) {
 
 func (githubScheme) Identity(r *message.Request) Identity {
 	id := Identity{Provider: "github", EventID: r.Headers.Get(githubDelivery), EventType: r.Headers.Get("X-GitHub-Event")}
-	if m := jsonObject(r.Body); m != nil && id.EventType != "" {
+	if m := githubPayload(r); m != nil && id.EventType != "" {
 		if a := str(m, "action"); a != "" {
 			id.EventType += "." + a
 		}
 	}
 	return id
+}
+
+// githubPayload decodes the event JSON: the body, or for a webhook whose
+// content type is application/x-www-form-urlencoded, its payload parameter.
+func githubPayload(r *message.Request) map[string]any {
+	if m := jsonObject(r.Body); m != nil {
+		return m
+	}
+	ct, _, _ := mime.ParseMediaType(r.Headers.Get("Content-Type"))
+	if ct != "application/x-www-form-urlencoded" {
+		return nil
+	}
+	v, err := url.ParseQuery(string(r.Body))
+	if err != nil {
+		return nil
+	}
+	return jsonObject([]byte(v.Get("payload")))
 }
 
 // parseGitHubSignature splits "sha256=<hex>" and checks the algorithm prefix.
