@@ -53,37 +53,9 @@ func (r *recorder) take(n int) []byte {
 	return out
 }
 
-// parseHeaders reads the ordered header list from a request's raw bytes:
-// names keep their case, duplicates and order are kept, values are trimmed of
-// surrounding blanks and obsolete line folding is joined with one space.
-func parseHeaders(raw []byte) message.Headers {
-	end := bytes.Index(raw, []byte("\r\n\r\n"))
-	if i := bytes.Index(raw, []byte("\n\n")); i >= 0 && (end < 0 || i < end) {
-		end = i
-	}
-	if end < 0 {
-		end = len(raw)
-	}
-	lines := strings.Split(string(raw[:end]), "\n")
-	var hs message.Headers
-	for _, l := range lines[1:] { // lines[0] is the request line
-		l = strings.TrimSuffix(l, "\r")
-		if l == "" {
-			continue
-		}
-		if (l[0] == ' ' || l[0] == '\t') && len(hs) > 0 {
-			last := &hs[len(hs)-1]
-			last.Value = strings.TrimSpace(last.Value + " " + strings.TrimSpace(l))
-			continue
-		}
-		name, value, ok := strings.Cut(l, ":")
-		if !ok {
-			continue
-		}
-		hs = append(hs, message.Header{Name: name, Value: strings.Trim(value, " \t")})
-	}
-	return hs
-}
+// parseHeaders reads the ordered header list from a request's raw bytes
+// (see message.ParseHeaderBlock, which the store also uses to read them back).
+func parseHeaders(raw []byte) message.Headers { return message.ParseHeaderBlock(raw) }
 
 // ambiguousFraming returns why a request's header section (its raw bytes up
 // to the blank line) frames the body in a way servers disagree on — the

@@ -244,3 +244,37 @@ func ParseHeaderLine(s string) (Header, error) {
 	}
 	return Header{Name: name, Value: strings.TrimSpace(value)}, nil
 }
+
+// ParseHeaderBlock reads the ordered header list from a request's raw wire
+// bytes (request line, headers, blank line, anything after): names keep their
+// case, duplicates and order are kept, values are trimmed of surrounding
+// blanks, obsolete line folding is joined with one space, and the bytes of
+// names and values are kept as they were (not necessarily UTF-8).
+func ParseHeaderBlock(raw []byte) Headers {
+	end := bytes.Index(raw, []byte("\r\n\r\n"))
+	if i := bytes.Index(raw, []byte("\n\n")); i >= 0 && (end < 0 || i < end) {
+		end = i
+	}
+	if end < 0 {
+		end = len(raw)
+	}
+	lines := strings.Split(string(raw[:end]), "\n")
+	var hs Headers
+	for _, l := range lines[1:] { // lines[0] is the request line
+		l = strings.TrimSuffix(l, "\r")
+		if l == "" {
+			continue
+		}
+		if (l[0] == ' ' || l[0] == '\t') && len(hs) > 0 {
+			last := &hs[len(hs)-1]
+			last.Value = strings.TrimSpace(last.Value + " " + strings.TrimSpace(l))
+			continue
+		}
+		name, value, ok := strings.Cut(l, ":")
+		if !ok {
+			continue
+		}
+		hs = append(hs, Header{Name: name, Value: strings.Trim(value, " \t")})
+	}
+	return hs
+}

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/hookreplay/hookreplay/internal/message"
 )
@@ -231,8 +232,37 @@ func scanDelivery(r scanner) (*Delivery, error) {
 	d.Latency = time.Duration(lat)
 	_ = json.Unmarshal([]byte(ident), &d.Identity)
 	_ = json.Unmarshal([]byte(hdrs), &d.Headers)
+	d.Headers = exactHeaders(d.Headers, d.Raw)
 	_ = json.Unmarshal([]byte(rhdrs), &d.ResponseHeaders)
 	return &d, nil
+}
+
+// exactHeaders returns hs with the bytes the headers had on the wire. The
+// headers column is JSON, which turns bytes that are not UTF-8 (Latin-1
+// values from older senders) into U+FFFD; the raw request still has them, so
+// when hs shows a replacement character and raw holds the same header lines,
+// those are returned instead.
+func exactHeaders(hs message.Headers, raw []byte) message.Headers {
+	lossy := false
+	for _, h := range hs {
+		if strings.ContainsRune(h.Name+h.Value, utf8.RuneError) {
+			lossy = true
+			break
+		}
+	}
+	if !lossy || len(raw) == 0 {
+		return hs
+	}
+	exact := message.ParseHeaderBlock(raw)
+	if len(exact) != len(hs) {
+		return hs
+	}
+	for i := range hs {
+		if utf8.ValidString(exact[i].Name) && exact[i].Name != hs[i].Name {
+			return hs
+		}
+	}
+	return exact
 }
 
 func nonNilMap(m map[string]string) map[string]string {
