@@ -86,6 +86,9 @@ func FuzzTwilioRequest(f *testing.F) {
 		bodySHA256(url)
 		s, err := Sign(req, "twilio", "12345", Options{URL: url})
 		if err != nil {
+			if _, ok := bodySHA256(url); !ok && twilioBodyNeedsHash(req, twilioParams(req)) {
+				return // refused: a non-form body needs bodySHA256 in the URL
+			}
 			t.Fatal(err)
 		}
 		if r, _ := Verify(s, "twilio", "12345", Options{URL: url}); !r.Valid && r.Reason == "signature mismatch" {

@@ -204,6 +204,8 @@ func (twilioScheme) Verify(r *message.Request, secret string, opt Options) (Resu
 		if !hmac.Equal([]byte(strings.ToLower(want)), []byte(hex.EncodeToString(got[:]))) {
 			return invalid("twilio", algo, "bodySHA256 in the URL does not match the body"), nil
 		}
+	} else if twilioBodyNeedsHash(r, params) {
+		return invalid("twilio", algo, "the body is not signed: Twilio covers a non-form body with bodySHA256=<hex sha256 of the body> in the URL, and the URL has none"), nil
 	}
 	return valid("twilio", algo, time.Time{}, opt.Now), nil
 }
@@ -217,7 +219,12 @@ func (twilioScheme) Sign(r *message.Request, secret string, opt Options) error {
 	if err != nil {
 		return err
 	}
-	sig := base64.StdEncoding.EncodeToString(macFn([]byte(secret), twilioData(urls[0], twilioParams(r), true)))
+	params := twilioParams(r)
+	if _, ok := bodySHA256(urls[0]); !ok && twilioBodyNeedsHash(r, params) {
+		sum := sha256.Sum256(r.Body)
+		return fmt.Errorf("twilio signs a non-form body through the URL: add bodySHA256=%s to the URL's query", hex.EncodeToString(sum[:]))
+	}
+	sig := base64.StdEncoding.EncodeToString(macFn([]byte(secret), twilioData(urls[0], params, true)))
 	r.Headers = r.Headers.Set(twilioSig, sig)
 	return nil
 }
@@ -225,4 +232,10 @@ func (twilioScheme) Sign(r *message.Request, secret string, opt Options) error {
 func (twilioScheme) Reidentify(r *message.Request, newID string) error {
 	r.Headers = r.Headers.Set(twilioToken, newID)
 	return nil
+}
+
+// twilioBodyNeedsHash reports whether r has a body Twilio's signature only
+// covers through bodySHA256 in the URL: not a form post, not empty.
+func twilioBodyNeedsHash(r *message.Request, params url.Values) bool {
+	return params == nil && len(r.Body) > 0 && !strings.EqualFold(r.Method, "GET")
 }
