@@ -120,10 +120,12 @@ func burst(ctx context.Context, t Target, ws []wire, opt SendOptions, mode relea
 			<-release
 			if mode == releaseBarrier {
 				if !x.writeLast() {
+					x.readEarly(ctx)
 					return
 				}
 			} else if x.a.CompletedAt.IsZero() {
-				return // the loop's write failed and recorded why
+				x.readEarly(ctx) // the loop's write failed and recorded why
+				return
 			}
 			x.finish(ctx)
 		}()

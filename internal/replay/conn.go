@@ -229,7 +229,9 @@ func (x *exchange) open(ctx context.Context) bool {
 func (x *exchange) write(ctx context.Context) bool {
 	x.a.SentAt = time.Now()
 	if _, err := x.conn.Write(x.w.b); err != nil {
-		return x.fail("write request", ctxErr(ctx, err))
+		x.fail("write request", ctxErr(ctx, err))
+		x.readEarly(ctx)
+		return false
 	}
 	x.a.CompletedAt = time.Now()
 	return true
@@ -243,7 +245,9 @@ func (x *exchange) writeHead(ctx context.Context) bool {
 	x.a.SentAt = time.Now()
 	if len(x.w.b) > 1 {
 		if _, err := x.conn.Write(x.w.b[:len(x.w.b)-1]); err != nil {
-			return x.fail("write request", ctxErr(ctx, err))
+			x.fail("write request", ctxErr(ctx, err))
+			x.readEarly(ctx)
+			return false
 		}
 	}
 	return true
@@ -256,6 +260,32 @@ func (x *exchange) writeLast() bool {
 	}
 	x.a.CompletedAt = time.Now()
 	return true
+}
+
+// readEarly runs after a failed write: a handler may answer from the headers
+// alone (401 from auth middleware, 413 from a body limit) and close the
+// connection unread, which resets our write. That answer is what the handler
+// said and what a provider's HTTP client reports (net/http does), so when it
+// can be read it is recorded, with detail answered_early, instead of the
+// write error.
+func (x *exchange) readEarly(ctx context.Context) {
+	if ctx.Err() != nil || x.conn == nil || x.opt.Lose {
+		return
+	}
+	dl := time.Now().Add(time.Second)
+	if dl.After(x.deadline) {
+		dl = x.deadline
+	}
+	x.conn.SetReadDeadline(dl)
+	writeErr := x.a.Err
+	x.a.Err = ""
+	x.finish(ctx)
+	if x.a.Status == 0 {
+		x.a.Err = writeErr
+		return
+	}
+	x.a.Latency = time.Since(x.a.SentAt)
+	x.detail("answered_early", "the handler answered before the request was completely sent ("+writeErr+")")
 }
 
 // finish reads the answer (or deliberately loses it).
