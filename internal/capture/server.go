@@ -373,7 +373,7 @@ func (s *Server) serveRequest(c *conn, rec *recorder, br *bufio.Reader) bool {
 		return false
 	}
 	receivedAt := time.Now()
-	if why := ambiguousFraming(rec.buf[:len(rec.buf)-br.Buffered()]); why != "" {
+	if why := ambiguousFraming(rec.buf[:len(rec.buf)-br.Buffered()], req.ProtoAtLeast(1, 1)); why != "" {
 		s.reject(c, remote, req, 400, why)
 		return false
 	}

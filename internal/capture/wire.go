@@ -65,8 +65,15 @@ func parseHeaders(raw []byte) message.Headers { return message.ParseHeaderBlock(
 // connection), and a name with a space before the colon ("Content-Length :
 // 5") is kept as an unknown header, so the body would be read as empty.
 // Capture must store what the sender meant, not a guess, so both are refused.
-func ambiguousFraming(head []byte) string {
+//
+// An HTTP/1.0 request with Transfer-Encoding is refused too: net/http ignores
+// the header there and would store a chunked body as empty (RFC 9112 §6.1:
+// such framing is faulty).
+func ambiguousFraming(head []byte, http11 bool) string {
 	hs := parseHeaders(head)
+	if !http11 && hs.Has("Transfer-Encoding") {
+		return "Transfer-Encoding in an HTTP/1.0 request: the body framing is faulty (RFC 9112 section 6.1)"
+	}
 	for _, h := range hs {
 		if strings.ContainsAny(h.Name, " \t") {
 			return fmt.Sprintf("whitespace between header name %q and its colon (RFC 9112 section 5.1)", strings.TrimRight(h.Name, " \t"))
