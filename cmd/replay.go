@@ -381,7 +381,7 @@ func replayLive(o *replayOptions, job *replay.Job) *liveSink {
 	for i, d := range p.Deliveries {
 		ids[i] = fmt.Sprintf("%d", d.ID)
 		if d.EventType != "" || d.EventID != "" {
-			ids[i] += fmt.Sprintf(" (%s %s %s)", d.Provider, d.EventType, d.EventID)
+			ids[i] += message.Printable(fmt.Sprintf(" (%s %s %s)", d.Provider, d.EventType, d.EventID))
 		}
 	}
 	fmt.Fprintf(w, "replaying delivery %s → %s\n", strings.Join(ids, ", "), o.To)

@@ -15,6 +15,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/hookreplay/hookreplay/internal/iostreams"
+	"github.com/hookreplay/hookreplay/internal/message"
 	"github.com/hookreplay/hookreplay/internal/replay"
 	"github.com/hookreplay/hookreplay/internal/store"
 )
@@ -315,7 +316,7 @@ func attemptsJSON(as []*store.Attempt) []attemptJSON {
 }
 
 func oneLineBody(b []byte, max int) string {
-	s := strings.Join(strings.Fields(string(b)), " ")
+	s := message.Printable(strings.Join(strings.Fields(string(b)), " "))
 	if r := []rune(s); len(r) > max {
 		s = string(r[:max]) + "…"
 	}

@@ -125,8 +125,8 @@ func WriteList(ios *iostreams.IO, ds []*store.Delivery) error {
 			status = fmt.Sprint(d.ResponseStatus)
 		}
 		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", d.ID,
-			d.ReceivedAt.Local().Format("2006-01-02 15:04:05"), d.Provider, dashed(clip(d.EventType, 32)),
-			dashed(clip(d.EventID, 36)), d.Method, clip(d.Target, 40), HumanSize(len(d.Body)), status)
+			d.ReceivedAt.Local().Format("2006-01-02 15:04:05"), pr(d.Provider), dashed(clip(pr(d.EventType), 32)),
+			dashed(clip(pr(d.EventID), 36)), pr(d.Method), clip(pr(d.Target), 40), HumanSize(len(d.Body)), status)
 	}
 	if err := tw.Flush(); err != nil {
 		return err
@@ -158,17 +158,17 @@ func WriteDetail(ios *iostreams.IO, d *store.Delivery) error {
 	var b bytes.Buffer
 	bold := ios.Color(color.Bold)
 	faint := ios.Color(color.Faint)
-	title := fmt.Sprintf("delivery %d  %s", d.ID, d.Provider)
+	title := fmt.Sprintf("delivery %d  %s", d.ID, pr(d.Provider))
 	if d.EventType != "" {
-		title += "  " + d.EventType
+		title += "  " + pr(d.EventType)
 	}
 	if d.EventID != "" {
-		title += "  " + d.EventID
+		title += "  " + pr(d.EventID)
 	}
 	fmt.Fprintln(&b, bold(title))
 	fmt.Fprintf(&b, "received  %s from %s", d.ReceivedAt.Local().Format("2006-01-02 15:04:05.000000000 MST"), dashed(d.RemoteAddr))
 	if d.Source != "" {
-		fmt.Fprintf(&b, " (source %s)", d.Source)
+		fmt.Fprintf(&b, " (source %s)", pr(d.Source))
 	}
 	fmt.Fprintln(&b)
 	keys := make([]string, 0, len(d.Identity))
@@ -177,7 +177,7 @@ func WriteDetail(ios *iostreams.IO, d *store.Delivery) error {
 	}
 	sort.Strings(keys)
 	for _, k := range keys {
-		fmt.Fprintf(&b, "%-9s %s\n", strings.ReplaceAll(k, "_", " "), d.Identity[k])
+		fmt.Fprintf(&b, "%-9s %s\n", pr(strings.ReplaceAll(k, "_", " ")), pr(d.Identity[k]))
 	}
 	if d.Verification != "" {
 		paint := ios.Color(color.FgYellow)
@@ -187,11 +187,11 @@ func WriteDetail(ios *iostreams.IO, d *store.Delivery) error {
 		case strings.HasPrefix(d.Verification, "invalid"):
 			paint = ios.Color(color.FgRed)
 		}
-		fmt.Fprintf(&b, "signature %s\n", paint(d.Verification))
+		fmt.Fprintf(&b, "signature %s\n", paint(pr(d.Verification)))
 	}
 	fmt.Fprintf(&b, "size      %d bytes on the wire, body %d bytes\n\n", len(d.Raw), len(d.Body))
 
-	fmt.Fprintf(&b, "%s %s %s\n", bold(d.Method), d.Target, d.Proto)
+	fmt.Fprintf(&b, "%s %s %s\n", bold(pr(d.Method)), pr(d.Target), pr(d.Proto))
 	writeHeaders(&b, ios, d.Headers)
 	b.WriteString("\n")
 	writeBody(&b, faint, d.ID, d.Headers.Get("Content-Type"), d.Body, "--body")
@@ -209,7 +209,7 @@ func WriteDetail(ios *iostreams.IO, d *store.Delivery) error {
 		fmt.Fprint(&b, ios.StatusColor(d.ResponseStatus, line))
 		switch {
 		case d.ForwardError != "":
-			fmt.Fprintf(&b, "  %s", d.ForwardError)
+			fmt.Fprintf(&b, "  %s", pr(d.ForwardError))
 		case d.Latency > 0:
 			fmt.Fprintf(&b, " from the handler in %s", FormatLatency(d.Latency))
 		default:
@@ -253,7 +253,7 @@ func trailers(raw []byte) message.Headers {
 func writeHeaders(b *bytes.Buffer, ios *iostreams.IO, hs message.Headers) {
 	name := ios.Color(color.FgCyan)
 	for _, h := range hs {
-		fmt.Fprintf(b, "%s: %s\n", name(h.Name), h.Value)
+		fmt.Fprintf(b, "%s: %s\n", name(pr(h.Name)), pr(h.Value))
 	}
 }
 
@@ -291,12 +291,15 @@ func printable(b []byte) bool {
 		return false
 	}
 	for _, r := range string(b) {
-		if r < 0x20 && r != '\n' && r != '\r' && r != '\t' {
+		if r < 0x20 && r != '\n' && r != '\r' && r != '\t' || r >= 0x7f && r < 0xa0 {
 			return false
 		}
 	}
 	return true
 }
+
+// pr makes sender-controlled text safe for the terminal (message.Printable).
+func pr(s string) string { return message.Printable(s) }
 
 func dashed(s string) string {
 	if s == "" {

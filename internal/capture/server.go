@@ -571,12 +571,12 @@ func (s *Server) printDelivery(d *store.Delivery, latency time.Duration) {
 	line := fmt.Sprintf("%s  #%-5d %s  %-8s %-28s %-36s %s",
 		d.ReceivedAt.Local().Format("15:04:05.000"), d.ID,
 		s.opt.IO.StatusColor(d.ResponseStatus, fmt.Sprintf("%3d", d.ResponseStatus)),
-		d.Provider, dash(d.EventType), dash(d.EventID), FormatLatency(latency))
+		pr(d.Provider), dash(pr(d.EventType)), dash(pr(d.EventID)), FormatLatency(latency))
 	if d.Verification != "" {
-		line += "  sig " + d.Verification
+		line += "  sig " + pr(d.Verification)
 	}
 	if d.ForwardError != "" {
-		line += "  " + d.ForwardError
+		line += "  " + pr(d.ForwardError)
 	}
 	s.outMu.Lock()
 	defer s.outMu.Unlock()

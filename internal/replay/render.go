@@ -10,6 +10,7 @@ import (
 	"github.com/fatih/color"
 
 	"github.com/hookreplay/hookreplay/internal/iostreams"
+	"github.com/hookreplay/hookreplay/internal/message"
 	"github.com/hookreplay/hookreplay/internal/store"
 )
 
@@ -92,7 +93,7 @@ func AttemptLine(ios *iostreams.IO, a store.Attempt, multi bool) string {
 }
 
 func oneLine(body []byte, max int) string {
-	s := strings.Join(strings.Fields(string(body)), " ")
+	s := message.Printable(strings.Join(strings.Fields(string(body)), " "))
 	if r := []rune(s); len(r) > max {
 		s = string(r[:max]) + "…"
 	}
