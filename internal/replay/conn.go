@@ -106,22 +106,30 @@ func FullURL(u *url.URL, stored string) string {
 // header differs from host, only that header's value is replaced; every other
 // byte is kept. The second result reports whether anything changed.
 func RawFor(raw []byte, host string) ([]byte, bool) {
-	end := bytes.Index(raw, []byte("\r\n\r\n"))
+	// The header section ends at the first empty line; lines end in CRLF or,
+	// as capture also accepts, a bare LF.
+	end := -1 // just past the last header line's LF
+	if k := bytes.Index(raw, []byte("\r\n\r\n")); k >= 0 {
+		end = k + 2
+	}
+	if k := bytes.Index(raw, []byte("\n\n")); k >= 0 && (end < 0 || k+1 < end) {
+		end = k + 1
+	}
 	if end < 0 {
 		return raw, false
 	}
-	head := raw[:end+2]
-	lineStart := bytes.Index(head, []byte("\r\n"))
-	if lineStart < 0 {
+	head := raw[:end]
+	lineEnd := bytes.IndexByte(head, '\n')
+	if lineEnd < 0 {
 		return raw, false
 	}
-	i := lineStart + 2
+	i := lineEnd + 1
 	for i < len(head) {
-		j := bytes.Index(head[i:], []byte("\r\n"))
+		j := bytes.IndexByte(head[i:], '\n')
 		if j < 0 {
 			break
 		}
-		line := head[i : i+j]
+		line := bytes.TrimSuffix(head[i:i+j], []byte("\r"))
 		name, value, ok := bytes.Cut(line, []byte(":"))
 		if ok && strings.EqualFold(string(name), "Host") {
 			v := bytes.TrimLeft(value, " \t")
@@ -136,7 +144,7 @@ func RawFor(raw []byte, host string) ([]byte, bool) {
 			out = append(out, raw[vStart+len(v):]...)
 			return out, true
 		}
-		i += j + 2
+		i += j + 1
 	}
 	return raw, false
 }
