@@ -3,6 +3,8 @@ package cmd
 import (
 	"context"
 	"fmt"
+	"path"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -10,6 +12,7 @@ import (
 	"github.com/hookreplay/hookreplay/internal/capture"
 	"github.com/hookreplay/hookreplay/internal/iostreams"
 	"github.com/hookreplay/hookreplay/internal/store"
+	"github.com/hookreplay/hookreplay/internal/verify"
 )
 
 type listOptions struct {
@@ -42,6 +45,17 @@ func newListCmd(f *factory, runF func(*listOptions) error) *cobra.Command {
 					return usageErr("--since: %v", err)
 				}
 				o.Since = d
+			}
+			if o.Provider != "" {
+				o.Provider = strings.ToLower(strings.TrimSpace(o.Provider))
+				if !verify.KnownProvider(o.Provider) {
+					return usageErr("--provider: unknown provider %q (known: %s)", o.Provider, strings.Join(verify.Providers, ", "))
+				}
+			}
+			if strings.Contains(o.TypeGlob, "[") {
+				if _, err := path.Match(o.TypeGlob, ""); err != nil {
+					return usageErr("--type %q: malformed glob (an unclosed [ ?)", o.TypeGlob)
+				}
 			}
 			if o.Limit < 0 {
 				return usageErr("--limit %d: must be 0 (no limit) or more", o.Limit)
