@@ -12,7 +12,6 @@ import (
 	"github.com/hookreplay/hookreplay/internal/capture"
 	"github.com/hookreplay/hookreplay/internal/iostreams"
 	"github.com/hookreplay/hookreplay/internal/store"
-	"github.com/hookreplay/hookreplay/internal/verify"
 )
 
 type listOptions struct {
@@ -46,12 +45,8 @@ func newListCmd(f *factory, runF func(*listOptions) error) *cobra.Command {
 				}
 				o.Since = d
 			}
-			if o.Provider != "" {
-				o.Provider = strings.ToLower(strings.TrimSpace(o.Provider))
-				if !verify.KnownProvider(o.Provider) {
-					return usageErr("--provider: unknown provider %q (known: %s)", o.Provider, strings.Join(verify.Providers, ", "))
-				}
-			}
+			// Stored provider names are lower case: --provider GitHub means github.
+			o.Provider = strings.ToLower(strings.TrimSpace(o.Provider))
 			if strings.Contains(o.TypeGlob, "[") {
 				if _, err := path.Match(o.TypeGlob, ""); err != nil {
 					return usageErr("--type %q: malformed glob (an unclosed [ ?)", o.TypeGlob)
