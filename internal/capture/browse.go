@@ -118,15 +118,30 @@ func WriteListJSON(w io.Writer, ds []*store.Delivery) error {
 func WriteList(ios *iostreams.IO, ds []*store.Delivery) error {
 	var buf bytes.Buffer
 	tw := tabwriter.NewWriter(&buf, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "ID\tRECEIVED\tPROVIDER\tEVENT TYPE\tEVENT ID\tMETHOD\tTARGET\tBODY\tSTATUS")
+	// The signature column appears once any listed delivery was verified
+	// (capture --secret): valid, invalid or unverified, details in show.
+	sig := false
+	for _, d := range ds {
+		sig = sig || d.Verification != ""
+	}
+	sigHead, sigCell := "", func(*store.Delivery) string { return "" }
+	if sig {
+		sigHead = "SIGNATURE\t"
+		sigCell = func(d *store.Delivery) string {
+			v, _, _ := strings.Cut(d.Verification, ":")
+			v, _, _ = strings.Cut(v, " ")
+			return dashed(pr(v)) + "\t"
+		}
+	}
+	fmt.Fprintln(tw, "ID\tRECEIVED\tPROVIDER\tEVENT TYPE\tEVENT ID\tMETHOD\tTARGET\tBODY\t"+sigHead+"STATUS")
 	for _, d := range ds {
 		status := "-"
 		if d.ResponseStatus != 0 {
 			status = fmt.Sprint(d.ResponseStatus)
 		}
-		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", d.ID,
+		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s%s\n", d.ID,
 			d.ReceivedAt.Local().Format("2006-01-02 15:04:05"), pr(d.Provider), dashed(clip(pr(d.EventType), 32)),
-			dashed(clip(pr(d.EventID), 36)), pr(d.Method), clip(pr(d.Target), 40), HumanSize(len(d.Body)), status)
+			dashed(clip(pr(d.EventID), 36)), pr(d.Method), clip(pr(d.Target), 40), HumanSize(len(d.Body)), sigCell(d), status)
 	}
 	if err := tw.Flush(); err != nil {
 		return err
