@@ -107,6 +107,11 @@ Exit status: 0 valid, 1 invalid (the reason is printed), 2 usage error.`,
 			if o.Tolerance < 0 {
 				return usageErr("--tolerance must not be negative")
 			}
+			if o.Tolerance == 0 && cmd.Flags().Changed("tolerance") {
+				// Zero is how the verify package spells "the provider's
+				// default": passed on, 0s would silently mean 300s.
+				return usageErr("--tolerance 0s would accept no signature age at all; give an age such as 1s, or leave it out for the provider's default")
+			}
 			if runF != nil {
 				return runF(o)
 			}
