@@ -2,6 +2,7 @@ package capture
 
 import (
 	"fmt"
+	"math"
 	"strconv"
 	"strings"
 	"time"
@@ -98,18 +99,31 @@ func ParseAge(s string) (time.Duration, error) {
 		if err != nil {
 			return 0, bad
 		}
+		tooLong := fmt.Errorf("invalid duration %q: too long (at most about 290 years)", s)
+		var d time.Duration
 		switch unit {
-		case "d":
-			total += time.Duration(f * float64(24*time.Hour))
-		case "w":
-			total += time.Duration(f * float64(7*24*time.Hour))
+		case "d", "w":
+			per := 24 * time.Hour
+			if unit == "w" {
+				per *= 7
+			}
+			if f*float64(per) >= math.MaxInt64 {
+				return 0, tooLong
+			}
+			d = time.Duration(f * float64(per))
 		default:
-			d, err := time.ParseDuration(num + unit)
-			if err != nil {
+			var err error
+			if d, err = time.ParseDuration(num + unit); err != nil {
+				if strings.HasPrefix(err.Error(), "time: invalid duration") && f*float64(unitOf(unit)) >= math.MaxInt64 {
+					return 0, tooLong
+				}
 				return 0, bad
 			}
-			total += d
 		}
+		if total > math.MaxInt64-d {
+			return 0, tooLong
+		}
+		total += d
 	}
 	if total <= 0 {
 		return 0, fmt.Errorf("invalid duration %q: must be positive", s)
@@ -132,4 +146,23 @@ func FormatLatency(d time.Duration) string {
 		return fmt.Sprintf("%.1fms", float64(d)/float64(time.Millisecond))
 	}
 	return d.Round(10 * time.Millisecond).String()
+}
+
+// unitOf is the length of one time.ParseDuration unit (0 when unknown).
+func unitOf(u string) time.Duration {
+	switch u {
+	case "ns":
+		return time.Nanosecond
+	case "us", "µs", "μs":
+		return time.Microsecond
+	case "ms":
+		return time.Millisecond
+	case "s":
+		return time.Second
+	case "m":
+		return time.Minute
+	case "h":
+		return time.Hour
+	}
+	return 0
 }
