@@ -1,6 +1,7 @@
 package replay
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -268,6 +269,13 @@ func Prepare(p Plan) (*Job, error) {
 			}
 			pd.req = r
 			pd.edit = joinEdit(pd.edit, desc)
+		}
+		if pd.edit != "" && d.Provider == "twilio" && !bytes.Equal(pd.req.Body, d.Body) {
+			// Twilio signs a JSON body through bodySHA256 in the URL.
+			if t, changed := verify.UpdateBodySHA256(pd.req.Target, pd.req.Body); changed {
+				pd.req.Target = t
+				pd.edit = joinEdit(pd.edit, "bodySHA256 in the URL updated for the edited body")
+			}
 		}
 		pd.url = FullURL(p.Target.URL, pd.req.Target)
 		if p.Raw {

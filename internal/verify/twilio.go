@@ -239,3 +239,33 @@ func (twilioScheme) Reidentify(r *message.Request, newID string) error {
 func twilioBodyNeedsHash(r *message.Request, params url.Values) bool {
 	return params == nil && len(r.Body) > 0 && !strings.EqualFold(r.Method, "GET")
 }
+
+// UpdateBodySHA256 returns target (a request-target or URL) with its
+// bodySHA256 query parameter set to the hex SHA-256 of body, and whether it
+// changed. Twilio covers a non-form body only through that parameter, so a
+// copy whose body was edited must carry the new hash for its re-signed URL to
+// validate. A target without the parameter is returned unchanged.
+func UpdateBodySHA256(target string, body []byte) (string, bool) {
+	old, ok := bodySHA256(target)
+	if !ok {
+		return target, false
+	}
+	sum := sha256.Sum256(body)
+	fresh := hex.EncodeToString(sum[:])
+	if strings.EqualFold(old, fresh) {
+		return target, false
+	}
+	path, query, _ := strings.Cut(target, "?")
+	query, frag, hasFrag := strings.Cut(query, "#")
+	parts := strings.Split(query, "&")
+	for i, p := range parts {
+		if k, _, _ := strings.Cut(p, "="); k == "bodySHA256" {
+			parts[i] = "bodySHA256=" + fresh
+		}
+	}
+	out := path + "?" + strings.Join(parts, "&")
+	if hasFrag {
+		out += "#" + frag
+	}
+	return out, true
+}
