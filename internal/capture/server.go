@@ -13,6 +13,7 @@ package capture
 import (
 	"bufio"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -439,7 +440,7 @@ func (s *Server) serveRequest(c *conn, rec *recorder, br *bufio.Reader) bool {
 			return false
 		}
 		latency = time.Since(start)
-		resp = response{status: s.opt.Status, headers: d.ResponseHeaders, body: fmt.Appendf(nil, `{"id":%d}`, d.ID)}
+		resp = response{status: s.opt.Status, headers: d.ResponseHeaders, body: ackBody(d)}
 	} else {
 		if err := s.insert(d); err != nil {
 			s.reject(c, remote, req, 503, "could not store the delivery: "+err.Error())
@@ -465,6 +466,25 @@ func (s *Server) serveRequest(c *conn, rec *recorder, br *bufio.Reader) bool {
 	werr := resp.write(c.nc)
 	s.printDelivery(d, latency)
 	return keepAlive && werr == nil
+}
+
+// ackBody is capture's own answer: {"id":N}. A Slack url_verification
+// request also gets its challenge back, as Slack requires before it enables
+// an Events API URL, so a Slack app can be pointed at capture directly.
+func ackBody(d *store.Delivery) []byte {
+	if d.Provider == "slack" && d.EventType == "url_verification" {
+		var v struct {
+			Challenge string `json:"challenge"`
+		}
+		if json.Unmarshal(d.Body, &v) == nil && v.Challenge != "" {
+			b, _ := json.Marshal(struct {
+				Challenge string `json:"challenge"`
+				ID        int64  `json:"id"`
+			}{v.Challenge, d.ID})
+			return b
+		}
+	}
+	return fmt.Appendf(nil, `{"id":%d}`, d.ID)
 }
 
 // insert commits d (setting d.ID) and returns once it is durable.
