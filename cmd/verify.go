@@ -242,6 +242,10 @@ func verifyRun(ctx context.Context, o *verifyOptions) error {
 	if err != nil {
 		return usageErr("%v", err)
 	}
+	if !r.Valid && r.Reason == "signature mismatch" && strings.TrimSpace(o.Secret) != o.Secret {
+		// A secret pasted or read from a file often carries a newline.
+		r.Reason += " (the secret has leading or trailing whitespace, e.g. a newline from a file; providers' secrets have none)"
+	}
 	line := r.Describe(ref)
 	if o.JSON {
 		j := verifyJSON{DeliveryID: o.ID, Valid: r.Valid, Provider: r.Provider, Scheme: r.Scheme, Reason: r.Reason, Result: line}
