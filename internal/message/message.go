@@ -243,7 +243,12 @@ func ParseHeaderLine(s string) (Header, error) {
 	if !ok || name == "" || strings.ContainsAny(name, " \t\r\n") {
 		return Header{}, fmt.Errorf("header %q is not of the form 'Name: value'", s)
 	}
-	return Header{Name: name, Value: strings.TrimSpace(value)}, nil
+	value = strings.TrimSpace(value)
+	// A line break in a value would write a second header line on the wire.
+	if strings.ContainsFunc(value, func(r rune) bool { return r < 0x20 && r != '\t' || r == 0x7f }) {
+		return Header{}, fmt.Errorf("header %q: the value contains a control character (a line break would add a header line)", Printable(s))
+	}
+	return Header{Name: name, Value: value}, nil
 }
 
 // ParseHeaderBlock reads the ordered header list from a request's raw wire
