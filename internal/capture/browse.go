@@ -228,7 +228,7 @@ func WriteDetail(ios *iostreams.IO, d *store.Delivery) error {
 		case d.Latency > 0:
 			fmt.Fprintf(&b, " from the handler in %s", FormatLatency(d.Latency))
 		default:
-			fmt.Fprintf(&b, " %s", faint(fmt.Sprintf(`answered by capture with {"id":%d}`, d.ID)))
+			fmt.Fprintf(&b, " %s", faint("answered by capture with "+string(ackBody(d))))
 		}
 		fmt.Fprintln(&b)
 		if d.Latency > 0 || d.ForwardError != "" {
