@@ -84,11 +84,17 @@ usage errors or when no copy could connect at all, 130 when interrupted.`,
   hookreplay replay 42 --to http://localhost:3000 --json-set data.object.amount_paid=9900 --secret whsec_...
   hookreplay replay --event-id evt_1PqR2s --to http://localhost:3000 --raw --json | jq .summary`,
 		RunE: func(cmd *cobra.Command, args []string) error {
+			seen := map[int64]bool{}
 			for _, a := range args {
 				id, err := replayParseID(a)
 				if err != nil {
 					return err
 				}
+				if seen[id] {
+					// Twice would be two "copy 1" of one delivery; -n is how copies are asked for.
+					return usageErr("delivery %d is given twice; use -n for more copies of it", id)
+				}
+				seen[id] = true
 				o.IDs = append(o.IDs, id)
 			}
 			if err := replayValidate(o, cmd); err != nil {

@@ -44,6 +44,7 @@ func TestReplayFlags(t *testing.T) {
 		{"1", "--to", "http://x", "--speedup", "0"},
 		{"1", "--to", "http://x", "--edit", "--json"},
 		{"1", "--to", "http://x", "--secret-env", "HOOKREPLAY_TEST_UNSET_VAR"},
+		{"1", "2", "1", "--to", "http://x"}, // the same delivery twice: -n is for copies
 	} {
 		cmd := newReplayCmd(f, func(o *replayOptions) error { return nil })
 		cmd.SetArgs(bad)
