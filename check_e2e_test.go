@@ -11,6 +11,7 @@ import (
 	"database/sql"
 	"encoding/json"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"os"
@@ -721,6 +722,143 @@ func TestCheckGitHubWithoutSecret(t *testing.T) {
 				}
 			} else if checkPhase(t, c, "dups").Status != report.Fail {
 				t.Fatalf("dups should fail without dedup: %s", checkDump(c))
+			}
+		})
+	}
+}
+
+// qaHandler is a small Stripe-style handler for the check's false-positive
+// and missed-bug tests: it credits Amount (a decimal, into a REAL column, as
+// many real handlers keep dollars) per event, claiming the event id (the body's
+// "id") with a unique constraint in the same transaction when Dedupe is set.
+// Async answers first and works WorkDelay later; EmailURL, when set, receives
+// one call EmailDelay after each credit (a slow downstream API).
+type qaHandler struct {
+	db         *sql.DB
+	Amount     float64
+	Dedupe     bool
+	Async      bool
+	WorkDelay  time.Duration
+	EmailURL   string
+	EmailDelay time.Duration
+	wg         chan struct{}
+}
+
+// startQAHandler serves h on 127.0.0.1:0 with a fresh SQLite database and
+// returns the hook URL and the DSN to probe.
+func startQAHandler(t *testing.T, h *qaHandler) (string, string) {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "qa.db")
+	db, err := sql.Open("sqlite", "file:"+path+"?_pragma=busy_timeout(10000)&_pragma=journal_mode(WAL)")
+	if err != nil {
+		t.Fatal(err)
+	}
+	db.SetMaxOpenConns(1)
+	for _, q := range []string{
+		"CREATE TABLE processed (event_id TEXT PRIMARY KEY)",
+		"CREATE TABLE balance (k TEXT PRIMARY KEY, v REAL NOT NULL)",
+		"INSERT INTO balance VALUES ('w', 0)",
+	} {
+		if _, err := db.Exec(q); err != nil {
+			t.Fatal(err)
+		}
+	}
+	h.db = db
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := &http.Server{Handler: h}
+	go srv.Serve(ln)
+	t.Cleanup(func() {
+		srv.Close()
+		time.Sleep(h.WorkDelay + h.EmailDelay + 50*time.Millisecond) // let background work end
+		db.Close()
+	})
+	return "http://" + ln.Addr().String() + "/hook", "sqlite:" + path
+}
+
+func (h *qaHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	body, _ := io.ReadAll(r.Body)
+	var ev struct {
+		ID string `json:"id"`
+	}
+	if json.Unmarshal(body, &ev) != nil || ev.ID == "" {
+		http.Error(w, "no event id", http.StatusBadRequest)
+		return
+	}
+	if !h.Async {
+		h.work(ev.ID)
+		w.WriteHeader(http.StatusOK)
+		return
+	}
+	w.WriteHeader(http.StatusOK)
+	go func() {
+		time.Sleep(h.WorkDelay)
+		h.work(ev.ID)
+	}()
+}
+
+func (h *qaHandler) work(id string) {
+	tx, err := h.db.Begin()
+	if err != nil {
+		return
+	}
+	defer tx.Rollback()
+	if h.Dedupe {
+		res, err := tx.Exec("INSERT INTO processed VALUES (?) ON CONFLICT DO NOTHING", id)
+		if err != nil {
+			return
+		}
+		if n, _ := res.RowsAffected(); n == 0 {
+			return
+		}
+	}
+	if _, err := tx.Exec("UPDATE balance SET v = v + ?", h.Amount); err != nil {
+		return
+	}
+	if tx.Commit() != nil || h.EmailURL == "" {
+		return
+	}
+	time.Sleep(h.EmailDelay)
+	if resp, err := http.Post(h.EmailURL+"/v1/send", "application/json", strings.NewReader(`{"event":"`+id+`"}`)); err == nil {
+		resp.Body.Close()
+	}
+}
+
+const qaBalanceSQL = "SELECT v FROM balance"
+
+// A decimal amount (19.99 per event, in a REAL column) is compared as a
+// decimal: the exactly-once handler passes every phase, the duplicating one
+// fails dups, burst and lost with exact messages.
+func TestCheckDecimalAmounts(t *testing.T) {
+	for _, tc := range []struct {
+		dedupe bool
+		code   int
+	}{{true, 0}, {false, 1}} {
+		t.Run(fmt.Sprintf("dedupe=%v", tc.dedupe), func(t *testing.T) {
+			url, dsn := startQAHandler(t, &qaHandler{Amount: 19.99, Dedupe: tc.dedupe})
+			db := filepath.Join(t.TempDir(), "h.db")
+			id := checkStripeDelivery(t, db)
+			r, c := checkRunJSON(t, db, "--to", url, "--probe-sql", qaBalanceSQL, "--dsn", dsn, "--secret", checkSecret,
+				"--settle", "100ms", "-n", "3", "--phases", "first,dups,burst,lost", fmt.Sprint(id))
+			if r.Code != tc.code || c == nil {
+				t.Fatalf("want exit %d, got %d\n%s\n%s", tc.code, r.Code, r.Stdout, r.Stderr)
+			}
+			for _, ph := range []string{"dups", "burst", "lost"} {
+				p := checkPhase(t, c, ph)
+				if tc.dedupe && p.Status != report.Pass {
+					t.Fatalf("exactly-once handler: %s %s: %s\n%s", ph, p.Status, p.Message, checkDump(c))
+				}
+				if !tc.dedupe && p.Status != report.Fail {
+					t.Fatalf("duplicating handler: %s %s: %s", ph, p.Status, p.Message)
+				}
+			}
+			if !tc.dedupe {
+				b := checkPhase(t, c, "burst")
+				if !strings.Contains(b.Message, "one event's effect +19.99") || !strings.Contains(b.Message, "times") {
+					t.Fatalf("burst message should state the decimal effect and how many times: %s", b.Message)
+				}
 			}
 		})
 	}

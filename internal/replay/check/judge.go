@@ -3,6 +3,7 @@ package check
 import (
 	"fmt"
 	"math"
+	"math/big"
 	"strconv"
 	"strings"
 
@@ -44,7 +45,7 @@ func sameEffect(a, b []report.ProbeDelta) bool {
 		if a[i].Changed != b[i].Changed {
 			return false
 		}
-		if a[i].Delta != nil && b[i].Delta != nil && *a[i].Delta != *b[i].Delta {
+		if a[i].Delta != nil && b[i].Delta != nil && !probe.SameAmount(*a[i].Delta, *b[i].Delta, deltaTolerance(a[i], b[i])) {
 			return false
 		}
 		if (a[i].Delta == nil) != (b[i].Delta == nil) {
@@ -52,6 +53,16 @@ func sameEffect(a, b []report.ProbeDelta) bool {
 		}
 	}
 	return true
+}
+
+// deltaTolerance is the tolerance for comparing the deltas of these probe
+// changes, from the readings they were measured on.
+func deltaTolerance(ds ...report.ProbeDelta) float64 {
+	var vs []probe.Value
+	for _, d := range ds {
+		vs = append(vs, probe.TextValue(d.Before), probe.TextValue(d.After))
+	}
+	return probe.Tolerance(vs...)
 }
 
 func num(f float64) string { return strconv.FormatFloat(f, 'f', -1, 64) }
@@ -120,30 +131,43 @@ func judgeOnce(names []string, e []report.ProbeDelta, before, after []probe.Valu
 		b, a := before[k], after[k]
 		d, dok := probe.Delta(b, a)
 		if dok && e[k].Delta != nil {
+			// Amounts are compared as decimals: exactly for whole numbers,
+			// within a relative tolerance for fractions (19.99 in a REAL
+			// column), so float rounding is never a finding.
 			ed := *e[k].Delta
-			want := b.Num + ed
+			edExact := new(big.Rat).SetFloat64(ed)
+			tolVals := []probe.Value{b, a}
+			if len(firstBefore) > k && len(firstAfter) > k {
+				if x, ok := probe.ExactDelta(firstBefore[k], firstAfter[k]); ok {
+					edExact = x
+				}
+				tolVals = append(tolVals, firstBefore[k], firstAfter[k])
+			}
+			tol := probe.Tolerance(tolVals...)
+			bExact, _ := b.Rat()
+			want := probe.FormatRat(new(big.Rat).Add(bExact, edExact))
 			switch {
-			case d == ed:
+			case probe.SameAmount(d, ed, tol):
 				if ed != 0 {
 					judged++
 				}
-			case ed != 0 && d*ed > 0 && math.Abs(d) > math.Abs(ed):
+			case ed != 0 && d*ed > 0 && math.Abs(d) > math.Abs(ed)+tol:
 				times := d / ed
 				extra := ""
-				if times == math.Trunc(times) {
-					extra = fmt.Sprintf(": the event was processed %s times (%s extra)", num(times), pluralCopies(int(times)-1))
+				if rt := math.Round(times); rt >= 2 && math.Abs(times-rt) <= 1e-6*rt {
+					extra = fmt.Sprintf(": the event was processed %s times (%s extra)", num(rt), pluralCopies(int(rt)-1))
 				}
-				j.violations = append(j.violations, report.Violation{Probe: name, Before: b.String(), After: a.String(), Want: num(want),
-					Message: fmt.Sprintf("%s changed from %s to %s (want %s, one event's effect %s)%s", name, b, a, num(want), signed(ed), extra)})
+				j.violations = append(j.violations, report.Violation{Probe: name, Before: b.String(), After: a.String(), Want: want,
+					Message: fmt.Sprintf("%s changed from %s to %s (want %s, one event's effect %s)%s", name, b, a, want, signed(ed), extra)})
 			case !exact:
 				unjudged++
 				j.warnings = append(j.warnings, fmt.Sprintf("%s changed by %s where the first delivery changed it by %s; not judged: the effect depends on state, %s", name, signed(d), signed(ed), why))
-			case d == 0:
-				j.violations = append(j.violations, report.Violation{Probe: name, Before: b.String(), After: a.String(), Want: num(want),
-					Message: fmt.Sprintf("%s stayed at %s (want %s): the event's work was lost", name, b, num(want))})
+			case probe.SameAmount(d, 0, tol):
+				j.violations = append(j.violations, report.Violation{Probe: name, Before: b.String(), After: a.String(), Want: want,
+					Message: fmt.Sprintf("%s stayed at %s (want %s): the event's work was lost", name, b, want)})
 			default:
-				j.violations = append(j.violations, report.Violation{Probe: name, Before: b.String(), After: a.String(), Want: num(want),
-					Message: fmt.Sprintf("%s changed from %s to %s (want %s, one event's effect %s)", name, b, a, num(want), signed(ed))})
+				j.violations = append(j.violations, report.Violation{Probe: name, Before: b.String(), After: a.String(), Want: want,
+					Message: fmt.Sprintf("%s changed from %s to %s (want %s, one event's effect %s)", name, b, a, want, signed(ed))})
 			}
 			continue
 		}

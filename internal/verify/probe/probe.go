@@ -88,11 +88,19 @@ func (v Value) Empty() bool { return !v.IsNum && v.Text == NoRows }
 // returned no rows counts as 0 against a number (the row a handler creates on
 // its first credit does not exist before it). ok is false otherwise: the
 // change of a textual probe can only be judged as changed or unchanged.
+//
+// The difference is computed exactly on the readings' decimal text and then
+// rounded once, so 59.97 − 39.98 is 19.99 (float64 subtraction gives
+// 19.989999999999995).
 func Delta(before, after Value) (d float64, ok bool) {
 	b, bok := asNum(before, after)
 	a, aok := asNum(after, before)
 	if !bok || !aok {
 		return 0, false
+	}
+	if r, ok := ExactDelta(before, after); ok {
+		f, _ := r.Float64()
+		return f, true
 	}
 	return a - b, true
 }
