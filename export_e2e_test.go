@@ -7,6 +7,7 @@ package main
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"encoding/json"
 	"net"
 	"net/http"
@@ -17,6 +18,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/hookreplay/hookreplay/internal/store"
 )
 
 // exportFixtures are raw HTTP captures in testdata/export, sent to capture in order.
@@ -182,6 +185,12 @@ func TestExportImportErrors(t *testing.T) {
 	db := filepath.Join(dir, "h.db")
 	empty := filepath.Join(dir, "empty.jsonl")
 	os.WriteFile(empty, nil, 0o644)
+	// An existing, empty database: read-only commands refuse a missing one.
+	st, err := store.Open(context.Background(), db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	st.Close()
 	tests := []struct {
 		name string
 		db   string

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"os"
 	"strings"
 	"testing"
 )
@@ -17,5 +18,23 @@ func TestVersionAndUsageErrors(t *testing.T) {
 	r = runBin(t, "", nil, "--no-such-flag")
 	if r.Code != 2 {
 		t.Fatalf("unknown flag: %+v", r)
+	}
+}
+
+func TestReadOnlyCommandsDoNotCreateADatabase(t *testing.T) {
+	dir := t.TempDir()
+	missing := dir + "/typo.db"
+	for _, args := range [][]string{{"list"}, {"runs"}, {"show", "1"}, {"export"}} {
+		r := runBin(t, missing, nil, args...)
+		if r.Code != 2 || !strings.Contains(r.Stderr, "no database at") {
+			t.Fatalf("%v on a missing db: %+v", args, r)
+		}
+	}
+	if _, err := os.Stat(missing); !os.IsNotExist(err) {
+		t.Fatalf("a read-only command created %s", missing)
+	}
+	r := runBin(t, dir, nil, "list")
+	if r.Code != 2 || !strings.Contains(r.Stderr, "is a directory") {
+		t.Fatalf("list with --db DIR: %+v", r)
 	}
 }

@@ -20,7 +20,7 @@ type deleteOptions struct {
 }
 
 func newDeleteCmd(f *factory, runF func(*deleteOptions) error) *cobra.Command {
-	o := &deleteOptions{IO: f.IO, Store: f.Store}
+	o := &deleteOptions{IO: f.IO, Store: f.ExistingStore}
 	cmd := &cobra.Command{
 		Use:     "delete ID...",
 		Short:   "Delete captured deliveries",

@@ -29,7 +29,7 @@ type exportOptions struct {
 }
 
 func newExportCmd(f *factory, runF func(*exportOptions) error) *cobra.Command {
-	o := &exportOptions{IO: f.IO, Store: f.Store, Now: time.Now}
+	o := &exportOptions{IO: f.IO, Store: f.ExistingStore, Now: time.Now}
 	var since string
 	cmd := &cobra.Command{
 		Use:   "export [ID...]",

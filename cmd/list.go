@@ -28,7 +28,7 @@ type listOptions struct {
 }
 
 func newListCmd(f *factory, runF func(*listOptions) error) *cobra.Command {
-	o := &listOptions{IO: f.IO, Store: f.Store, Now: time.Now}
+	o := &listOptions{IO: f.IO, Store: f.ExistingStore, Now: time.Now}
 	var since string
 	cmd := &cobra.Command{
 		Use:   "list",

@@ -22,8 +22,12 @@ var Version = "dev"
 type factory struct {
 	IO     *iostreams.IO
 	DBPath string
-	// Store opens the database at DBPath; the caller closes it.
+	// Store opens (creating when absent) the database at DBPath; the caller closes it.
 	Store func() (*store.Store, error)
+	// ExistingStore opens the database at DBPath only when it exists, so a
+	// read-only command given a mistyped --db says so instead of creating an
+	// empty database and reporting that it holds nothing.
+	ExistingStore func() (*store.Store, error)
 }
 
 func newFactory(io *iostreams.IO) *factory {
@@ -34,6 +38,12 @@ func newFactory(io *iostreams.IO) *factory {
 			return nil, setupErr("%v", err)
 		}
 		return s, nil
+	}
+	f.ExistingStore = func() (*store.Store, error) {
+		if _, err := os.Stat(f.DBPath); errors.Is(err, os.ErrNotExist) {
+			return nil, setupErr("no database at %s (capture or import deliveries first, or pass --db / HOOKREPLAY_DB)", f.DBPath)
+		}
+		return f.Store()
 	}
 	return f
 }

@@ -32,7 +32,7 @@ type runsOptions struct {
 }
 
 func newRunsCmd(f *factory, runF func(*runsOptions) error) *cobra.Command {
-	o := &runsOptions{IO: f.IO, Store: f.Store}
+	o := &runsOptions{IO: f.IO, Store: f.ExistingStore}
 	cmd := &cobra.Command{
 		Use:   "runs",
 		Short: "List replay and check runs",

@@ -22,7 +22,7 @@ type showOptions struct {
 }
 
 func newShowCmd(f *factory, runF func(*showOptions) error) *cobra.Command {
-	o := &showOptions{IO: f.IO, Store: f.Store}
+	o := &showOptions{IO: f.IO, Store: f.ExistingStore}
 	cmd := &cobra.Command{
 		Use:   "show ID",
 		Short: "Show one captured delivery",

@@ -40,7 +40,7 @@ type verifyOptions struct {
 }
 
 func newVerifyCmd(f *factory, runF func(*verifyOptions) error) *cobra.Command {
-	o := &verifyOptions{IO: f.IO, Store: f.Store}
+	o := &verifyOptions{IO: f.IO, Store: f.ExistingStore}
 	var headers []string
 	var at string
 	cmd := &cobra.Command{
