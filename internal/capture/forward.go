@@ -1,8 +1,10 @@
 package capture
 
 import (
+	"bufio"
 	"bytes"
 	"context"
+	"crypto/tls"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -10,7 +12,7 @@ import (
 	"net"
 	"net/http"
 	"net/url"
-	"sort"
+	"os"
 	"strings"
 	"time"
 
@@ -26,23 +28,6 @@ type forwardResult struct {
 	latency time.Duration
 	err     string // recorded as the delivery's forward_error
 	failed  bool
-}
-
-func newForwardClient() *http.Client {
-	tr := &http.Transport{
-		Proxy:               nil, // the handler is reached directly, never via HTTP_PROXY
-		DialContext:         (&net.Dialer{Timeout: 10 * time.Second, KeepAlive: 30 * time.Second}).DialContext,
-		DisableCompression:  true, // bytes go back to the sender exactly as the handler wrote them
-		MaxIdleConns:        256,
-		MaxIdleConnsPerHost: 256,
-		IdleConnTimeout:     90 * time.Second,
-		TLSHandshakeTimeout: 10 * time.Second,
-	}
-	return &http.Client{
-		Transport: tr,
-		// A redirect is the handler's answer; the sender gets it unchanged.
-		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
-	}
 }
 
 // forwardURL appends the request target's path and query to the forward URL's path.
@@ -75,9 +60,75 @@ func forwardURL(base *url.URL, target string) string {
 	return out
 }
 
-// forward sends delivery d to the handler: same method, the target appended
-// to the forward URL, headers minus hop-by-hop ones (Host becomes the
-// handler's; the sender's is passed as X-Forwarded-Host), the decoded body.
+// forwardTarget is the origin-form request target forwardURL points at.
+func forwardTarget(base *url.URL, target string) string {
+	u := forwardURL(base, target)
+	rest := strings.TrimPrefix(u, base.Scheme+"://"+base.Host)
+	if rest == "" || rest[0] != '/' {
+		rest = "/" + rest
+	}
+	return rest
+}
+
+// forwardRequest is the request the handler gets: the stored headers in
+// their order and case, minus hop-by-hop ones (and those the sender's
+// Connection header lists), Expect (the body is complete already) and the
+// framing headers (Encode writes a Content-Length for the decoded body);
+// X-Forwarded-Host, -For and -Proto describe the sender's request.
+func forwardRequest(d *store.Delivery) *message.Request {
+	listed := map[string]bool{}
+	for _, v := range d.Headers.Values("Connection") {
+		for _, tok := range strings.Split(v, ",") {
+			listed[strings.ToLower(strings.TrimSpace(tok))] = true
+		}
+	}
+	origHost := ""
+	hs := make(message.Headers, 0, len(d.Headers)+3)
+	for _, h := range d.Headers {
+		switch {
+		case strings.EqualFold(h.Name, "Host"):
+			if origHost == "" {
+				origHost = h.Value
+				hs = append(hs, h) // Encode puts the handler's host in its place
+			}
+			continue
+		case strings.EqualFold(h.Name, "Content-Length"), strings.EqualFold(h.Name, "Expect"),
+			message.IsHopByHop(h.Name), listed[strings.ToLower(h.Name)]:
+			continue
+		}
+		hs = append(hs, h)
+	}
+	if origHost != "" && !hs.Has("X-Forwarded-Host") {
+		hs = append(hs, message.Header{Name: "X-Forwarded-Host", Value: origHost})
+	}
+	if ip, _, err := net.SplitHostPort(d.RemoteAddr); err == nil && ip != "" {
+		// A proxy appends its client to the chain (the last X-Forwarded-For line).
+		last := -1
+		for i, h := range hs {
+			if strings.EqualFold(h.Name, "X-Forwarded-For") {
+				last = i
+			}
+		}
+		if last >= 0 && strings.TrimSpace(hs[last].Value) != "" {
+			hs[last].Value += ", " + ip
+		} else if last >= 0 {
+			hs[last].Value = ip
+		} else {
+			hs = append(hs, message.Header{Name: "X-Forwarded-For", Value: ip})
+		}
+	}
+	if !hs.Has("X-Forwarded-Proto") {
+		hs = append(hs, message.Header{Name: "X-Forwarded-Proto", Value: "http"})
+	}
+	return &message.Request{Method: d.Method, Target: d.Target, Proto: "HTTP/1.1", Headers: hs, Body: d.Body}
+}
+
+// forward sends delivery d to the handler over a connection of its own, as
+// the bytes of message.Request.Encode: same method, the target appended to
+// the forward URL, the headers of forwardRequest in the sender's order and
+// case (net/http would reorder and canonicalise them), Host the handler's,
+// the decoded body with its Content-Length. The handler's answer is read
+// with its headers in wire order and case.
 func (s *Server) forward(d *store.Delivery) forwardResult {
 	ctx, cancel := context.WithTimeout(s.base, s.opt.ForwardTimeout)
 	defer cancel()
@@ -87,70 +138,110 @@ func (s *Server) forward(d *store.Delivery) forwardResult {
 			headers: message.Headers{{Name: "Content-Type", Value: "application/json"}}, body: append(body, '\n')}
 	}
 	start := time.Now()
-	req, err := http.NewRequestWithContext(ctx, d.Method, forwardURL(s.fwd, d.Target), bytes.NewReader(d.Body))
-	if err != nil {
-		return fail(http.StatusBadGateway, fmt.Sprintf("build handler request: %v", err), start)
-	}
-	listed := map[string]bool{}
-	for _, v := range d.Headers.Values("Connection") {
-		for _, tok := range strings.Split(v, ",") {
-			listed[strings.ToLower(strings.TrimSpace(tok))] = true
-		}
-	}
-	origHost := ""
-	for _, h := range d.Headers {
+	why := func(stage string, err error) forwardResult {
+		var ne net.Error
 		switch {
-		case strings.EqualFold(h.Name, "Host"):
-			if origHost == "" {
-				origHost = h.Value
-			}
-			continue
-		case strings.EqualFold(h.Name, "Content-Length"), strings.EqualFold(h.Name, "Expect"),
-			message.IsHopByHop(h.Name), listed[strings.ToLower(h.Name)]:
-			// The body is complete already: Expect would only delay it.
-			continue
-		}
-		req.Header.Add(h.Name, h.Value)
-	}
-	if origHost != "" && !d.Headers.Has("X-Forwarded-Host") {
-		req.Header.Set("X-Forwarded-Host", origHost)
-	}
-	if !d.Headers.Has("User-Agent") {
-		req.Header["User-Agent"] = []string{""} // keep Go from adding its own
-	}
-	resp, err := s.client.Do(req)
-	if err != nil {
-		var ue *url.Error
-		if errors.As(err, &ue) {
-			err = ue.Err
-		}
-		if errors.Is(err, context.DeadlineExceeded) {
+		case errors.Is(s.base.Err(), context.Canceled):
+			return fail(http.StatusServiceUnavailable, "capture stopped before the handler answered", start)
+		case errors.Is(ctx.Err(), context.DeadlineExceeded), errors.Is(err, os.ErrDeadlineExceeded),
+			errors.As(err, &ne) && ne.Timeout():
 			return fail(http.StatusGatewayTimeout, fmt.Sprintf("handler did not answer within %s", s.opt.ForwardTimeout), start)
 		}
-		if errors.Is(err, context.Canceled) {
-			return fail(http.StatusServiceUnavailable, "capture stopped before the handler answered", start)
-		}
-		return fail(http.StatusBadGateway, fmt.Sprintf("handler unreachable: %v", err), start)
+		return fail(http.StatusBadGateway, fmt.Sprintf("%s: %v", stage, err), start)
 	}
+	wire := forwardRequest(d).Encode(s.fwd.Host, forwardTarget(s.fwd, d.Target))
+
+	addr := s.fwd.Host
+	if s.fwd.Port() == "" {
+		port := "80"
+		if s.fwd.Scheme == "https" {
+			port = "443"
+		}
+		addr = net.JoinHostPort(s.fwd.Hostname(), port)
+	}
+	dl := (&net.Dialer{Timeout: 10 * time.Second, KeepAlive: 30 * time.Second})
+	c, err := dl.DialContext(ctx, "tcp", addr)
+	if err != nil {
+		return why("handler unreachable", err)
+	}
+	defer c.Close()
+	if dl, ok := ctx.Deadline(); ok {
+		c.SetDeadline(dl)
+	}
+	// Cancelling ctx (timeout, or capture stopping) interrupts any I/O.
+	stop := context.AfterFunc(ctx, func() { c.SetDeadline(time.Unix(1, 0)) })
+	defer stop()
+	if s.fwd.Scheme == "https" {
+		tc := tls.Client(c, &tls.Config{ServerName: s.fwd.Hostname(), NextProtos: []string{"http/1.1"}})
+		if err := tc.HandshakeContext(ctx); err != nil {
+			return why("handler unreachable: tls handshake", err)
+		}
+		c = tc
+	}
+	_, werr := c.Write(wire)
+	// A handler may answer (401, 413) and close before reading the whole
+	// body; its answer is still what the sender should get.
+	rec := &headRecorder{r: c}
+	br := bufio.NewReader(rec)
+	var resp *http.Response
+	heads := 0
+	for {
+		resp, err = http.ReadResponse(br, &http.Request{Method: d.Method})
+		if err != nil {
+			if werr != nil {
+				return why("handler unreachable: write request", werr)
+			}
+			return why("read handler response", err)
+		}
+		heads++
+		if resp.StatusCode >= 200 || resp.StatusCode == http.StatusSwitchingProtocols {
+			break
+		}
+		resp.Body.Close() // 1xx: the final answer follows
+	}
+	hs := responseHeaders(rec.buf.Bytes(), heads)
+	rec.off = true
 	defer resp.Body.Close()
 	body, err := io.ReadAll(io.LimitReader(resp.Body, maxResponseBody+1))
 	if err != nil {
-		return fail(http.StatusBadGateway, fmt.Sprintf("read handler response: %v", err), start)
+		return why("read handler response", err)
 	}
 	if len(body) > maxResponseBody {
 		return fail(http.StatusBadGateway, fmt.Sprintf("handler response exceeds %s", FormatSize(maxResponseBody)), start)
 	}
-	latency := time.Since(start)
-	keys := make([]string, 0, len(resp.Header))
-	for k := range resp.Header {
-		keys = append(keys, k)
+	return forwardResult{status: resp.StatusCode, headers: hs, body: body, latency: time.Since(start)}
+}
+
+// headRecorder keeps the bytes read until off, so the handler's response
+// headers can be kept in wire order and case (net/http's map loses both).
+type headRecorder struct {
+	r   io.Reader
+	buf bytes.Buffer
+	off bool
+}
+
+func (r *headRecorder) Read(p []byte) (int, error) {
+	n, err := r.r.Read(p)
+	if !r.off && r.buf.Len() < 1<<20 {
+		r.buf.Write(p[:n])
 	}
-	sort.Strings(keys)
-	var hs message.Headers
-	for _, k := range keys {
-		for _, v := range resp.Header[k] {
-			hs = append(hs, message.Header{Name: k, Value: v})
+	return n, err
+}
+
+// responseHeaders parses the header lines of the n-th response head in raw
+// (1xx heads come first and have no body).
+func responseHeaders(raw []byte, n int) message.Headers {
+	for k := 1; k < n; k++ {
+		i := bytes.Index(raw, []byte("\r\n\r\n"))
+		j := bytes.Index(raw, []byte("\n\n"))
+		switch {
+		case i >= 0 && (j < 0 || i < j):
+			raw = raw[i+4:]
+		case j >= 0:
+			raw = raw[j+2:]
+		default:
+			return nil
 		}
 	}
-	return forwardResult{status: resp.StatusCode, headers: hs, body: body, latency: latency}
+	return message.ParseHeaderBlock(raw)
 }

@@ -82,10 +82,9 @@ type Options struct {
 
 // Server captures deliveries into a store.
 type Server struct {
-	opt    Options
-	st     *store.Store
-	fwd    *url.URL
-	client *http.Client
+	opt Options
+	st  *store.Store
+	fwd *url.URL
 
 	// commits feeds the committer, which stores waiting deliveries in one
 	// transaction: one fsync for many concurrent deliveries (group commit).
@@ -154,7 +153,6 @@ func New(st *store.Store, opt Options) (*Server, error) {
 			return nil, err
 		}
 		s.fwd = u
-		s.client = newForwardClient()
 	}
 	return s, nil
 }
@@ -236,9 +234,6 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 	s.drain()
 	close(s.commits)
 	<-committed
-	if s.client != nil {
-		s.client.CloseIdleConnections()
-	}
 	return nil
 }
 
