@@ -62,7 +62,9 @@ method, headers in their stored order and case, byte-identical body; only Host
 and the request-target change. The request goes to the stored path and query
 when --to has no path (http://localhost:3000), else to --to's path (with --to's
 query, or the stored one). --raw sends the exact stored wire bytes instead,
-rewriting only the Host header when the host differs.
+rewriting only the Host header when the host differs. --set-header 'Host: NAME'
+sends that Host header instead of --to's (a virtual host), still connecting
+to --to.
 
 With --secret every copy is re-signed with a fresh timestamp; without it the
 original signature is kept (and you are warned when it is older than the
@@ -123,7 +125,7 @@ usage errors or when no copy could connect at all, 130 when interrupted.`,
 	fl.Float64Var(&o.Speedup, "speedup", 3600, "compress --schedule by this factor (3600: an hour passes in a second)")
 	fl.DurationVar(&o.Timeout, "timeout", 30*time.Second, "per copy: connect, send and wait for the answer")
 	fl.BoolVar(&o.JSON, "json", false, "print the run (attempts and summary) as one JSON document")
-	fl.StringArrayVar(&o.SetHeaders, "set-header", nil, "set a header on every copy, 'Name: value' (repeatable)")
+	fl.StringArrayVar(&o.SetHeaders, "set-header", nil, "set a header on every copy, 'Name: value' (repeatable; 'Host: NAME' is sent as is while connecting to --to)")
 	fl.StringArrayVar(&o.DropHeaders, "drop-header", nil, "remove a header from every copy (repeatable)")
 	fl.StringVar(&o.BodyFile, "body-file", "", "replace the body with this file's bytes")
 	fl.StringArrayVar(&o.JSONSet, "json-set", nil, "set a JSON field, path=value (e.g. data.object.amount_paid=9900; repeatable)")

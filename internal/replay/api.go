@@ -29,6 +29,9 @@ type Target struct {
 	Timeout time.Duration // per attempt: connect + write + wait for the answer
 	// TLS configures https targets (nil: system roots, server name from URL).
 	TLS *tls.Config
+	// Host, when set, is the Host header rebuilt copies carry instead of
+	// URL.Host (a virtual host); the connection still goes to URL.
+	Host string
 }
 
 // SendOptions change how one copy is sent.
@@ -54,7 +57,8 @@ type SendOptions struct {
 // CompletedAt, ResponseHeaders, ResponseBody or Err; Lost when opt.Lose).
 // ConnID is set once a connection is established (0: never connected).
 // RunID, DeliveryID, Phase, Copy and EventID are left for the caller to fill.
-// The request goes to RequestTarget(t.URL, req.Target) with Host t.URL.Host.
+// The request goes to RequestTarget(t.URL, req.Target) with Host t.Host, or
+// t.URL.Host when that is empty.
 func Send(ctx context.Context, t Target, req *message.Request, opt SendOptions) store.Attempt {
 	x := newExchange(t, wireFor(t, req, opt), opt)
 	if x.open(ctx) && x.write(ctx) {

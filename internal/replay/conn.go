@@ -35,8 +35,8 @@ func wireFor(t Target, req *message.Request, opt SendOptions) wire {
 	if opt.Raw != nil {
 		return wire{b: opt.Raw, method: methodOf(opt.Raw)}
 	}
-	host := ""
-	if t.URL != nil {
+	host := t.Host
+	if host == "" && t.URL != nil {
 		host = t.URL.Host
 	}
 	return wire{b: req.Encode(host, RequestTarget(t.URL, req.Target)), method: req.Method}

@@ -176,6 +176,7 @@ type prepared struct {
 	raw  []byte           // --raw: stored bytes with Host rewritten
 	edit string
 	url  string // full URL the copy is sent to (Twilio signs it)
+	host string // Host header the copy carries ("": the target's)
 	mu   sync.Mutex
 	next int // copy numbers handed out so far
 }
@@ -277,7 +278,26 @@ func Prepare(p Plan) (*Job, error) {
 				pd.edit = joinEdit(pd.edit, "bodySHA256 in the URL updated for the edited body")
 			}
 		}
-		pd.url = FullURL(p.Target.URL, pd.req.Target)
+		// A Host header set by an edit (--set-header 'Host: …', --edit) is
+		// sent as it is, for virtual hosts; the stored one is the target's.
+		pd.host = p.Target.Host
+		if o, ok := p.Overrides[d.ID]; ok && o.Req != nil {
+			if h := o.Req.Headers.Get("Host"); h != "" && h != d.Headers.Get("Host") {
+				pd.host = h
+			}
+		}
+		for _, h := range p.Edits.SetHeaders {
+			if strings.EqualFold(h.Name, "Host") && h.Value != "" {
+				pd.host = h.Value
+			}
+		}
+		u := p.Target.URL
+		if pd.host != "" {
+			c := *u
+			c.Host = pd.host
+			u = &c
+		}
+		pd.url = FullURL(u, pd.req.Target)
 		if p.Raw {
 			if len(d.Raw) == 0 {
 				return nil, fmt.Errorf("delivery %d has no stored wire bytes; replay it without --raw", d.ID)
@@ -518,7 +538,11 @@ func (r *run) wireFor(pd *prepared) (wire, error) {
 		}
 		req = s
 	}
-	return wireFor(r.j.plan.Target, req, SendOptions{}), nil
+	t := r.j.plan.Target
+	if pd.host != "" {
+		t.Host = pd.host
+	}
+	return wireFor(t, req, SendOptions{}), nil
 }
 
 // sendOne sends the next copy of pd.

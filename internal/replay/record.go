@@ -61,6 +61,12 @@ func PlanOptions(p Plan) map[string]any {
 		"resigned":    p.Secret != "",
 		"raw":         p.Raw,
 	}
+	if p.Target.Host != "" {
+		m["host"] = p.Target.Host
+	}
+	if p.Target.TLS != nil && p.Target.TLS.InsecureSkipVerify {
+		m["insecure"] = true
+	}
 	if p.LoseResponse > 0 {
 		m["lose_response"] = p.LoseResponse
 	}
