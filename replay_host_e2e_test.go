@@ -2,7 +2,11 @@ package main
 
 import (
 	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
 	"strings"
+	"sync/atomic"
 	"testing"
 )
 
@@ -30,5 +34,36 @@ func TestReplayE2ESetHeaderHost(t *testing.T) {
 	hits := h.arrivals()
 	if got := hits[len(hits)-1].Req.Headers.Get("Host"); got != h.Host {
 		t.Fatalf("Host %q, want %q", got, h.Host)
+	}
+}
+
+// TestReplayE2EInsecureSelfSignedHTTPS: an https handler with a self-signed
+// certificate is refused with a hint, and reached with --insecure.
+func TestReplayE2EInsecureSelfSignedHTTPS(t *testing.T) {
+	var got atomic.Int32
+	srv := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if b, _ := io.ReadAll(r.Body); len(b) > 0 && r.TLS != nil {
+			got.Add(1)
+		}
+		w.Write([]byte(`{"tls":true}`))
+	}))
+	defer srv.Close()
+	db, ds := replayStore(t, "stripe_invoice_paid.http")
+	id := fmt.Sprint(ds[0].ID)
+
+	r := runBin(t, db, nil, "replay", id, "--to", srv.URL+"/webhooks/stripe")
+	if r.Code != 2 || !strings.Contains(r.Stderr+r.Stdout, "certificate") || !strings.Contains(r.Stderr+r.Stdout, "--insecure") {
+		t.Fatalf("self-signed certificate without --insecure: code %d\n%s\n%s", r.Code, r.Stdout, r.Stderr)
+	}
+	if got.Load() != 0 {
+		t.Fatal("a request went through an unverified TLS connection")
+	}
+
+	doc, r := replayJSONRun(t, db, id, "--to", srv.URL+"/webhooks/stripe", "--insecure", "-n", "3", "--order", "burst")
+	if r.Code != 0 || doc.Summary.Classes["2xx"] != 3 || got.Load() != 3 {
+		t.Fatalf("--insecure: code %d, %+v, handler got %d\n%s", r.Code, doc.Summary, got.Load(), r.Stderr)
+	}
+	if doc.Run.Options["insecure"] != true {
+		t.Fatalf("--insecure not recorded with the run: %v", doc.Run.Options)
 	}
 }

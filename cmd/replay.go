@@ -2,6 +2,7 @@ package cmd
 
 import (
 	"context"
+	"crypto/tls"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -46,6 +47,7 @@ type replayOptions struct {
 	BodyFile     string
 	JSONSet      []string
 	Edit         bool
+	Insecure     bool
 
 	target *url.URL
 	edits  replay.Edits
@@ -84,7 +86,8 @@ usage errors or when no copy could connect at all, 130 when interrupted.`,
   hookreplay replay 41 42 43 --to http://localhost:3000 -n 3 --order shuffle --seed 7
   hookreplay replay 42 --to http://localhost:3000 --lose-response 1 --schedule stripe --speedup 3600
   hookreplay replay 42 --to http://localhost:3000 --json-set data.object.amount_paid=9900 --secret whsec_...
-  hookreplay replay --event-id evt_1PqR2s --to http://localhost:3000 --raw --json | jq .summary`,
+  hookreplay replay --event-id evt_1PqR2s --to http://localhost:3000 --raw --json | jq .summary
+  hookreplay replay 42 --to https://localhost:8443/webhooks --insecure`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			seen := map[int64]bool{}
 			for _, a := range args {
@@ -130,7 +133,17 @@ usage errors or when no copy could connect at all, 130 when interrupted.`,
 	fl.StringVar(&o.BodyFile, "body-file", "", "replace the body with this file's bytes")
 	fl.StringArrayVar(&o.JSONSet, "json-set", nil, "set a JSON field, path=value (e.g. data.object.amount_paid=9900; repeatable)")
 	fl.BoolVar(&o.Edit, "edit", false, "edit each request in $EDITOR before replaying it")
+	fl.BoolVar(&o.Insecure, "insecure", false, "accept any TLS certificate from an https --to (a self-signed handler)")
 	return cmd
+}
+
+// replayTLS is the TLS configuration of an https --to: nil verifies the
+// certificate against the system roots; --insecure accepts any certificate.
+func replayTLS(insecure bool) *tls.Config {
+	if !insecure {
+		return nil
+	}
+	return &tls.Config{InsecureSkipVerify: true} //nolint:gosec // asked for with --insecure
 }
 
 // replayParseID reads a delivery or run id ("42" or "#42").
@@ -294,7 +307,7 @@ func replayRun(ctx context.Context, o *replayOptions) error {
 	}
 	plan := replay.Plan{
 		Deliveries:   ds,
-		Target:       replay.Target{URL: o.target, Timeout: o.Timeout},
+		Target:       replay.Target{URL: o.target, Timeout: o.Timeout, TLS: replayTLS(o.Insecure)},
 		Copies:       o.N,
 		Order:        replay.Order(o.Order),
 		Seed:         o.Seed,

@@ -421,6 +421,10 @@ func describe(stage string, err error, timeout time.Duration) string {
 	case errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF):
 		return stage + ": connection closed before a complete answer"
 	}
+	var certErr *tls.CertificateVerificationError
+	if errors.As(err, &certErr) {
+		return fmt.Sprintf("%s: %v (a self-signed handler? --insecure accepts any certificate)", stage, certErr.Err)
+	}
 	var dnsErr *net.DNSError
 	if errors.As(err, &dnsErr) {
 		return fmt.Sprintf("%s: cannot resolve %s", stage, dnsErr.Name)
