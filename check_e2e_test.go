@@ -8,7 +8,10 @@ package main
 
 import (
 	"context"
+	"crypto/hmac"
+	"crypto/sha256"
 	"database/sql"
+	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -17,6 +20,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -741,7 +745,39 @@ type qaHandler struct {
 	WorkDelay  time.Duration
 	EmailURL   string
 	EmailDelay time.Duration
-	wg         chan struct{}
+	// Verify rejects (400) a copy whose Stripe signature is wrong or older
+	// than 5 minutes, before doing anything.
+	Verify bool
+}
+
+// qaStripeValid checks a Stripe-Signature header: HMAC-SHA256 of "t.body"
+// with the secret, t within 5 minutes.
+func qaStripeValid(header string, body []byte) bool {
+	var ts string
+	var sigs []string
+	for _, part := range strings.Split(header, ",") {
+		k, v, _ := strings.Cut(part, "=")
+		switch k {
+		case "t":
+			ts = v
+		case "v1":
+			sigs = append(sigs, v)
+		}
+	}
+	t, err := strconv.ParseInt(ts, 10, 64)
+	if err != nil || time.Since(time.Unix(t, 0)).Abs() > 5*time.Minute {
+		return false
+	}
+	m := hmac.New(sha256.New, []byte(checkSecret))
+	m.Write([]byte(ts + "."))
+	m.Write(body)
+	want := hex.EncodeToString(m.Sum(nil))
+	for _, s := range sigs {
+		if hmac.Equal([]byte(s), []byte(want)) {
+			return true
+		}
+	}
+	return false
 }
 
 // startQAHandler serves h on 127.0.0.1:0 with a fresh SQLite database and
@@ -783,6 +819,10 @@ func (h *qaHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	var ev struct {
 		ID string `json:"id"`
 	}
+	if h.Verify && !qaStripeValid(r.Header.Get("Stripe-Signature"), body) {
+		http.Error(w, "bad signature", http.StatusBadRequest)
+		return
+	}
 	if json.Unmarshal(body, &ev) != nil || ev.ID == "" {
 		http.Error(w, "no event id", http.StatusBadRequest)
 		return
@@ -820,10 +860,12 @@ func (h *qaHandler) work(id string) {
 	if tx.Commit() != nil || h.EmailURL == "" {
 		return
 	}
-	time.Sleep(h.EmailDelay)
-	if resp, err := http.Post(h.EmailURL+"/v1/send", "application/json", strings.NewReader(`{"event":"`+id+`"}`)); err == nil {
-		resp.Body.Close()
-	}
+	go func() { // a receipt from a slow email API, after answering
+		time.Sleep(h.EmailDelay)
+		if resp, err := http.Post(h.EmailURL+"/v1/send", "application/json", strings.NewReader(`{"event":"`+id+`"}`)); err == nil {
+			resp.Body.Close()
+		}
+	}()
 }
 
 const qaBalanceSQL = "SELECT v FROM balance"
@@ -863,3 +905,47 @@ func TestCheckDecimalAmounts(t *testing.T) {
 		})
 	}
 }
+
+// A correct handler whose effects for one event land further apart than
+// --settle (the credit at once, a receipt email 400 ms later) is not
+// flagged: the check learns how long one event's effects take.
+func TestCheckLateEffectsOfOneEvent(t *testing.T) {
+	sink := freeAddr(t)
+	url, dsn := startQAHandler(t, &qaHandler{Amount: 50, Dedupe: true, Verify: true, EmailURL: "http://" + sink, EmailDelay: 400 * time.Millisecond})
+	db := filepath.Join(t.TempDir(), "h.db")
+	id := checkStripeDelivery(t, db)
+	r, c := checkRunJSON(t, db, "--to", url, "--probe-sql", qaBalanceSQL, "--dsn", dsn, "--sink", sink, "--secret", checkSecret,
+		"--settle", "100ms", "-n", "3", "--phases", "first,dups,lost", fmt.Sprint(id))
+	if r.Code != 0 || c == nil {
+		t.Fatalf("want exit 0, got %d\n%s\n%s", r.Code, r.Stdout, r.Stderr)
+	}
+	t.Logf("progress:\n%s", r.Stderr)
+	first := checkPhase(t, c, "first")
+	if !strings.Contains(first.Message, "sink") || len(first.Effects) != 1 {
+		t.Fatalf("first's effect should include the late email: %s (%d effects)", first.Message, len(first.Effects))
+	}
+	if !strings.Contains(strings.Join(c.Notes, "\n"), "effective settle") {
+		t.Fatalf("the report should state the effective settle: %q", c.Notes)
+	}
+}
+
+// An asynchronous handler without dedupe that works later than --settle:
+// lost must catch the retry's double work, and that late work must not leak
+// into tamper (whose copies the handler rejects with 400) as a signature bug.
+func TestCheckLateDuplicateWorkStaysInItsPhase(t *testing.T) {
+	url, dsn := startQAHandler(t, &qaHandler{Amount: 50, Async: true, Verify: true, WorkDelay: 300 * time.Millisecond})
+	db := filepath.Join(t.TempDir(), "h.db")
+	id := checkStripeDelivery(t, db)
+	r, c := checkRunJSON(t, db, "--to", url, "--probe-sql", qaBalanceSQL, "--dsn", dsn, "--secret", checkSecret,
+		"--settle", "100ms", "--phases", "first,lost,tamper", fmt.Sprint(id))
+	if r.Code != 1 || c == nil {
+		t.Fatalf("want exit 1, got %d\n%s\n%s", r.Code, r.Stdout, r.Stderr)
+	}
+	if p := checkPhase(t, c, "lost"); p.Status != report.Fail || !strings.Contains(p.Message, "answer lost on its way back") {
+		t.Fatalf("lost should catch the retry's late double work: %s %s\n%s", p.Status, p.Message, checkDump(c))
+	}
+	if p := checkPhase(t, c, "tamper"); p.Status != report.Pass {
+		t.Fatalf("tamper copies answered 400 were blamed for late work: %s %s\n%s", p.Status, p.Message, checkDump(c))
+	}
+}
+

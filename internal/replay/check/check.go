@@ -132,6 +132,10 @@ type runner struct {
 	// firstLat is the first delivery's first answer's latency.
 	firstLat  time.Duration
 	haveFirst bool
+	// effSettle is the quiet period every reading waits for: --settle, or
+	// longer once calibrate saw one event's effects take longer (effDur,
+	// from sending to the last probe change).
+	effSettle, effDur time.Duration
 }
 
 // additivity records whether a second fresh event changed the probes as much
@@ -162,7 +166,7 @@ func Run(ctx context.Context, o Options) (*report.Check, error) {
 	if o.SettleMax <= 0 {
 		o.SettleMax = probe.DefaultSettleMax
 	}
-	r := &runner{o: o, rng: rand.New(rand.NewSource(o.Seed)), additive: map[int64]*additivity{}}
+	r := &runner{o: o, rng: rand.New(rand.NewSource(o.Seed)), additive: map[int64]*additivity{}, effSettle: o.Settle}
 	r.c = &report.Check{SchemaVersion: report.SchemaVersion, Target: o.Target.String(), StartedAt: time.Now(),
 		Options: o.RunOptions}
 	for _, p := range o.Probes {
@@ -178,6 +182,10 @@ func Run(ctx context.Context, o Options) (*report.Check, error) {
 	}
 	err := r.run(ctx)
 	r.c.FinishedAt = time.Now()
+	if r.effDur > 0 {
+		r.note("effective settle %s: one event's effects took up to %s from sending to the last probe change, so every reading waited for %s without a change (--settle %s)",
+			roundDur(r.effSettle), roundDur(r.effDur), roundDur(r.effSettle), r.o.Settle)
+	}
 	if err != nil {
 		if o.Store != nil {
 			_ = o.Store.FinishRun(context.WithoutCancel(ctx), r.runID, r.c.FinishedAt, "error", map[string]string{"error": err.Error()})
@@ -287,6 +295,9 @@ type reading struct {
 	at   time.Time
 	// sinkLen is the sink's call count when the reading was taken.
 	sinkLen int
+	// lastChange is when a probe last changed while this reading waited
+	// (zero when none did).
+	lastChange time.Time
 }
 
 // read settles the probes and records the values at point.
@@ -303,13 +314,18 @@ func (r *runner) readChanged(ctx context.Context, d *Delivery, phase, point stri
 
 func (r *runner) readUntil(ctx context.Context, d *Delivery, phase, point string, from *reading) (reading, error) {
 	start := time.Now()
+	var seen time.Time
 	if from != nil {
 		for {
 			vals, err := probe.ReadAll(ctx, r.o.Probes)
 			if err != nil {
 				return reading{}, &SetupError{Err: err}
 			}
-			if !sameValues(vals, from.vals) || time.Since(start) >= r.o.SettleMax {
+			if !sameValues(vals, from.vals) {
+				seen = time.Now()
+				break
+			}
+			if time.Since(start) >= r.o.SettleMax {
 				break
 			}
 			select {
@@ -325,10 +341,10 @@ func (r *runner) readUntil(ctx context.Context, d *Delivery, phase, point string
 		}
 	}
 	max := r.o.SettleMax - time.Since(start)
-	if max < r.o.Settle {
-		max = r.o.Settle
+	if max < r.effSettle {
+		max = r.effSettle
 	}
-	vals, err := probe.Settle(ctx, r.o.Probes, r.o.Settle, max)
+	vals, last, err := probe.SettleAt(ctx, r.o.Probes, r.effSettle, max)
 	if err != nil {
 		var ns *probe.NotSettledError
 		if errors.As(err, &ns) {
@@ -339,7 +355,10 @@ func (r *runner) readUntil(ctx context.Context, d *Delivery, phase, point string
 			return reading{}, &SetupError{Err: err}
 		}
 	}
-	rd := reading{vals: vals, at: time.Now()}
+	rd := reading{vals: vals, at: time.Now(), lastChange: seen}
+	if last.After(seen) {
+		rd.lastChange = last
+	}
 	if r.o.Sink != nil {
 		rd.sinkLen = r.o.Sink.Len()
 	}
@@ -359,6 +378,76 @@ func (r *runner) readUntil(ctx context.Context, d *Delivery, phase, point string
 		}
 	}
 	return rd, nil
+}
+
+// calibrate keeps watching the probes after rd, the settled reading after a
+// copy sent at sent, for an extended window (4 × --settle, at least 1 s,
+// within --settle-max): effects of one event that land further apart than
+// --settle (a credit now, a receipt email from a slow API later) are still
+// part of that event's effect. It learns how long the effects took (sending
+// to the last change) and lengthens the settle of every later reading to
+// cover it, so later copies' work is not blamed on the next copy or phase.
+// It returns the final reading (rd when nothing moved).
+//
+// The control event (a second sample) is watched as long only when the
+// first delivery's effects already took longer than --settle; for a handler
+// whose effects land at once it watches 2 × --settle.
+func (r *runner) calibrate(ctx context.Context, d *Delivery, phase, point string, sent time.Time, rd reading) (reading, error) {
+	window := 4 * r.o.Settle
+	if window < time.Second {
+		window = time.Second
+	}
+	if phase == "control" && r.effDur < r.o.Settle {
+		window = 2 * r.o.Settle
+	}
+	limit := sent.Add(r.o.SettleMax)
+	deadline := time.Now().Add(window)
+	if deadline.After(limit) {
+		deadline = limit
+	}
+	last := rd.lastChange
+	cur := rd
+	for time.Now().Before(deadline) {
+		select {
+		case <-ctx.Done():
+			return reading{}, ctx.Err()
+		case <-time.After(r.pollInterval()):
+		}
+		vals, err := probe.ReadAll(ctx, r.o.Probes)
+		if err != nil {
+			return reading{}, &SetupError{Err: err}
+		}
+		if sameValues(vals, cur.vals) {
+			continue
+		}
+		seen := time.Now()
+		if cur, err = r.readUntil(ctx, d, phase, point+" (late effects)", nil); err != nil {
+			return reading{}, err
+		}
+		last = seen
+		if cur.lastChange.After(last) {
+			last = cur.lastChange
+		}
+		r.progress("settle   delivery %d %s: a probe changed %s after sending, later than --settle %s", d.ID, phase, roundDur(last.Sub(sent)), r.o.Settle)
+		if next := time.Now().Add(window); next.Before(limit) {
+			deadline = next
+		} else {
+			deadline = limit
+		}
+	}
+	if !last.IsZero() {
+		if dur := last.Sub(sent); dur > r.effDur {
+			r.effDur = dur
+			eff := r.o.Settle + dur
+			if eff > r.o.SettleMax {
+				eff = r.o.SettleMax
+			}
+			if eff > r.effSettle {
+				r.effSettle = eff
+			}
+		}
+	}
+	return cur, nil
 }
 
 func (r *runner) pollInterval() time.Duration {
@@ -665,6 +754,7 @@ func (r *runner) first(ctx context.Context, d *Delivery) (*firstResult, error) {
 	if err != nil {
 		return nil, err
 	}
+	sentAt := time.Now()
 	a := r.send(ctx, req, replay.SendOptions{})
 	if err := r.record(ctx, &a, d, PhaseFirst, 1, id); err != nil {
 		return nil, err
@@ -677,6 +767,9 @@ func (r *runner) first(ctx context.Context, d *Delivery) (*firstResult, error) {
 	var after reading
 	if fr.answered && !is4xx(a.Status) {
 		after, err = r.readChanged(ctx, d, PhaseFirst, "after", before)
+		if err == nil {
+			after, err = r.calibrate(ctx, d, PhaseFirst, "after", sentAt, after)
+		}
 	} else {
 		after, err = r.read(ctx, d, PhaseFirst, "after")
 	}
@@ -845,12 +938,16 @@ func (r *runner) exactJudgement(ctx context.Context, d *Delivery, fr *firstResul
 	if err != nil {
 		return false, err
 	}
+	sentAt := time.Now()
 	a := r.send(ctx, req, replay.SendOptions{})
 	if err := r.record(ctx, &a, d, "control", 1, id); err != nil {
 		return false, err
 	}
 	after, err := r.readChanged(ctx, d, "control", "after", before)
 	if err != nil {
+		return false, err
+	}
+	if after, err = r.calibrate(ctx, d, "control", "after", sentAt, after); err != nil {
 		return false, err
 	}
 	ctl := deltas(r.c.Probes, before.vals, after.vals)

@@ -39,6 +39,20 @@ func (e *NotSettledError) Is(target error) bool { return target == ErrNotSettled
 // a *NotSettledError. A probe that fails to read stops it at once with that
 // probe's *Error: a broken probe is a setup error, never a silent pass.
 func Settle(ctx context.Context, probes []Probe, settle, max time.Duration) ([]Value, error) {
+	vals, _, err := SettleAt(ctx, probes, settle, max)
+	return vals, err
+}
+
+// SettleAt is Settle that also returns when a probe last changed while it
+// watched (the zero time when none did), so that a caller can learn how
+// long a handler's effects take to land.
+func SettleAt(ctx context.Context, probes []Probe, settle, max time.Duration) ([]Value, time.Time, error) {
+	var last time.Time
+	vals, err := settleAt(ctx, probes, settle, max, &last)
+	return vals, last, err
+}
+
+func settleAt(ctx context.Context, probes []Probe, settle, max time.Duration, last *time.Time) ([]Value, error) {
 	settle = orDefault(settle, DefaultSettle)
 	max = orDefault(max, DefaultSettleMax)
 	interval := settle / 10
@@ -96,6 +110,7 @@ func Settle(ctx context.Context, probes []Probe, settle, max time.Duration) ([]V
 			if !next[i].Equal(vals[i]) {
 				changed[i] = now
 				stableSince = now
+				*last = now
 			}
 		}
 		vals = next
