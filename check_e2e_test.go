@@ -22,6 +22,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -748,6 +749,12 @@ type qaHandler struct {
 	// Verify rejects (400) a copy whose Stripe signature is wrong or older
 	// than 5 minutes, before doing anything.
 	Verify bool
+	// WorkOn, when set, makes the handler do the work only for these
+	// arrivals of an event id (1 = its first copy): a dedupe that fails now
+	// and then.
+	WorkOn map[int]bool
+	mu     sync.Mutex
+	seen   map[string]int
 }
 
 // qaStripeValid checks a Stripe-Signature header: HMAC-SHA256 of "t.body"
@@ -826,6 +833,19 @@ func (h *qaHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if json.Unmarshal(body, &ev) != nil || ev.ID == "" {
 		http.Error(w, "no event id", http.StatusBadRequest)
 		return
+	}
+	if h.WorkOn != nil {
+		h.mu.Lock()
+		if h.seen == nil {
+			h.seen = map[string]int{}
+		}
+		h.seen[ev.ID]++
+		n := h.seen[ev.ID]
+		h.mu.Unlock()
+		if !h.WorkOn[n] {
+			w.WriteHeader(http.StatusOK)
+			return
+		}
 	}
 	if !h.Async {
 		h.work(ev.ID)
@@ -949,3 +969,22 @@ func TestCheckLateDuplicateWorkStaysInItsPhase(t *testing.T) {
 	}
 }
 
+// dups names the copies that changed a probe compared with the reading
+// before them, not every copy after the first extra credit.
+func TestCheckDupsNamesTheCopiesThatDidTheWork(t *testing.T) {
+	url, dsn := startQAHandler(t, &qaHandler{Amount: 50, WorkOn: map[int]bool{1: true, 2: true, 4: true}})
+	db := filepath.Join(t.TempDir(), "h.db")
+	id := checkStripeDelivery(t, db)
+	r, c := checkRunJSON(t, db, "--to", url, "--probe-sql", qaBalanceSQL, "--dsn", dsn, "--secret", checkSecret,
+		"--settle", "50ms", "-n", "5", "--phases", "first,dups", fmt.Sprint(id))
+	if r.Code != 1 || c == nil {
+		t.Fatalf("want exit 1, got %d\n%s\n%s", r.Code, r.Stdout, r.Stderr)
+	}
+	d := checkPhase(t, c, "dups")
+	if !strings.Contains(d.Message, "2 of 4 duplicates did the work again (copies 2, 4)") || !strings.Contains(d.Message, "ended at 150 (want 50)") {
+		t.Fatalf("dups message: %s", d.Message)
+	}
+	if v := d.Violations[0]; v.Copy != 2 || v.Before != "50" || v.After != "100" || v.Want != "50" {
+		t.Fatalf("dups violation: %+v", v)
+	}
+}

@@ -856,12 +856,16 @@ func (r *runner) dups(ctx context.Context, d *Delivery, fr *firstResult) (*repor
 			return nil, err
 		}
 		ph.Effects = append(ph.Effects, r.effects(ctx, d, PhaseDups, prev, cur)...)
+		// A copy "did the work again" when it moved a probe since the
+		// reading before it; the violation is against the value after first.
 		changed := false
 		for k, name := range r.c.Probes {
+			if !cur.vals[k].Equal(prev.vals[k]) {
+				changed = true
+			}
 			if cur.vals[k].Equal(fr.after.vals[k]) {
 				continue
 			}
-			changed = true
 			if reported[name] {
 				continue // the first copy that changed a probe is the one to show; the message counts the rest
 			}
@@ -892,7 +896,7 @@ func (r *runner) dups(ctx context.Context, d *Delivery, fr *firstResult) (*repor
 	}
 	ph.Duration = time.Since(start)
 	n := r.o.N - 1
-	if changedCopies == 0 && badStatus == 0 {
+	if changedCopies == 0 && badStatus == 0 && len(ph.Violations) == 0 {
 		ph.Status = report.Pass
 		ph.Message = fmt.Sprintf("%d duplicates (same event id) changed nothing and were answered 2xx", n)
 		return ph, nil
