@@ -225,11 +225,16 @@ func TestExportImportErrors(t *testing.T) {
 	if r.Code != 0 || strings.TrimSpace(r.Stdout) != "[]" {
 		t.Errorf("rows after failed imports: %q (code %d)", r.Stdout, r.Code)
 	}
-	// export -o into a missing directory fails without leaving a file.
+	// export -o under a path that cannot be a directory fails without
+	// leaving a file (a missing directory is created: TestReadmeExportIntoNewDirectory).
 	runBin(t, db, nil, "import", filepath.Join("testdata", "export", "handwritten.jsonl"))
-	out := filepath.Join(dir, "missing", "x.jsonl")
+	notDir := filepath.Join(dir, "plain-file")
+	if err := os.WriteFile(notDir, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(notDir, "x.jsonl")
 	if r := runBin(t, db, nil, "export", "-o", out); r.Code != 2 || !strings.Contains(r.Stderr, "export:") {
-		t.Errorf("export -o into a missing dir: code %d %q", r.Code, r.Stderr)
+		t.Errorf("export -o under a plain file: code %d %q", r.Code, r.Stderr)
 	}
 }
 

@@ -356,9 +356,13 @@ func nonNilBytes(b []byte) []byte {
 
 // WriteJSONLFile writes ds to path as WriteJSONL does, replacing the file as
 // a whole (written beside it, synced, renamed) so a failed export never
-// leaves half a file behind.
+// leaves half a file behind. Missing parent directories are created
+// (export -o testdata/webhooks/x.jsonl in a repository without that dir yet).
 func WriteJSONLFile(path string, ds []*Delivery) error {
 	dir := filepath.Dir(path)
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return fmt.Errorf("write %s: %w", path, err)
+	}
 	tmp, err := os.CreateTemp(dir, "."+filepath.Base(path)+".tmp*")
 	if err != nil {
 		return fmt.Errorf("write %s: %w", path, err)
