@@ -144,6 +144,10 @@ func TestForwardURL(t *testing.T) {
 		{"http://h/base?k=v", "/a?x=1", "http://h/base/a?k=v&x=1"},
 		{"http://h/base", "http://other.example/p%2Fq?z", "http://h/base/p%2Fq?z"},
 		{"https://h", "*", "https://h/"},
+		{"http://h/webhooks/stripe", "/", "http://h/webhooks/stripe"},
+		{"http://h/webhooks/stripe", "/?x=1", "http://h/webhooks/stripe?x=1"},
+		{"http://h/base/", "/", "http://h/base/"},
+		{"http://h", "/", "http://h/"},
 	}
 	for _, tc := range cases {
 		u, err := ParseForwardURL(tc.base)

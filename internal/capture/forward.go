@@ -30,7 +30,8 @@ type forwardResult struct {
 	failed  bool
 }
 
-// forwardURL appends the request target's path and query to the forward URL's path.
+// forwardURL appends the request target's path and query to the forward URL's
+// path; a request to "/" goes to the forward URL's path as it is.
 func forwardURL(base *url.URL, target string) string {
 	path, query := target, ""
 	if strings.HasPrefix(target, "http://") || strings.HasPrefix(target, "https://") {
@@ -43,6 +44,12 @@ func forwardURL(base *url.URL, target string) string {
 		path, query, _ = strings.Cut(target, "?")
 	}
 	p := strings.TrimSuffix(base.EscapedPath(), "/") + path
+	if (path == "/" || path == "") && base.EscapedPath() != "" {
+		// A request to capture's root goes to the forward URL's own path
+		// (stripe listen --forward-to localhost:9000 with --forward
+		// http://localhost:3000/webhooks/stripe), not to ".../stripe/".
+		p = base.EscapedPath()
+	}
 	if p == "" {
 		p = "/"
 	}
