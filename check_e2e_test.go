@@ -997,3 +997,40 @@ func TestCheckDupsNamesTheCopiesThatDidTheWork(t *testing.T) {
 		t.Fatalf("dups violation: %+v", v)
 	}
 }
+
+// Setup and usage problems are exit 2 before anything is judged: nothing
+// listening at --to, two documents on stdout, a secret the provider's scheme
+// cannot use.
+func TestCheckSetupProblemsAreExit2(t *testing.T) {
+	db := filepath.Join(t.TempDir(), "h.db")
+	id := fmt.Sprint(checkStripeDelivery(t, db))
+	addr := freeAddr(t)
+	r := runBin(t, db, nil, "check", id, "--to", "http://"+addr+"/hook", "--probe-cmd", "echo 1", "--secret", checkSecret, "-q")
+	if r.Code != 2 || !strings.Contains(r.Stderr, "nothing is listening at http://"+addr+"/hook") || strings.Count(strings.TrimSpace(r.Stderr), "\n") != 0 {
+		t.Fatalf("handler not listening: want exit 2 'nothing is listening', got %d\n%s\n%s", r.Code, r.Stdout, r.Stderr)
+	}
+	url, dsn := startQAHandler(t, &qaHandler{Amount: 50, Dedupe: true})
+	for _, extra := range [][]string{{"--json", "--report", "json=-"}, {"--report", "json=-", "--report", "junit=-"}} {
+		r = runBin(t, db, nil, append([]string{"check", id, "--to", url, "--probe-sql", qaBalanceSQL, "--dsn", dsn, "-q"}, extra...)...)
+		if r.Code != 2 || !strings.Contains(r.Stderr, "stdout") || r.Stdout != "" {
+			t.Fatalf("%v: want a usage error about stdout, got %d\n%s\n%s", extra, r.Code, r.Stdout, r.Stderr)
+		}
+	}
+	// One report on stdout replaces the text report: one parseable document.
+	r = runBin(t, db, nil, "check", id, "--to", url, "--probe-sql", qaBalanceSQL, "--dsn", dsn, "--secret", checkSecret,
+		"--settle", "50ms", "--phases", "first", "-q", "--report", "json=-")
+	var c report.Check
+	if r.Code != 0 || json.Unmarshal([]byte(r.Stdout), &c) != nil || c.SchemaVersion == 0 {
+		t.Fatalf("--report json=-: want one JSON document on stdout, got %d\n%s\n%s", r.Code, r.Stdout, r.Stderr)
+	}
+	// A Standard Webhooks secret must be whsec_ + base64.
+	req, err := verify.BuildDelivery("standard", "invoice.paid", "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw", time.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	sid := fmt.Sprint(checkInsert(t, db, req))
+	r = runBin(t, db, nil, "check", sid, "--to", url, "--probe-sql", qaBalanceSQL, "--dsn", dsn, "--secret", "whsec_not!base64", "-q")
+	if r.Code != 2 || !strings.Contains(r.Stderr, "--secret") || !strings.Contains(r.Stderr, "base64") {
+		t.Fatalf("bad standard secret: want exit 2 with verify's message, got %d\n%s\n%s", r.Code, r.Stdout, r.Stderr)
+	}
+}

@@ -142,7 +142,7 @@ effect of the first delivery).`,
 	fl.DurationVar(&o.Settle, "settle", probe.DefaultSettle, "probes must hold still this long before a reading counts (asynchronous handlers)")
 	fl.DurationVar(&o.SettleMax, "settle-max", probe.DefaultSettleMax, "longest wait for probes to settle")
 	fl.Int64Var(&o.Seed, "seed", 0, "seed of the order phase's shuffles (default: random, printed)")
-	fl.StringArrayVar(&o.Reports, "report", nil, "also write a report: json=PATH, junit=PATH, markdown=PATH, text=PATH (repeatable; PATH - is stdout)")
+	fl.StringArrayVar(&o.Reports, "report", nil, "also write a report: json=PATH, junit=PATH, markdown=PATH, text=PATH (repeatable; PATH - is stdout, instead of the text report)")
 	fl.BoolVar(&o.JSON, "json", false, "print the JSON report on stdout instead of text")
 	fl.BoolVarP(&o.Quiet, "quiet", "q", false, "no progress lines on stderr")
 	return cmd
@@ -227,10 +227,21 @@ func checkValidate(o *checkOptions) (*url.URL, error) {
 	if phaseSelected(o.Phases, check.PhaseOrder) && o.ResetCmd == "" {
 		return nil, usageErr("phase order needs --reset-cmd to restore the handler's state before each ordering")
 	}
+	var stdout []string
+	if o.JSON {
+		stdout = append(stdout, "--json")
+	}
 	for _, r := range o.Reports {
-		if _, err := report.ParseTarget(r); err != nil {
+		t, err := report.ParseTarget(r)
+		if err != nil {
 			return nil, usageErr("%v", err)
 		}
+		if t.Path == "-" {
+			stdout = append(stdout, "--report "+r)
+		}
+	}
+	if len(stdout) > 1 {
+		return nil, usageErr("%s all write to stdout: only one report can go there (write the others to files, FORMAT=PATH)", strings.Join(stdout, " and "))
 	}
 	return u, nil
 }
@@ -321,12 +332,24 @@ func checkRun(ctx context.Context, o *checkOptions) error {
 		}
 		return setupErr("%v", err)
 	}
-	if o.JSON {
+	// A --report FORMAT=- takes stdout instead of the text report, so stdout
+	// always holds one document.
+	toStdout := false
+	for _, r := range o.Reports {
+		if t, _ := report.ParseTarget(r); t.Path == "-" {
+			toStdout = true
+		}
+	}
+	switch {
+	case toStdout:
+	case o.JSON:
 		if err := report.JSON(o.IO.Out, c); err != nil {
 			return err
 		}
-	} else if err := report.Text(o.IO.Out, c, o.IO.ColorEnabled()); err != nil {
-		return err
+	default:
+		if err := report.Text(o.IO.Out, c, o.IO.ColorEnabled()); err != nil {
+			return err
+		}
 	}
 	for _, r := range o.Reports {
 		t, _ := report.ParseTarget(r)

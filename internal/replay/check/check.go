@@ -12,6 +12,7 @@ import (
 	"fmt"
 	"io"
 	"math/rand"
+	"net"
 	"net/url"
 	"sort"
 	"strings"
@@ -165,6 +166,9 @@ func Run(ctx context.Context, o Options) (*report.Check, error) {
 	}
 	if o.SettleMax <= 0 {
 		o.SettleMax = probe.DefaultSettleMax
+	}
+	if err := checkSecret(o); err != nil {
+		return nil, err
 	}
 	r := &runner{o: o, rng: rand.New(rand.NewSource(o.Seed)), additive: map[int64]*additivity{}, effSettle: o.Settle}
 	r.c = &report.Check{SchemaVersion: report.SchemaVersion, Target: o.Target.String(), StartedAt: time.Now(),
@@ -511,6 +515,48 @@ func (r *runner) effects(ctx context.Context, d *Delivery, phase string, from, t
 
 // --- sending ---
 
+// listening reports whether a TCP connection to the target can be opened.
+func (r *runner) listening(ctx context.Context) bool {
+	host := r.o.Target.Host
+	if r.o.Target.Port() == "" {
+		port := "80"
+		if r.o.Target.Scheme == "https" {
+			port = "443"
+		}
+		host = net.JoinHostPort(r.o.Target.Hostname(), port)
+	}
+	var dl net.Dialer
+	dctx, cancel := context.WithTimeout(ctx, 3*time.Second)
+	defer cancel()
+	c, err := dl.DialContext(dctx, "tcp", host)
+	if err != nil {
+		return false
+	}
+	c.Close()
+	return true
+}
+
+// checkSecret refuses a secret that a delivery's provider scheme cannot sign
+// with (a Standard Webhooks secret that is not whsec_ + base64): every copy
+// would keep a stale signature, so nothing could be judged.
+func checkSecret(o Options) error {
+	if o.Secret == "" {
+		return nil
+	}
+	for _, d := range o.Deliveries {
+		if d.Provider == "" || d.Provider == "generic" || d.Req == nil {
+			continue
+		}
+		if _, err := verify.SchemeFor(d.Provider); err != nil {
+			continue
+		}
+		if _, err := verify.Resign(d.Req, d.Provider, o.Secret, time.Now(), verify.Options{URL: replay.FullURL(o.Target, d.Req.Target)}); err != nil {
+			return setupf("--secret cannot sign delivery %d (%s): %v", d.ID, d.Provider, err)
+		}
+	}
+	return nil
+}
+
 // record stores an attempt and keeps its latency for the summary.
 func (r *runner) record(ctx context.Context, a *store.Attempt, d *Delivery, phase string, copyN int, eventID string) error {
 	a.RunID, a.Phase, a.Copy, a.EventID = r.runID, phase, copyN, eventID
@@ -786,6 +832,10 @@ func (r *runner) first(ctx context.Context, d *Delivery) (*firstResult, error) {
 	r.progress("first    delivery %d: %s in %s, %s", d.ID, statusText(a), roundDur(a.Latency), effectText(fr.effect))
 
 	switch {
+	case !fr.answered && !r.listening(ctx):
+		// No connection at all: a handler that is not running (or a wrong
+		// --to) is a setup problem, not a handler that dropped a delivery.
+		return nil, setupf("nothing is listening at %s (%s): start the handler, or give --serve CMD", r.o.Target, a.Err)
 	case !fr.answered:
 		ph.Status = report.Fail
 		ph.Violations = append(ph.Violations, report.Violation{Copy: 1, EventID: id,
