@@ -55,8 +55,11 @@ credit, so a --sink can count the emails.
 
 It prints one line when it accepts connections, one line per delivery on
 stderr (unless --quiet), and stops cleanly on Ctrl-C or SIGTERM.`,
-		Example: `  hookreplay demo serve racy --listen 127.0.0.1:4242 --db racy.db
-  hookreplay check --last --to http://127.0.0.1:4242/webhooks/stripe \
+		Example: `  # with a secret, check re-signs copies and gives them fresh event ids,
+  # so the burst phase runs and catches the race
+  export STRIPE_SECRET=whsec_test_secret
+  hookreplay demo serve racy --listen 127.0.0.1:4242 --db racy.db --secret-env STRIPE_SECRET &
+  hookreplay check --last --to http://127.0.0.1:4242/webhooks/stripe --secret-env STRIPE_SECRET \
     --probe-sql "SELECT COALESCE(SUM(balance), 0) FROM wallets" --dsn sqlite:racy.db
 
   # Postgres, verifying signatures, sending receipts to a hookreplay sink
