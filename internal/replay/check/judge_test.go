@@ -107,7 +107,8 @@ func TestTamperBodyKeepsJSONValidAndID(t *testing.T) {
 
 func TestCrashDelaysSweepHandlingTime(t *testing.T) {
 	ds := crashDelays(200e6)
-	if len(ds) != 3 || ds[0] >= ds[1] || ds[2] >= 200e6 {
+	// Three kills while it handles the copy, one after its answer.
+	if len(ds) != 4 || ds[0] >= ds[1] || ds[1] >= ds[2] || ds[2] >= 200e6 || ds[3] <= 200e6 {
 		t.Fatalf("delays %v", ds)
 	}
 }
