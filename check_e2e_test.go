@@ -762,8 +762,11 @@ type qaHandler struct {
 	// arrivals of an event id (1 = its first copy): a dedupe that fails now
 	// and then.
 	WorkOn map[int]bool
-	mu     sync.Mutex
-	seen   map[string]int
+	// DedupeOn, when set, claims this header's value instead of the event
+	// id: a key shared by different events (BUG: drops every later event).
+	DedupeOn string
+	mu       sync.Mutex
+	seen     map[string]int
 }
 
 // qaStripeValid checks a Stripe-Signature header: HMAC-SHA256 of "t.body"
@@ -855,6 +858,9 @@ func (h *qaHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			w.WriteHeader(http.StatusOK)
 			return
 		}
+	}
+	if h.DedupeOn != "" {
+		ev.ID = r.Header.Get(h.DedupeOn)
 	}
 	if !h.Async {
 		h.work(ev.ID)
@@ -1032,5 +1038,38 @@ func TestCheckSetupProblemsAreExit2(t *testing.T) {
 	r = runBin(t, db, nil, "check", sid, "--to", url, "--probe-sql", qaBalanceSQL, "--dsn", dsn, "--secret", "whsec_not!base64", "-q")
 	if r.Code != 2 || !strings.Contains(r.Stderr, "--secret") || !strings.Contains(r.Stderr, "base64") {
 		t.Fatalf("bad standard secret: want exit 2 with verify's message, got %d\n%s\n%s", r.Code, r.Stdout, r.Stderr)
+	}
+}
+
+// A handler that deduplicates on a key shared by different events (here the
+// User-Agent, as real ones do with a hook id or a signature) drops every
+// event after the first: the control event with a fresh id changes nothing.
+// That must be said plainly on the phases it leaves unjudged and above the
+// verdict, never passed silently.
+func TestCheckDedupeOnSharedKeyIsWarned(t *testing.T) {
+	url, dsn := startQAHandler(t, &qaHandler{Amount: 50, Dedupe: true, DedupeOn: "User-Agent"})
+	db := filepath.Join(t.TempDir(), "h.db")
+	id := checkStripeDelivery(t, db)
+	r, c := checkRunJSON(t, db, "--to", url, "--probe-sql", qaBalanceSQL, "--dsn", dsn, "--secret", checkSecret,
+		"--settle", "50ms", "--settle-max", "1s", "-n", "3", "--phases", "first,dups,burst,lost", fmt.Sprint(id))
+	if c == nil {
+		t.Fatalf("no report: %d\n%s", r.Code, r.Stderr)
+	}
+	const want = "deduplicates on something other than the event id"
+	for _, ph := range []string{"burst", "lost"} {
+		p := checkPhase(t, c, ph)
+		if p.Status != report.NotJudged || !strings.Contains(p.Message, want) || !strings.Contains(strings.Join(p.Warnings, "\n"), "--reset-cmd") {
+			t.Fatalf("%s: want not judged with the shared-key warning: %+v", ph, p)
+		}
+	}
+	if !strings.Contains(strings.Join(c.Warnings, "\n"), want) {
+		t.Fatalf("the run's warnings should say it: %q", c.Warnings)
+	}
+	url, dsn = startQAHandler(t, &qaHandler{Amount: 50, Dedupe: true, DedupeOn: "User-Agent"}) // its key is claimed now
+	tr := runBin(t, db, nil, "check", "--no-color", "-q", "--to", url, "--probe-sql", qaBalanceSQL, "--dsn", dsn, "--secret", checkSecret,
+		"--settle", "50ms", "--settle-max", "1s", "-n", "3", "--phases", "first,dups,lost", fmt.Sprint(id))
+	lines := strings.Split(strings.TrimSpace(tr.Stdout), "\n")
+	if len(lines) < 3 || !strings.Contains(strings.Join(lines[len(lines)-4:], "\n"), want) {
+		t.Fatalf("the warning should be next to the verdict (exit %d):\n%s\n%s", tr.Code, tr.Stdout, tr.Stderr)
 	}
 }

@@ -159,6 +159,9 @@ func Markdown(w io.Writer, c *Check) error {
 	for _, n := range c.Notes {
 		details = append(details, "- "+mdText(n))
 	}
+	for _, w := range c.Warnings {
+		fmt.Fprintf(b, "\n> ⚠️ **warning:** %s\n", mdText(w))
+	}
 	if len(details) > 0 {
 		fmt.Fprintf(b, "<details><summary>Skipped phases and notes</summary>\n\n%s\n\n</details>\n", strings.Join(details, "\n"))
 	}

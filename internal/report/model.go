@@ -30,19 +30,23 @@ const (
 
 // Check is one `hookreplay check` run as the reports see it.
 type Check struct {
-	SchemaVersion int               `json:"schema_version"`
-	RunID         int64             `json:"run_id"`
-	Target        string            `json:"target"`
-	StartedAt     time.Time         `json:"started_at"`
-	FinishedAt    time.Time         `json:"finished_at"`
-	Verdict       string            `json:"verdict"` // pass | fail | inconclusive
-	Options       map[string]any    `json:"options,omitempty"`
-	Probes        []string          `json:"probes"` // probe names, e.g. "sql: SELECT balance FROM wallets"
-	Deliveries    []DeliveryResult  `json:"deliveries"`
-	Order         *PhaseResult      `json:"order,omitempty"` // the order phase spans deliveries
-	Notes         []string          `json:"notes,omitempty"`
-	Latency       *LatencySummary   `json:"latency,omitempty"`
-	Extra         map[string]string `json:"extra,omitempty"`
+	SchemaVersion int              `json:"schema_version"`
+	RunID         int64            `json:"run_id"`
+	Target        string           `json:"target"`
+	StartedAt     time.Time        `json:"started_at"`
+	FinishedAt    time.Time        `json:"finished_at"`
+	Verdict       string           `json:"verdict"` // pass | fail | inconclusive
+	Options       map[string]any   `json:"options,omitempty"`
+	Probes        []string         `json:"probes"` // probe names, e.g. "sql: SELECT balance FROM wallets"
+	Deliveries    []DeliveryResult `json:"deliveries"`
+	Order         *PhaseResult     `json:"order,omitempty"` // the order phase spans deliveries
+	Notes         []string         `json:"notes,omitempty"`
+	// Warnings are run-level findings that left phases unjudged and that
+	// the user must read next to the verdict (e.g. a handler that may drop
+	// distinct events).
+	Warnings []string          `json:"warnings,omitempty"`
+	Latency  *LatencySummary   `json:"latency,omitempty"`
+	Extra    map[string]string `json:"extra,omitempty"`
 }
 
 // DeliveryResult is every phase run for one delivery.

@@ -135,6 +135,13 @@ func Text(w io.Writer, c *Check, colorOn bool) error {
 		}
 	}
 
+	if len(c.Warnings) > 0 {
+		fmt.Fprintln(b)
+		for _, w := range c.Warnings {
+			fmt.Fprintf(b, "%s %s\n", p.status(Warn, "! warning:"), oneLine(w))
+		}
+	}
+
 	fmt.Fprintln(b)
 	fmt.Fprintf(b, "%s  %s\n", p.verdict(c.Verdict), c.summary(c.Verdict))
 	fmt.Fprintf(b, "%s\n", p.faint(fmt.Sprintf("exit %d: %s", ExitCode(c.Verdict), exitMeaning(c.Verdict))))

@@ -144,6 +144,10 @@ type runner struct {
 type additivity struct {
 	known, yes bool
 	note       string
+	// none: the control event changed nothing although the first delivery
+	// did (warning holds what that means).
+	none    bool
+	warning string
 }
 
 // Run performs the check and returns its report. A *SetupError (or a context
@@ -244,6 +248,30 @@ func (r *runner) enabled(phase string) bool {
 func (r *runner) progress(format string, a ...any) {
 	if r.o.Progress != nil {
 		fmt.Fprintf(r.o.Progress, format+"\n", a...)
+	}
+}
+
+// warn adds a run-level warning (shown next to the verdict), once.
+func (r *runner) warn(w string) {
+	for _, x := range r.c.Warnings {
+		if x == w {
+			return
+		}
+	}
+	r.c.Warnings = append(r.c.Warnings, w)
+}
+
+// sharedKeyWarning puts the control event's warning, when it found that a
+// second event changes nothing, first among ph's warnings, and into the
+// message of a phase it left unjudged.
+func (r *runner) sharedKeyWarning(d *Delivery, ph *report.PhaseResult) {
+	ad := r.additive[d.ID]
+	if ad == nil || !ad.none || ph == nil {
+		return
+	}
+	ph.Warnings = append([]string{ad.warning}, ph.Warnings...)
+	if ph.Status == report.NotJudged {
+		ph.Message = "not judged: " + ad.warning
 	}
 }
 
@@ -750,6 +778,7 @@ func (r *runner) delivery(ctx context.Context, d Delivery) (*report.DeliveryResu
 		if err != nil {
 			return nil, err
 		}
+		r.sharedKeyWarning(&d, res)
 		phases[ph] = res
 	}
 	if r.enabled(PhaseTamper) {
@@ -761,6 +790,7 @@ func (r *runner) delivery(ctx context.Context, d Delivery) (*report.DeliveryResu
 		if phases[PhaseCrash], err = r.crash(ctx, &d, first); err != nil {
 			return nil, err
 		}
+		r.sharedKeyWarning(&d, phases[PhaseCrash])
 	}
 	return dr, nil
 }
@@ -1006,9 +1036,16 @@ func (r *runner) exactJudgement(ctx context.Context, d *Delivery, fr *firstResul
 	}
 	ctl := deltas(r.c.Probes, before.vals, after.vals)
 	ad.yes = is2xx(a.Status) && sameEffect(fr.effect, ctl)
+	if !anyChanged(ctl) && anyChanged(fr.effect) && r.o.ResetCmd == "" {
+		ad.none = true
+		ad.warning = fmt.Sprintf("delivery %d: a second event with another fresh id (%s, answered %s) changed nothing, while the first delivery changed %s: "+
+			"either the effect depends on state (give --reset-cmd to judge exactly), or the handler deduplicates on something other than the event id "+
+			"(a hook or subscription id, the signature, a timestamp) and drops distinct events", d.ID, id, statusText(a), effectText(fr.effect))
+		r.warn(ad.warning)
+	}
 	if ad.yes {
 		r.note("delivery %d: a control event with another fresh id changed the probes exactly as the first did (%s), so every fresh event must have exactly that effect", d.ID, effectText(ctl))
-	} else {
+	} else if !ad.none {
 		r.note("delivery %d: a control event with another fresh id changed the probes by %s, not %s: the effect depends on state, not only on the event; give --reset-cmd to judge burst, lost and crash exactly", d.ID, effectText(ctl), effectText(fr.effect))
 	}
 	r.progress("control  delivery %d: %s, %s", d.ID, statusText(a), effectText(ctl))
