@@ -14,6 +14,7 @@ import (
 	"net/url"
 	"os"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/hookreplay/hookreplay/internal/message"
@@ -157,6 +158,7 @@ func (s *Server) forward(d *store.Delivery) forwardResult {
 		return fail(http.StatusBadGateway, fmt.Sprintf("%s: %v", stage, err), start)
 	}
 	wire := forwardRequest(d).Encode(s.fwd.Host, forwardTarget(s.fwd, d.Target))
+	var err error
 
 	addr := s.fwd.Host
 	if s.fwd.Port() == "" {
@@ -166,12 +168,19 @@ func (s *Server) forward(d *store.Delivery) forwardResult {
 		}
 		addr = net.JoinHostPort(s.fwd.Hostname(), port)
 	}
-	dl := (&net.Dialer{Timeout: 10 * time.Second, KeepAlive: 30 * time.Second})
-	c, err := dl.DialContext(ctx, "tcp", addr)
-	if err != nil {
-		return why("handler unreachable", err)
+	c := s.idle.get()
+	if c == nil {
+		dl := (&net.Dialer{Timeout: 10 * time.Second, KeepAlive: 30 * time.Second})
+		if c, err = dl.DialContext(ctx, "tcp", addr); err != nil {
+			return why("handler unreachable", err)
+		}
 	}
-	defer c.Close()
+	keep := false
+	defer func() {
+		if !keep {
+			c.Close()
+		}
+	}()
 	if dl, ok := ctx.Deadline(); ok {
 		c.SetDeadline(dl)
 	}
@@ -216,7 +225,89 @@ func (s *Server) forward(d *store.Delivery) forwardResult {
 	if len(body) > maxResponseBody {
 		return fail(http.StatusBadGateway, fmt.Sprintf("handler response exceeds %s", FormatSize(maxResponseBody)), start)
 	}
-	return forwardResult{status: resp.StatusCode, headers: hs, body: body, latency: time.Since(start)}
+	latency := time.Since(start)
+	// Plain HTTP connections that ended cleanly are kept for the next
+	// forward (a new connection per delivery cost a third of the throughput).
+	if s.fwd.Scheme == "http" && werr == nil && !resp.Close && br.Buffered() == 0 && ctx.Err() == nil &&
+		resp.StatusCode != http.StatusSwitchingProtocols && stop() {
+		c.SetDeadline(time.Time{})
+		keep = s.idle.put(c)
+	}
+	return forwardResult{status: resp.StatusCode, headers: hs, body: body, latency: latency}
+}
+
+// idleMax is how long a kept-alive handler connection may wait for reuse;
+// shorter than the common server idle timeouts (Node's 5 s), so a
+// connection is rarely closed by the handler just as it is reused.
+const idleMax = 2 * time.Second
+
+// idlePool keeps idle connections to the handler, newest first. A watcher
+// goroutine reads from each idle connection: the handler closing it (or
+// writing anything unasked) removes it from the pool.
+type idlePool struct {
+	mu    sync.Mutex
+	conns []*idleConn
+	shut  bool
+}
+
+type idleConn struct {
+	c     net.Conn
+	since time.Time
+	done  chan error // the watcher's read result
+}
+
+// put keeps c for reuse; false when the pool is full or shut.
+func (p *idlePool) put(c net.Conn) bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.shut || len(p.conns) >= 64 {
+		return false
+	}
+	ic := &idleConn{c: c, since: time.Now(), done: make(chan error, 1)}
+	go func() {
+		var one [1]byte
+		_, err := c.Read(one[:])
+		if err == nil {
+			err = errors.New("unexpected bytes from an idle handler connection")
+		}
+		ic.done <- err
+	}()
+	p.conns = append(p.conns, ic)
+	return true
+}
+
+// get returns a live idle connection, or nil.
+func (p *idlePool) get() net.Conn {
+	for {
+		p.mu.Lock()
+		if len(p.conns) == 0 {
+			p.mu.Unlock()
+			return nil
+		}
+		ic := p.conns[len(p.conns)-1]
+		p.conns = p.conns[:len(p.conns)-1]
+		p.mu.Unlock()
+		// Stop the watcher: an expired deadline ends its read with a
+		// timeout when the connection is still open.
+		ic.c.SetReadDeadline(time.Unix(1, 0))
+		err := <-ic.done
+		if errors.Is(err, os.ErrDeadlineExceeded) && time.Since(ic.since) < idleMax {
+			ic.c.SetReadDeadline(time.Time{})
+			return ic.c
+		}
+		ic.c.Close()
+	}
+}
+
+// closeAll closes the idle connections and keeps no more.
+func (p *idlePool) closeAll() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.shut = true
+	for _, ic := range p.conns {
+		ic.c.Close()
+	}
+	p.conns = nil
 }
 
 // headRecorder keeps the bytes read until off, so the handler's response

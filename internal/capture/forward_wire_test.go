@@ -6,8 +6,10 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"net/http/httptest"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -137,5 +139,47 @@ func TestForwardAnswerBeforeBody(t *testing.T) {
 	ans, _, _ := exchange(t, ts.addr, fixture(t, "forward_wire.http"), 1)
 	if ans[0].status != http.StatusRequestEntityTooLarge || string(ans[0].body) != "too big\n" {
 		t.Fatalf("sender got %d %q", ans[0].status, ans[0].body)
+	}
+}
+
+// TestForwardReusesHandlerConnections: sequential deliveries share one kept-
+// alive connection to the handler; one the handler closed while idle is not
+// reused (the next delivery still gets the handler's answer).
+func TestForwardReusesHandlerConnections(t *testing.T) {
+	var mu sync.Mutex
+	conns := 0
+	h := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		io.Copy(io.Discard, r.Body)
+		io.WriteString(w, "ok")
+	}))
+	h.Config.IdleTimeout = 300 * time.Millisecond
+	h.Config.ConnState = func(_ net.Conn, s http.ConnState) {
+		if s == http.StateNew {
+			mu.Lock()
+			conns++
+			mu.Unlock()
+		}
+	}
+	h.Start()
+	defer h.Close()
+	ts := startServer(t, Options{Forward: h.URL})
+	send := func() {
+		t.Helper()
+		ans, _, _ := exchange(t, ts.addr, fixture(t, "odd_case_order.http"), 1)
+		if ans[0].status != 200 || string(ans[0].body) != "ok" {
+			t.Fatalf("answer %d %q", ans[0].status, ans[0].body)
+		}
+	}
+	count := func() int { mu.Lock(); defer mu.Unlock(); return conns }
+	for i := 0; i < 3; i++ {
+		send()
+	}
+	if n := count(); n != 1 {
+		t.Fatalf("3 sequential forwards used %d handler connections, want 1", n)
+	}
+	time.Sleep(600 * time.Millisecond) // the handler closes the idle connection
+	send()
+	if n := count(); n != 2 {
+		t.Fatalf("after the handler closed the idle connection: %d connections, want 2", n)
 	}
 }

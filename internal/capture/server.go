@@ -96,6 +96,8 @@ type Server struct {
 	// outlasts DrainTimeout.
 	base  context.Context
 	abort context.CancelFunc
+	// idle holds kept-alive connections to the --forward handler.
+	idle idlePool
 
 	closing atomic.Bool
 	mu      sync.Mutex
@@ -232,6 +234,7 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 	}
 	s.shutdown(ln)
 	s.drain()
+	s.idle.closeAll()
 	close(s.commits)
 	<-committed
 	return nil
