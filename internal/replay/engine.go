@@ -325,7 +325,7 @@ func Prepare(p Plan) (*Job, error) {
 						d.ID, provider, roundAge(now.Sub(at)), tol))
 				}
 			}
-			if pd.edit != "" && !p.Raw && provider != "generic" && provider != "" {
+			if pd.edit != "" && !p.Raw && provider != "generic" && provider != "" && !onlyHostChanged(pd.req, d, provider) {
 				j.Warnings = append(j.Warnings, fmt.Sprintf("delivery %d: edited copies keep the original %s signature, which no longer matches (pass --secret to re-sign)", d.ID, provider))
 			}
 		}
@@ -713,3 +713,22 @@ func (j *Job) EditDescription() string {
 
 // Describe is a one-line description of the job for humans.
 func (j *Job) Describe() string { return describeOrder(j.plan) }
+
+// onlyHostChanged reports whether an edited request differs from the stored
+// delivery in its Host header alone, which no provider but Twilio (it signs
+// the URL) covers with its signature.
+func onlyHostChanged(req *message.Request, d *store.Delivery, provider string) bool {
+	if provider == "twilio" || req.Target != d.Target || !bytes.Equal(req.Body, d.Body) {
+		return false
+	}
+	a, b := req.Headers.Del("Host"), d.Headers.Del("Host")
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i] != b[i] {
+			return false
+		}
+	}
+	return true
+}

@@ -52,3 +52,27 @@ func TestRunSetHeaderHostIsSent(t *testing.T) {
 func indexOf(hs message.Headers, name string) int {
 	return slices.IndexFunc(hs, func(h message.Header) bool { return strings.EqualFold(h.Name, name) })
 }
+
+// TestPrepareHostEditKeepsSignatureQuiet: changing only Host does not break a
+// Stripe signature, so no "no longer matches" warning; another edit does.
+func TestPrepareHostEditKeepsSignatureQuiet(t *testing.T) {
+	d := fixtureDelivery(t, 1, "stripe_invoice_paid.http")
+	srv := startRecServer(t, nil)
+	for _, tc := range []struct {
+		h    message.Header
+		warn bool
+	}{
+		{message.Header{Name: "Host", Value: "shop.example.test"}, false},
+		{message.Header{Name: "X-New", Value: "1"}, true},
+	} {
+		j, err := Prepare(Plan{Deliveries: []*store.Delivery{d}, Target: srv.target(time.Second),
+			Edits: Edits{SetHeaders: []message.Header{tc.h}}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := strings.Contains(strings.Join(j.Warnings, "\n"), "no longer matches")
+		if got != tc.warn {
+			t.Errorf("set-header %s: stale-signature warning %v, want %v (%q)", tc.h.Name, got, tc.warn, j.Warnings)
+		}
+	}
+}
