@@ -765,8 +765,11 @@ type qaHandler struct {
 	// DedupeOn, when set, claims this header's value instead of the event
 	// id: a key shared by different events (BUG: drops every later event).
 	DedupeOn string
-	mu       sync.Mutex
-	seen     map[string]int
+	// Upsert stores status=active with updated_at=now for every copy
+	// (subs table) instead of crediting.
+	Upsert bool
+	mu     sync.Mutex
+	seen   map[string]int
 }
 
 // qaStripeValid checks a Stripe-Signature header: HMAC-SHA256 of "t.body"
@@ -813,6 +816,7 @@ func startQAHandler(t *testing.T, h *qaHandler) (string, string) {
 		"CREATE TABLE processed (event_id TEXT PRIMARY KEY)",
 		"CREATE TABLE balance (k TEXT PRIMARY KEY, v REAL NOT NULL)",
 		"INSERT INTO balance VALUES ('w', 0)",
+		"CREATE TABLE subs (customer TEXT PRIMARY KEY, status TEXT, updated_at INTEGER)",
 	} {
 		if _, err := db.Exec(q); err != nil {
 			t.Fatal(err)
@@ -880,6 +884,13 @@ func (h *qaHandler) work(id string) {
 		return
 	}
 	defer tx.Rollback()
+	if h.Upsert {
+		if _, err := tx.Exec(`INSERT INTO subs VALUES ('cus_1', 'active', ?)
+			ON CONFLICT (customer) DO UPDATE SET status = 'active', updated_at = excluded.updated_at`, time.Now().UnixNano()); err == nil {
+			tx.Commit()
+		}
+		return
+	}
 	if h.Dedupe {
 		res, err := tx.Exec("INSERT INTO processed VALUES (?) ON CONFLICT DO NOTHING", id)
 		if err != nil {
@@ -1071,5 +1082,23 @@ func TestCheckDedupeOnSharedKeyIsWarned(t *testing.T) {
 	lines := strings.Split(strings.TrimSpace(tr.Stdout), "\n")
 	if len(lines) < 3 || !strings.Contains(strings.Join(lines[len(lines)-4:], "\n"), want) {
 		t.Fatalf("the warning should be next to the verdict (exit %d):\n%s\n%s", tr.Code, tr.Stdout, tr.Stderr)
+	}
+}
+
+// A non-numeric probe that includes a column changing on every call
+// (updated_at): the dups violation names the column that changed and points
+// at probing the business columns instead.
+func TestCheckDupsNamesTheChangedColumn(t *testing.T) {
+	url, dsn := startQAHandler(t, &qaHandler{Upsert: true})
+	db := filepath.Join(t.TempDir(), "h.db")
+	id := checkStripeDelivery(t, db)
+	r, c := checkRunJSON(t, db, "--to", url, "--probe-sql", "SELECT * FROM subs", "--dsn", dsn, "--secret", checkSecret,
+		"--settle", "50ms", "-n", "3", "--phases", "first,dups", fmt.Sprint(id))
+	if r.Code != 1 || c == nil {
+		t.Fatalf("want exit 1, got %d\n%s\n%s", r.Code, r.Stdout, r.Stderr)
+	}
+	v := checkPhase(t, c, "dups").Violations[0]
+	if !strings.Contains(v.Message, "only updated_at changed") || !strings.Contains(v.Message, "customer, status") {
+		t.Fatalf("dups violation should name the changed column and the business columns: %s", v.Message)
 	}
 }

@@ -950,10 +950,14 @@ func (r *runner) dups(ctx context.Context, d *Delivery, fr *firstResult) (*repor
 				continue // the first copy that changed a probe is the one to show; the message counts the rest
 			}
 			reported[name] = true
-			ph.Violations = append(ph.Violations, report.Violation{Copy: i, EventID: fr.eventID, Probe: name,
+			hint := ""
+			if columnHint(fr.after.vals[k], cur.vals[k]) != "" {
+				hint = "probe the business columns, not a timestamp the handler stamps on every call; if those changed too, " + report.Hint(PhaseDups)
+			}
+			ph.Violations = append(ph.Violations, report.Violation{Copy: i, EventID: fr.eventID, Probe: name, Hint: hint,
 				Before: prev.vals[k].String(), After: cur.vals[k].String(), Want: fr.after.vals[k].String(),
-				Message: fmt.Sprintf("copy %d (same event id %s) changed %s from %s to %s (want %s, its value after the first copy)",
-					i, fr.eventID, name, prev.vals[k], cur.vals[k], fr.after.vals[k])})
+				Message: fmt.Sprintf("copy %d (same event id %s) changed %s from %s to %s (want %s, its value after the first copy)%s",
+					i, fr.eventID, name, prev.vals[k], cur.vals[k], fr.after.vals[k], columnHint(fr.after.vals[k], cur.vals[k]))})
 		}
 		if changed {
 			changedCopies++
@@ -987,7 +991,7 @@ func (r *runner) dups(ctx context.Context, d *Delivery, fr *firstResult) (*repor
 		parts = append(parts, fmt.Sprintf("%d of %d duplicates did the work again (copies %s)", changedCopies, n, strings.Join(changedList, ", ")))
 		for k, name := range r.c.Probes {
 			if !prev.vals[k].Equal(fr.after.vals[k]) {
-				parts = append(parts, fmt.Sprintf("%s ended at %s (want %s)", name, prev.vals[k], fr.after.vals[k]))
+				parts = append(parts, fmt.Sprintf("%s ended at %s (want %s)%s", name, prev.vals[k], fr.after.vals[k], columnHint(fr.after.vals[k], prev.vals[k])))
 			}
 		}
 	}

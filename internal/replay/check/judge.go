@@ -223,3 +223,67 @@ func pluralCopies(n int) string {
 	}
 	return fmt.Sprintf("%d copies", n)
 }
+
+// changedColumns compares two readings of a multi-column SQL probe (rows of
+// "col=value, col=value" lines) and returns the columns whose values
+// differ and those that held, when both readings have the same rows and
+// columns; ok is false otherwise (rows added or removed, not SQL rows).
+func changedColumns(before, after probe.Value) (changed, same []string, ok bool) {
+	if before.IsNum || after.IsNum {
+		return nil, nil, false
+	}
+	bl, al := strings.Split(before.Text, "\n"), strings.Split(after.Text, "\n")
+	if len(bl) != len(al) {
+		return nil, nil, false
+	}
+	seenChanged, seenSame := map[string]bool{}, map[string]bool{}
+	for i := range bl {
+		bp, ap := strings.Split(bl[i], ", "), strings.Split(al[i], ", ")
+		if len(bp) != len(ap) {
+			return nil, nil, false
+		}
+		for k := range bp {
+			bc, _, bok := strings.Cut(bp[k], "=")
+			ac, _, aok := strings.Cut(ap[k], "=")
+			if !bok || !aok || bc != ac {
+				return nil, nil, false
+			}
+			if bp[k] != ap[k] {
+				seenChanged[bc] = true
+			} else {
+				seenSame[bc] = true
+			}
+		}
+	}
+	for _, p := range strings.Split(bl[0], ", ") {
+		c, _, _ := strings.Cut(p, "=")
+		switch {
+		case seenChanged[c]:
+			changed = appendOnce(changed, c)
+		case seenSame[c]:
+			same = appendOnce(same, c)
+		}
+	}
+	return changed, same, len(changed) > 0
+}
+
+func appendOnce(s []string, x string) []string {
+	for _, y := range s {
+		if y == x {
+			return s
+		}
+	}
+	return append(s, x)
+}
+
+// columnHint explains a multi-column probe change that touched only some
+// columns: a column that changes on every call (updated_at) makes every
+// copy look like new work, so the business columns are the thing to probe.
+func columnHint(before, after probe.Value) string {
+	changed, same, ok := changedColumns(before, after)
+	if !ok || len(same) == 0 {
+		return ""
+	}
+	return fmt.Sprintf("; only %s changed: if that changes on every call (a timestamp such as updated_at), probe the business columns instead (%s), e.g. SELECT %s FROM …",
+		strings.Join(changed, ", "), strings.Join(same, ", "), strings.Join(same, ", "))
+}

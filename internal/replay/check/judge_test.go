@@ -112,3 +112,17 @@ func TestCrashDelaysSweepHandlingTime(t *testing.T) {
 		t.Fatalf("delays %v", ds)
 	}
 }
+
+func TestChangedColumns(t *testing.T) {
+	b := probe.TextValue("customer=cus_1, status=active, updated_at=1")
+	a := probe.TextValue("customer=cus_1, status=active, updated_at=2")
+	if h := columnHint(b, a); !strings.Contains(h, "only updated_at changed") || !strings.Contains(h, "SELECT customer, status") {
+		t.Fatalf("hint %q", h)
+	}
+	if h := columnHint(b, probe.TextValue(a.Text+"\ncustomer=cus_2, status=active, updated_at=3")); h != "" {
+		t.Fatalf("a new row is not a column change: %q", h)
+	}
+	if h := columnHint(b, probe.TextValue("customer=cus_1, status=canceled, updated_at=2")); !strings.Contains(h, "only status, updated_at changed") {
+		t.Fatalf("hint %q", h)
+	}
+}
