@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"runtime/debug"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -17,6 +18,23 @@ import (
 
 // Version is set at build time with -ldflags "-X github.com/hookreplay/hookreplay/cmd.Version=...".
 var Version = "dev"
+
+// version is Version, or, for a binary built without -ldflags (go install
+// github.com/hookreplay/hookreplay@v1.2.0), the module version Go recorded.
+func version() string {
+	bi, ok := debug.ReadBuildInfo()
+	return versionFrom(Version, bi, ok)
+}
+
+func versionFrom(ldflags string, bi *debug.BuildInfo, ok bool) string {
+	if ldflags != "dev" || !ok || bi == nil {
+		return ldflags
+	}
+	if v := bi.Main.Version; v != "" && v != "(devel)" {
+		return v
+	}
+	return ldflags
+}
 
 // factory carries what every command needs: streams and a lazily opened store.
 type factory struct {
@@ -61,7 +79,7 @@ order), verifies and re-signs provider signatures, and checks with side-effect
 probes that only the first copy of an event changed anything.
 
 Start with:  hookreplay demo`,
-		Version:       Version,
+		Version:       version(),
 		SilenceUsage:  true,
 		SilenceErrors: true,
 		PersistentPreRunE: func(cmd *cobra.Command, args []string) error {
