@@ -66,7 +66,7 @@ The generic provider is an HMAC of the raw body in a header you name:
 Exit status: 0 valid, 1 invalid (the reason is printed), 2 usage error.`,
 		Example: `  # a stored delivery (see 'hookreplay list')
   hookreplay verify 42 --secret-env STRIPE_WEBHOOK_SECRET
-  valid (stripe, v1, signed 1s before capture)
+  # → valid (stripe, v1, signed 1s before capture)
 
   # a request from a script
   hookreplay verify --provider github --secret "$GH_SECRET" \
