@@ -1102,3 +1102,66 @@ func TestCheckDupsNamesTheChangedColumn(t *testing.T) {
 		t.Fatalf("dups violation should name the changed column and the business columns: %s", v.Message)
 	}
 }
+
+// slackHandler dedupes Slack events on event_id and records the retry
+// headers of every copy it receives.
+type slackHandler struct {
+	mu      sync.Mutex
+	seen    map[string]bool
+	work    int
+	retries []string // "num/reason" of copies that carried X-Slack-Retry-Num
+	plain   int      // copies without it
+}
+
+func (h *slackHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if r.Method == "GET" {
+		fmt.Fprint(w, h.work)
+		return
+	}
+	body, _ := io.ReadAll(r.Body)
+	var ev struct {
+		EventID string `json:"event_id"`
+	}
+	json.Unmarshal(body, &ev)
+	if n := r.Header.Get("X-Slack-Retry-Num"); n != "" {
+		h.retries = append(h.retries, n+"/"+r.Header.Get("X-Slack-Retry-Reason"))
+	} else {
+		h.plain++
+	}
+	if !h.seen[ev.EventID] {
+		h.seen[ev.EventID] = true
+		h.work++
+	}
+}
+
+// Slack marks its retries (X-Slack-Retry-Num, X-Slack-Retry-Reason): the
+// provider's retry in lost carries them, first copies and duplicates do not.
+func TestCheckSlackRetriesAreMarked(t *testing.T) {
+	h := &slackHandler{seen: map[string]bool{}}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := &http.Server{Handler: h}
+	go srv.Serve(ln)
+	t.Cleanup(func() { srv.Close() })
+	base := "http://" + ln.Addr().String()
+	db := filepath.Join(t.TempDir(), "h.db")
+	req, err := verify.BuildDelivery("slack", "event_callback", "slack-signing-secret", time.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	id := checkInsert(t, db, req)
+	r, c := checkRunJSON(t, db, "--to", base+"/slack", "--probe-http", base+"/work", "--secret", "slack-signing-secret",
+		"--settle", "50ms", "-n", "2", "--phases", "first,dups,lost", fmt.Sprint(id))
+	if r.Code != 0 || c == nil {
+		t.Fatalf("want exit 0, got %d\n%s\n%s", r.Code, r.Stdout, r.Stderr)
+	}
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if len(h.retries) != 2 || h.retries[0] != "1/http_timeout" || h.retries[1] != "1/http_timeout" {
+		t.Fatalf("lost's two retries should carry X-Slack-Retry-Num 1 / http_timeout: %q (unmarked copies: %d)", h.retries, h.plain)
+	}
+}

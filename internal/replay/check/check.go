@@ -620,6 +620,21 @@ func (r *runner) sameIdentity(d *Delivery, req *message.Request) *message.Reques
 	return s
 }
 
+// asRetry marks req as the provider's retry number n the way the provider
+// really does. Only Slack marks retries (X-Slack-Retry-Num,
+// X-Slack-Retry-Reason; its signature covers the timestamp and body, not
+// these headers); Stripe, GitHub, Shopify, Twilio and Standard Webhooks
+// resend the same event id without a retry header.
+func asRetry(d *Delivery, req *message.Request, n int) *message.Request {
+	if d.Provider != "slack" {
+		return req
+	}
+	c := req.Clone()
+	c.Headers = c.Headers.Set("X-Slack-Retry-Num", fmt.Sprint(n))
+	c.Headers = c.Headers.Set("X-Slack-Retry-Reason", "http_timeout")
+	return c
+}
+
 // urlFor is the full URL a copy of req is sent to: what a provider that
 // signs the URL (Twilio) was configured with.
 func (r *runner) urlFor(req *message.Request) string {
@@ -1182,7 +1197,7 @@ func (r *runner) lost(ctx context.Context, d *Delivery, fr *firstResult) (*repor
 		if err != nil {
 			return nil, err
 		}
-		a2 := r.send(ctx, r.sameIdentity(d, req), replay.SendOptions{})
+		a2 := r.send(ctx, asRetry(d, r.sameIdentity(d, req), 1), replay.SendOptions{})
 		a2.Edit = "provider's retry"
 		if err := r.record(ctx, &a2, d, PhaseLost, 2*ti+2, id); err != nil {
 			return nil, err

@@ -309,7 +309,7 @@ func (r *runner) crash(ctx context.Context, d *Delivery, fr *firstResult) (*repo
 			trial = fmt.Sprintf("killed %s after sending, after it had answered %d (a provider does not retry an answered delivery, so no retry was sent), restarted",
 				delay.Round(time.Microsecond), a1.Status)
 		} else {
-			a2 = r.send(ctx, r.sameIdentity(d, req), replay.SendOptions{})
+			a2 = r.send(ctx, asRetry(d, r.sameIdentity(d, req), 1), replay.SendOptions{})
 			a2.Edit = "provider's retry after the restart"
 			if err := r.record(ctx, &a2, d, PhaseCrash, 2*i+2, id); err != nil {
 				return nil, err
