@@ -190,6 +190,20 @@ func Run(ctx context.Context, o Options) (*report.Check, error) {
 	}
 	err := r.run(ctx)
 	r.c.FinishedAt = time.Now()
+	if r.o.Sink != nil && err == nil {
+		listed := 0
+		for _, d := range r.c.Deliveries {
+			for _, p := range d.Phases {
+				listed += len(p.Effects)
+			}
+		}
+		if r.c.Order != nil {
+			listed += len(r.c.Order.Effects)
+		}
+		if total := r.o.Sink.Len(); total > listed {
+			r.note("the sink received %d calls in all; %d of them (the control event's, or calls made between two phases' readings) are not listed under a phase", total, total-listed)
+		}
+	}
 	if r.effDur > 0 {
 		r.note("effective settle %s: one event's effects took up to %s from sending to the last probe change, so every reading waited for %s without a change (--settle %s)",
 			roundDur(r.effSettle), roundDur(r.effDur), roundDur(r.effSettle), r.o.Settle)
@@ -892,6 +906,9 @@ func (r *runner) first(ctx context.Context, d *Delivery) (*firstResult, error) {
 	case !is2xx(a.Status) && !changed && r.o.Secret == "" && d.Provider != "generic" && d.Provider != "":
 		ph.Status = report.Inconclusive
 		ph.Message = fmt.Sprintf("the first copy was answered %d and the probes saw no effect; without --secret it carries its captured signature, which the handler may reject as stale: give --secret so copies are re-signed", a.Status)
+		if d.Provider == "twilio" {
+			ph.Message = fmt.Sprintf("the first copy was answered %d and the probes saw no effect; Twilio signs the full URL it posted to, so without --secret a copy sent to %s carries a signature for the captured URL, which the handler rejects: give --secret so copies are re-signed for --to", a.Status, r.o.Target)
+		}
 		fr.why = "the first copy was not accepted"
 		return fr, nil
 	case !is2xx(a.Status):
@@ -1249,6 +1266,9 @@ func (r *runner) lost(ctx context.Context, d *Delivery, fr *firstResult) (*repor
 	case len(notJudged) == 0:
 		ph.Status = report.Pass
 		ph.Message = "a fresh event whose answer never reached the sender (" + strings.Join(passed, "; ") + "), then the provider's retry: effect equals the first delivery's each time"
+		if len(ph.Warnings) > 0 {
+			ph.Message += " (some probes not judged, see warnings)"
+		}
 	case len(passed) > 0:
 		ph.Status = report.Pass
 		ph.Message = fmt.Sprintf("passed (%s); not judged (%s), see warnings", strings.Join(passed, "; "), strings.Join(notJudged, "; "))
@@ -1292,8 +1312,15 @@ func (r *runner) latencySummary() *report.LatencySummary {
 	s := append([]time.Duration(nil), r.answers...)
 	sort.Slice(s, func(i, j int) bool { return s[i] < s[j] })
 	ls := &report.LatencySummary{First: r.firstLat, P50: s[(len(s)-1)/2], Max: s[len(s)-1]}
-	if len(r.o.Deliveries) > 0 {
-		ls.ProviderTimeout = r.providerTimeout(r.o.Deliveries[0].Provider)
+	// One provider timeout only when every delivery shares it (each
+	// delivery's latency phase names its own).
+	for i, d := range r.o.Deliveries {
+		t := r.providerTimeout(d.Provider)
+		if i > 0 && t != ls.ProviderTimeout {
+			ls.ProviderTimeout = 0
+			break
+		}
+		ls.ProviderTimeout = t
 	}
 	return ls
 }
