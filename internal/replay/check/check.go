@@ -16,6 +16,7 @@ import (
 	"net/url"
 	"sort"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/hookreplay/hookreplay/internal/message"
@@ -137,6 +138,9 @@ type runner struct {
 	// longer once calibrate saw one event's effects take longer (effDur,
 	// from sending to the last probe change).
 	effSettle, effDur time.Duration
+	// lastSent is when the last copy's send returned (UnixNano; copies are
+	// sent from goroutines in crash).
+	lastSent atomic.Int64
 }
 
 // additivity records whether a second fresh event changed the probes as much
@@ -386,11 +390,12 @@ func (r *runner) readUntil(ctx context.Context, d *Delivery, phase, point string
 			}
 		}
 	}
+	quiet := r.quiet()
 	max := r.o.SettleMax - time.Since(start)
-	if max < r.effSettle {
-		max = r.effSettle
+	if max < quiet {
+		max = quiet
 	}
-	vals, last, err := probe.SettleAt(ctx, r.o.Probes, r.effSettle, max)
+	vals, last, err := probe.SettleAt(ctx, r.o.Probes, quiet, max)
 	if err != nil {
 		var ns *probe.NotSettledError
 		if errors.As(err, &ns) {
@@ -617,7 +622,23 @@ func (r *runner) record(ctx context.Context, a *store.Attempt, d *Delivery, phas
 }
 
 func (r *runner) send(ctx context.Context, req *message.Request, opt replay.SendOptions) store.Attempt {
-	return replay.Send(ctx, r.target, req, opt)
+	a := replay.Send(ctx, r.target, req, opt)
+	r.lastSent.Store(time.Now().UnixNano())
+	return a
+}
+
+// quiet is how long a reading must see no change: the effective settle
+// counted from the last send (its work lands within effDur of it), and
+// never less than --settle.
+func (r *runner) quiet() time.Duration {
+	q := r.effSettle
+	if last := r.lastSent.Load(); last != 0 {
+		q -= time.Since(time.Unix(0, last))
+	}
+	if q < r.o.Settle {
+		q = r.o.Settle
+	}
+	return q
 }
 
 // sameIdentity returns req again for another copy of the same event: re-signed
@@ -1127,6 +1148,7 @@ func (r *runner) burst(ctx context.Context, d *Delivery, fr *firstResult) (*repo
 			reqs[i] = req
 		}
 		as := replay.Burst(ctx, r.target, reqs, replay.SendOptions{})
+		r.lastSent.Store(time.Now().UnixNano())
 		for i := range as {
 			if err := r.record(ctx, &as[i], d, PhaseBurst, sent+i+1, id); err != nil {
 				return nil, err
