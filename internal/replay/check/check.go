@@ -209,7 +209,7 @@ func Run(ctx context.Context, o Options) (*report.Check, error) {
 		}
 	}
 	if r.effDur > 0 {
-		r.note("effective settle %s: one event's effects took up to %s from sending to the last probe change, so every reading waited for %s without a change (--settle %s)",
+		r.note("effective settle %s: one event's effects took up to %s from sending to the last probe change, so every reading waited until the probes had not changed for %s after the last copy sent (and for at least --settle %s)",
 			roundDur(r.effSettle), roundDur(r.effDur), roundDur(r.effSettle), r.o.Settle)
 	}
 	if err != nil {

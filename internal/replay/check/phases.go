@@ -81,9 +81,15 @@ func (r *runner) tamper(ctx context.Context, d *Delivery, fr *firstResult) (*rep
 		}
 		for k, name := range r.c.Probes {
 			if !cur.vals[k].Equal(prev.vals[k]) {
+				why := "the handler does not verify signatures before acting"
+				if is4xx(a.Status) {
+					// Rejected, yet something moved: acting before the check, or
+					// work from an earlier phase landing later than learned.
+					why = fmt.Sprintf("it was answered %d, so the handler acts before it rejects (or this is late work of an earlier phase: raise --settle)", a.Status)
+				}
 				ph.Violations = append(ph.Violations, report.Violation{Copy: i + 1, EventID: t.id, Probe: name, Status: a.Status,
 					Before: prev.vals[k].String(), After: cur.vals[k].String(), Want: prev.vals[k].String(),
-					Message: fmt.Sprintf("%s was acted on: %s changed from %s to %s; the handler does not verify signatures before acting", t.what, name, prev.vals[k], cur.vals[k])})
+					Message: fmt.Sprintf("%s was acted on: %s changed from %s to %s; %s", t.what, name, prev.vals[k], cur.vals[k], why)})
 			}
 		}
 		switch {
