@@ -47,6 +47,7 @@ type checkOptions struct {
 	SettleMax       time.Duration
 	Seed            int64
 	SeedSet         bool
+	Insecure        bool
 	Reports         []string
 	JSON            bool
 	Quiet           bool
@@ -141,6 +142,7 @@ effect of the first delivery).`,
 	fl.DurationVar(&o.ProviderTimeout, "provider-timeout", 0, "answer timeout to judge latency against (default: the provider's: github 10s, slack 3s, stripe 30s, ...)")
 	fl.DurationVar(&o.Settle, "settle", probe.DefaultSettle, "probes must hold still this long before a reading counts (asynchronous handlers)")
 	fl.DurationVar(&o.SettleMax, "settle-max", probe.DefaultSettleMax, "longest wait for probes to settle")
+	fl.BoolVar(&o.Insecure, "insecure", false, "accept an https handler's self-signed or otherwise unverifiable certificate")
 	fl.Int64Var(&o.Seed, "seed", 0, "seed of the order phase's shuffles (default: random, printed)")
 	fl.StringArrayVar(&o.Reports, "report", nil, "also write a report: json=PATH, junit=PATH, markdown=PATH, text=PATH (repeatable; PATH - is stdout, instead of the text report)")
 	fl.BoolVar(&o.JSON, "json", false, "print the JSON report on stdout instead of text")
@@ -312,7 +314,7 @@ func checkRun(ctx context.Context, o *checkOptions) error {
 	opts := check.Options{
 		Target: u, Probes: probes, Sink: sink, Secret: o.Secret, N: o.N, Burst: o.Burst, Phases: o.Phases,
 		ResetCmd: o.ResetCmd, Serve: srv, ProviderTimeout: o.ProviderTimeout, Settle: o.Settle, SettleMax: o.SettleMax,
-		Seed: o.Seed, Store: st, RunOptions: checkRunOptions(o),
+		Seed: o.Seed, Store: st, RunOptions: checkRunOptions(o), TLS: replayTLS(o.Insecure),
 	}
 	for _, d := range ds {
 		opts.Deliveries = append(opts.Deliveries, check.FromStore(d))
@@ -366,6 +368,9 @@ func checkRun(ctx context.Context, o *checkOptions) error {
 func checkRunOptions(o *checkOptions) map[string]any {
 	m := map[string]any{"n": o.N, "burst": o.Burst, "settle": o.Settle.String(), "settle_max": o.SettleMax.String(),
 		"secret": o.Secret != "", "seed": o.Seed}
+	if o.Insecure {
+		m["insecure"] = true
+	}
 	if len(o.Phases) > 0 {
 		m["phases"] = strings.Join(o.Phases, ",")
 	}

@@ -7,6 +7,7 @@ package check
 
 import (
 	"context"
+	"crypto/tls"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -58,7 +59,9 @@ func FromStore(d *store.Delivery) Delivery {
 
 // Options is everything one check run needs.
 type Options struct {
-	Target     *url.URL
+	Target *url.URL
+	// TLS configures https targets (nil: system roots; --insecure skips verification).
+	TLS        *tls.Config
 	Deliveries []Delivery
 	// Probes are read before and after every phase. The sink's probe, when
 	// a sink is used, is one of them.
@@ -184,7 +187,7 @@ func Run(ctx context.Context, o Options) (*report.Check, error) {
 	for _, p := range o.Probes {
 		r.c.Probes = append(r.c.Probes, p.Name())
 	}
-	r.target = replay.Target{URL: o.Target, Timeout: r.attemptTimeout()}
+	r.target = replay.Target{URL: o.Target, Timeout: r.attemptTimeout(), TLS: o.TLS}
 	if o.Store != nil {
 		run := &store.Run{Kind: "check", StartedAt: r.c.StartedAt, Target: o.Target.String(), Seed: o.Seed, Options: o.RunOptions}
 		if err := o.Store.CreateRun(ctx, run); err != nil {
@@ -916,6 +919,9 @@ func (r *runner) first(ctx context.Context, d *Delivery) (*firstResult, error) {
 		// No connection at all: a handler that is not running (or a wrong
 		// --to) is a setup problem, not a handler that dropped a delivery.
 		return nil, setupf("nothing is listening at %s (%s): start the handler, or give --serve CMD", r.o.Target, a.Err)
+	case !fr.answered && strings.HasPrefix(a.Err, "tls handshake"):
+		// A certificate hookreplay cannot verify is a setup problem too.
+		return nil, setupf("cannot reach %s: %s", r.o.Target, a.Err)
 	case !fr.answered:
 		ph.Status = report.Fail
 		ph.Violations = append(ph.Violations, report.Violation{Copy: 1, EventID: id,
