@@ -91,7 +91,7 @@ func BurstWire(ctx context.Context, t Target, payloads [][]byte, opt SendOptions
 }
 
 // releaseMode is how a burst releases its final bytes. BenchmarkBurstSpread*
-// measures both; the tight loop wins on 2 cores (see docs/readme/replay.md).
+// measures both; the tight loop wins on 2 cores (see the README's replay performance section).
 type releaseMode int
 
 const (
