@@ -151,7 +151,8 @@ func Resign(req *message.Request, provider, secret string, now time.Time, opt Op
 // one from NewEventID when empty). Only the bytes where the identity lives
 // change: Stripe body "id", Slack body "event_id", GitHub X-GitHub-Delivery,
 // Shopify X-Shopify-Event-Id and X-Shopify-Webhook-Id, Standard webhook-id,
-// Svix svix-id, Twilio I-Twilio-Idempotency-Token. When secret is not empty
+// Svix svix-id, Twilio I-Twilio-Idempotency-Token (and a form post's message or
+// call sids, which the signature covers). When secret is not empty
 // the copy is re-signed at now.
 func Reidentify(req *message.Request, provider, newID, secret string, now time.Time, opt Options) (*message.Request, error) {
 	if req == nil {

@@ -229,9 +229,43 @@ func (twilioScheme) Sign(r *message.Request, secret string, opt Options) error {
 	return nil
 }
 
+// Reidentify sets I-Twilio-Idempotency-Token and, in a form post, gives the
+// message or call a new sid (MessageSid, SmsSid, SmsMessageSid, CallSid)
+// derived from newID: a new event is a new message, and handlers commonly
+// deduplicate on its sid. The form changes, so the copy must be re-signed.
 func (twilioScheme) Reidentify(r *message.Request, newID string) error {
 	r.Headers = r.Headers.Set(twilioToken, newID)
+	if twilioParams(r) != nil {
+		r.Body = twilioResid(r.Body, newID)
+		if r.Headers.Has("Content-Length") {
+			r.Headers = r.Headers.Set("Content-Length", fmt.Sprint(len(r.Body)))
+		}
+	}
 	return nil
+}
+
+// twilioSidParams are the form parameters that name the message or call.
+var twilioSidParams = map[string]bool{"MessageSid": true, "SmsSid": true, "SmsMessageSid": true, "CallSid": true}
+
+// twilioResid returns form body with each sid parameter's value replaced by
+// a sid derived from newID, keeping its two-letter prefix (SM, MM, CA) and
+// the order and encoding of every other byte; equal sids stay equal.
+func twilioResid(body []byte, newID string) []byte {
+	parts := strings.Split(string(body), "&")
+	for i, p := range parts {
+		k, v, ok := strings.Cut(p, "=")
+		name, err := url.QueryUnescape(k)
+		if !ok || err != nil || !twilioSidParams[name] {
+			continue
+		}
+		old, err := url.QueryUnescape(v)
+		if err != nil || len(old) < 2 {
+			continue
+		}
+		sum := sha256.Sum256([]byte(newID + "\x00" + old[:2]))
+		parts[i] = k + "=" + url.QueryEscape(old[:2]+hex.EncodeToString(sum[:16]))
+	}
+	return []byte(strings.Join(parts, "&"))
 }
 
 // twilioBodyNeedsHash reports whether r has a body Twilio's signature only

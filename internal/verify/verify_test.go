@@ -2,6 +2,7 @@ package verify
 
 import (
 	"bytes"
+	"net/url"
 	"strings"
 	"testing"
 	"time"
@@ -162,6 +163,15 @@ func TestReidentifyKeepsOtherBytes(t *testing.T) {
 				want := bytes.Replace(req.Body, []byte(before.EventID), []byte(newID), 1)
 				if !bytes.Equal(c.Body, want) {
 					t.Fatalf("body changed beyond the id:\n%s\n%s", c.Body, want)
+				}
+			} else if f.Provider == "twilio" {
+				// A fresh message: new sids, every other parameter kept.
+				was, now := twilioSidless(t, req.Body), twilioSidless(t, c.Body)
+				if was != now {
+					t.Fatalf("form changed beyond the sids:\n%s\n%s", was, now)
+				}
+				if bytes.Equal(c.Body, req.Body) {
+					t.Fatal("a fresh Twilio event kept the message sid")
 				}
 			} else if !bytes.Equal(c.Body, req.Body) {
 				t.Fatal("body changed")
@@ -334,4 +344,17 @@ func TestTwilioSignatureSettings(t *testing.T) {
 	if r, _ := Verify(s, "twilio", "shared", Options{}); r.Valid || !strings.Contains(r.Reason, "unsupported algorithm") {
 		t.Fatalf("%+v", r)
 	}
+}
+
+// twilioSidless returns form body without its sid parameters.
+func twilioSidless(t *testing.T, body []byte) string {
+	t.Helper()
+	v, err := url.ParseQuery(string(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for k := range twilioSidParams {
+		v.Del(k)
+	}
+	return v.Encode()
 }

@@ -697,7 +697,9 @@ func (r *runner) freshIdentity(d *Delivery) (req *message.Request, id string, ok
 // signature, so that changing it needs the secret.
 func identitySigned(provider string) bool {
 	switch provider {
-	case "standard", "svix":
+	case "standard", "svix", "twilio":
+		// Twilio: a fresh event is a new message, whose sid is in the
+		// signed form.
 		return true
 	}
 	return verify.IdentityInBody(provider)
