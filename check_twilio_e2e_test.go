@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"net/url"
 	"path/filepath"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -93,4 +94,36 @@ func twilioForm(t *testing.T, body []byte) url.Values {
 		t.Fatal(err)
 	}
 	return v
+}
+
+// A handler that ignores an event type answers 2xx and changes nothing: the
+// run is inconclusive (exit 3) and says the handler may not handle that type.
+func TestCheckIgnoredEventTypeIsInconclusive(t *testing.T) {
+	srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		io.Copy(io.Discard, r.Body)
+		if r.Method == "GET" {
+			fmt.Fprint(w, 0)
+		}
+	})}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	go srv.Serve(ln)
+	t.Cleanup(func() { srv.Close() })
+	base := "http://" + ln.Addr().String()
+	db := filepath.Join(t.TempDir(), "h.db")
+	req, err := verify.BuildDelivery("github", "issues.opened", "gh-secret", time.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	id := checkInsert(t, db, req)
+	r, c := checkRunJSON(t, db, "--to", base+"/gh", "--probe-http", base+"/work", "--secret", "gh-secret",
+		"--settle", "50ms", "--settle-max", "500ms", "--phases", "first", fmt.Sprint(id))
+	if r.Code != 3 || c == nil {
+		t.Fatalf("want exit 3, got %d\n%s\n%s", r.Code, r.Stdout, r.Stderr)
+	}
+	if m := checkPhase(t, c, "first").Message; !strings.Contains(m, "ignores issues.opened events") {
+		t.Fatalf("first should say the handler may ignore this event type: %s", m)
+	}
 }

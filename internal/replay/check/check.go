@@ -960,6 +960,9 @@ func (r *runner) first(ctx context.Context, d *Delivery) (*firstResult, error) {
 			ph.Message += " (it was sent with its captured event id, so the handler may already have processed it, e.g. when it was captured; give --secret so hookreplay sends it with a fresh event id, or --reset-cmd)"
 		}
 		ph.Message += fmt.Sprintf("; a handler that works asynchronously for longer than %s needs a larger --settle", r.changeWait().Round(100*time.Millisecond))
+		if d.EventType != "" {
+			ph.Message += fmt.Sprintf("; a handler that ignores %s events (answers 2xx and does nothing) has nothing to prove for this delivery: check a delivery of a type it acts on", d.EventType)
+		}
 		fr.why = "the first delivery showed no effect"
 		return fr, nil
 	}
