@@ -2,7 +2,6 @@ package capture
 
 import (
 	"bufio"
-	"bytes"
 	"context"
 	"crypto/tls"
 	"encoding/json"
@@ -197,7 +196,7 @@ func (s *Server) forward(d *store.Delivery) forwardResult {
 	_, werr := c.Write(wire)
 	// A handler may answer (401, 413) and close before reading the whole
 	// body; its answer is still what the sender should get.
-	rec := &headRecorder{r: c}
+	rec := &message.HeadRecorder{R: c}
 	br := bufio.NewReader(rec)
 	var resp *http.Response
 	heads := 0
@@ -215,8 +214,8 @@ func (s *Server) forward(d *store.Delivery) forwardResult {
 		}
 		resp.Body.Close() // 1xx: the final answer follows
 	}
-	hs := responseHeaders(rec.buf.Bytes(), heads)
-	rec.off = true
+	hs := rec.ResponseHeaders(heads)
+	rec.Stop()
 	defer resp.Body.Close()
 	body, err := io.ReadAll(io.LimitReader(resp.Body, maxResponseBody+1))
 	if err != nil {
@@ -308,38 +307,4 @@ func (p *idlePool) closeAll() {
 		ic.c.Close()
 	}
 	p.conns = nil
-}
-
-// headRecorder keeps the bytes read until off, so the handler's response
-// headers can be kept in wire order and case (net/http's map loses both).
-type headRecorder struct {
-	r   io.Reader
-	buf bytes.Buffer
-	off bool
-}
-
-func (r *headRecorder) Read(p []byte) (int, error) {
-	n, err := r.r.Read(p)
-	if !r.off && r.buf.Len() < 1<<20 {
-		r.buf.Write(p[:n])
-	}
-	return n, err
-}
-
-// responseHeaders parses the header lines of the n-th response head in raw
-// (1xx heads come first and have no body).
-func responseHeaders(raw []byte, n int) message.Headers {
-	for k := 1; k < n; k++ {
-		i := bytes.Index(raw, []byte("\r\n\r\n"))
-		j := bytes.Index(raw, []byte("\n\n"))
-		switch {
-		case i >= 0 && (j < 0 || i < j):
-			raw = raw[i+4:]
-		case j >= 0:
-			raw = raw[j+2:]
-		default:
-			return nil
-		}
-	}
-	return message.ParseHeaderBlock(raw)
 }

@@ -324,3 +324,43 @@ func Printable(s string) string {
 	}
 	return b.String()
 }
+
+// HeadRecorder passes reads through from R and keeps what it read (up to
+// 1 MiB) until Stop is called, so a response's header lines can be recovered
+// in wire order and case after net/http has parsed them into a map.
+type HeadRecorder struct {
+	R   io.Reader
+	buf bytes.Buffer
+	off bool
+}
+
+func (r *HeadRecorder) Read(p []byte) (int, error) {
+	n, err := r.R.Read(p)
+	if !r.off && r.buf.Len() < 1<<20 {
+		r.buf.Write(p[:n])
+	}
+	return n, err
+}
+
+// Stop ends recording; the bytes kept so far stay available.
+func (r *HeadRecorder) Stop() { r.off = true }
+
+// ResponseHeaders returns the header lines of the n-th response head among
+// the recorded bytes (1xx interim heads come first and have no body),
+// accepting CRLF or bare LF line ends.
+func (r *HeadRecorder) ResponseHeaders(n int) Headers {
+	raw := r.buf.Bytes()
+	for k := 1; k < n; k++ {
+		i := bytes.Index(raw, []byte("\r\n\r\n"))
+		j := bytes.Index(raw, []byte("\n\n"))
+		switch {
+		case i >= 0 && (j < 0 || i < j):
+			raw = raw[i+4:]
+		case j >= 0:
+			raw = raw[j+2:]
+		default:
+			return nil
+		}
+	}
+	return ParseHeaderBlock(raw)
+}

@@ -2,7 +2,9 @@ package message
 
 import (
 	"bytes"
+	"io"
 	"os"
+	"strings"
 	"testing"
 )
 
@@ -91,6 +93,23 @@ func TestParseRejectsGarbage(t *testing.T) {
 	for _, in := range []string{"", "GET\r\n\r\n", "GET / HTTP/1.1\r\nbad header\r\n\r\n"} {
 		if _, err := Parse([]byte(in)); err == nil {
 			t.Fatalf("%q parsed", in)
+		}
+	}
+}
+
+func TestHeadRecorderResponseHeaders(t *testing.T) {
+	for _, tc := range []struct{ name, raw string }{
+		{"crlf", "HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 200 OK\r\nx-B: 1\r\nContent-Length: 2\r\n\r\nok"},
+		{"bare lf", "HTTP/1.1 100 Continue\n\nHTTP/1.1 200 OK\nx-B: 1\nContent-Length: 2\n\nok"},
+	} {
+		rec := &HeadRecorder{R: strings.NewReader(tc.raw)}
+		if _, err := io.ReadAll(rec); err != nil {
+			t.Fatal(err)
+		}
+		rec.Stop()
+		hs := rec.ResponseHeaders(2)
+		if len(hs) != 2 || hs[0].Name != "x-B" || hs[0].Value != "1" || hs[1].Name != "Content-Length" {
+			t.Fatalf("%s: %v", tc.name, hs)
 		}
 	}
 }

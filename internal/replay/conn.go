@@ -308,7 +308,7 @@ func (x *exchange) finish(ctx context.Context) {
 		}
 		return
 	}
-	rec := &recorder{r: x.conn}
+	rec := &message.HeadRecorder{R: x.conn}
 	br := bufio.NewReader(rec)
 	var resp *http.Response
 	var err error
@@ -327,8 +327,8 @@ func (x *exchange) finish(ctx context.Context) {
 	}
 	x.a.Latency = time.Since(x.a.CompletedAt)
 	x.a.Status = resp.StatusCode
-	x.a.ResponseHeaders = headerBlock(rec.buf.Bytes(), blocks)
-	rec.off = true
+	x.a.ResponseHeaders = rec.ResponseHeaders(blocks)
+	rec.Stop()
 	body, err := io.ReadAll(io.LimitReader(resp.Body, int64(x.opt.MaxBody)+1))
 	if len(body) > x.opt.MaxBody {
 		body = body[:x.opt.MaxBody]
@@ -353,48 +353,6 @@ func (x *exchange) close() {
 	if x.conn != nil {
 		x.conn.Close()
 	}
-}
-
-// recorder keeps the bytes read until off, so response headers can be kept
-// in wire order and case (net/http's map loses both).
-type recorder struct {
-	r   io.Reader
-	buf bytes.Buffer
-	off bool
-}
-
-func (r *recorder) Read(p []byte) (int, error) {
-	n, err := r.r.Read(p)
-	if !r.off && r.buf.Len() < 1<<20 {
-		r.buf.Write(p[:n])
-	}
-	return n, err
-}
-
-// headerBlock parses the header lines of the n-th response head in raw
-// (1xx heads come first and have no body).
-func headerBlock(raw []byte, n int) message.Headers {
-	for k := 1; k < n; k++ {
-		i := bytes.Index(raw, []byte("\r\n\r\n"))
-		if i < 0 {
-			return nil
-		}
-		raw = raw[i+4:]
-	}
-	end := bytes.Index(raw, []byte("\r\n\r\n"))
-	if end < 0 {
-		return nil
-	}
-	lines := strings.Split(string(raw[:end]), "\r\n")
-	var out message.Headers
-	for _, l := range lines[1:] {
-		name, value, ok := strings.Cut(l, ":")
-		if !ok {
-			continue
-		}
-		out = append(out, message.Header{Name: name, Value: strings.Trim(value, " \t")})
-	}
-	return out
 }
 
 func ctxErr(ctx context.Context, err error) error {
