@@ -51,6 +51,30 @@ const deliveryCols = `id, received_at, source, remote_addr, provider, event_id, 
 	method, target, proto, headers, raw_request, body, verification, response_status,
 	response_headers, response_body, latency_ns, forward_error`
 
+// insertDeliverySQL inserts one delivery; deliveryArgs gives its values.
+const insertDeliverySQL = `INSERT INTO deliveries (received_at, source, remote_addr, provider,
+	event_id, event_type, identity, method, target, proto, headers, raw_request, body, verification,
+	response_status, response_headers, response_body, latency_ns, forward_error)
+	VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)`
+
+// deliveryArgs returns d's column values for insertDeliverySQL, received at
+// recv, with the store's defaults where d leaves a field empty.
+func deliveryArgs(d *Delivery, recv time.Time) []any {
+	provider, proto := d.Provider, d.Proto
+	if provider == "" {
+		provider = "generic"
+	}
+	if proto == "" {
+		proto = "HTTP/1.1"
+	}
+	ident, _ := json.Marshal(nonNilMap(d.Identity))
+	hdrs, _ := json.Marshal(nonNilHeaders(d.Headers))
+	rhdrs, _ := json.Marshal(nonNilHeaders(d.ResponseHeaders))
+	return []any{recv.UnixNano(), d.Source, d.RemoteAddr, provider, d.EventID, d.EventType, string(ident),
+		d.Method, d.Target, proto, string(hdrs), nonNilBytes(d.Raw), nonNilBytes(d.Body), d.Verification,
+		d.ResponseStatus, string(rhdrs), d.ResponseBody, d.Latency.Nanoseconds(), d.ForwardError}
+}
+
 // InsertDelivery commits d and sets d.ID. It returns only after the row is durable.
 func (s *Store) InsertDelivery(ctx context.Context, d *Delivery) error {
 	if d.ReceivedAt.IsZero() {
@@ -62,24 +86,7 @@ func (s *Store) InsertDelivery(ctx context.Context, d *Delivery) error {
 	if d.Proto == "" {
 		d.Proto = "HTTP/1.1"
 	}
-	ident, _ := json.Marshal(nonNilMap(d.Identity))
-	hdrs, _ := json.Marshal(nonNilHeaders(d.Headers))
-	rhdrs, _ := json.Marshal(nonNilHeaders(d.ResponseHeaders))
-	raw := d.Raw
-	if raw == nil {
-		raw = []byte{}
-	}
-	body := d.Body
-	if body == nil {
-		body = []byte{}
-	}
-	res, err := s.db.ExecContext(ctx, `INSERT INTO deliveries (received_at, source, remote_addr, provider,
-		event_id, event_type, identity, method, target, proto, headers, raw_request, body, verification,
-		response_status, response_headers, response_body, latency_ns, forward_error)
-		VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)`,
-		d.ReceivedAt.UnixNano(), d.Source, d.RemoteAddr, d.Provider, d.EventID, d.EventType, string(ident),
-		d.Method, d.Target, d.Proto, string(hdrs), raw, body, d.Verification,
-		d.ResponseStatus, string(rhdrs), d.ResponseBody, d.Latency.Nanoseconds(), d.ForwardError)
+	res, err := s.db.ExecContext(ctx, insertDeliverySQL, deliveryArgs(d, d.ReceivedAt)...)
 	if err != nil {
 		return fmt.Errorf("insert delivery: %w", err)
 	}
@@ -277,4 +284,11 @@ func nonNilHeaders(h message.Headers) message.Headers {
 		return message.Headers{}
 	}
 	return h
+}
+
+func nonNilBytes(b []byte) []byte {
+	if b == nil {
+		return []byte{}
+	}
+	return b
 }

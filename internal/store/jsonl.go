@@ -301,10 +301,7 @@ func (s *Store) ImportDeliveries(ctx context.Context, ds []*Delivery) error {
 		return fmt.Errorf("import deliveries: %w", err)
 	}
 	defer tx.Rollback()
-	stmt, err := tx.PrepareContext(ctx, `INSERT INTO deliveries (received_at, source, remote_addr, provider,
-		event_id, event_type, identity, method, target, proto, headers, raw_request, body, verification,
-		response_status, response_headers, response_body, latency_ns, forward_error)
-		VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)`)
+	stmt, err := tx.PrepareContext(ctx, insertDeliverySQL)
 	if err != nil {
 		return fmt.Errorf("import deliveries: %w", err)
 	}
@@ -317,20 +314,7 @@ func (s *Store) ImportDeliveries(ctx context.Context, ds []*Delivery) error {
 			recv = time.Now()
 		}
 		recvs[i] = recv
-		provider, proto := d.Provider, d.Proto
-		if provider == "" {
-			provider = "generic"
-		}
-		if proto == "" {
-			proto = "HTTP/1.1"
-		}
-		ident, _ := json.Marshal(nonNilMap(d.Identity))
-		hdrs, _ := json.Marshal(nonNilHeaders(d.Headers))
-		rhdrs, _ := json.Marshal(nonNilHeaders(d.ResponseHeaders))
-		res, err := stmt.ExecContext(ctx, recv.UnixNano(), d.Source, d.RemoteAddr, provider, d.EventID,
-			d.EventType, string(ident), d.Method, d.Target, proto, string(hdrs), nonNilBytes(d.Raw),
-			nonNilBytes(d.Body), d.Verification, d.ResponseStatus, string(rhdrs), d.ResponseBody,
-			d.Latency.Nanoseconds(), d.ForwardError)
+		res, err := stmt.ExecContext(ctx, deliveryArgs(d, recv)...)
 		if err != nil {
 			return fmt.Errorf("import delivery %d of %d: %w", i+1, len(ds), err)
 		}
@@ -345,13 +329,6 @@ func (s *Store) ImportDeliveries(ctx context.Context, ds []*Delivery) error {
 		d.ID, d.ReceivedAt = ids[i], recvs[i]
 	}
 	return nil
-}
-
-func nonNilBytes(b []byte) []byte {
-	if b == nil {
-		return []byte{}
-	}
-	return b
 }
 
 // WriteJSONLFile writes ds to path as WriteJSONL does, replacing the file as
