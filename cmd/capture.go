@@ -2,7 +2,6 @@ package cmd
 
 import (
 	"fmt"
-	"os"
 	"strconv"
 
 	"github.com/spf13/cobra"
@@ -70,15 +69,11 @@ the error. One line per delivery is printed on stdout.`,
 			if o.Status < 200 || o.Status > 599 {
 				return usageErr("--status %d is not a final HTTP status (200-599)", o.Status)
 			}
-			if o.SecretEnv != "" {
-				if o.Secret != "" {
-					return usageErr("give either --secret or --secret-env, not both")
-				}
-				o.Secret = os.Getenv(o.SecretEnv)
-				if o.Secret == "" {
-					return usageErr("--secret-env %s: the environment variable is not set or empty", o.SecretEnv)
-				}
+			secret, err := secretFlags(o.Secret, o.SecretEnv)
+			if err != nil {
+				return err
 			}
+			o.Secret = secret
 			if runF != nil {
 				return runF(o)
 			}

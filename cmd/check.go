@@ -168,16 +168,11 @@ func checkParseID(s string) (int64, error) {
 }
 
 func resolveCheckSecret(o *checkOptions) error {
-	if o.SecretEnv == "" {
-		return nil
+	secret, err := secretFlags(o.Secret, o.SecretEnv)
+	if err != nil {
+		return err
 	}
-	if o.Secret != "" {
-		return usageErr("give either --secret or --secret-env, not both")
-	}
-	o.Secret = os.Getenv(o.SecretEnv)
-	if o.Secret == "" {
-		return usageErr("--secret-env %s: the environment variable is not set or empty", o.SecretEnv)
-	}
+	o.Secret = secret
 	return nil
 }
 

@@ -77,15 +77,11 @@ stderr (unless --quiet), and stops cleanly on Ctrl-C or SIGTERM.`,
 		ValidArgs: wallet.Variants,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			o.Variant = args[0]
-			if o.SecretEnv != "" {
-				if o.Secret != "" {
-					return usageErr("give either --secret or --secret-env, not both")
-				}
-				o.Secret = os.Getenv(o.SecretEnv)
-				if o.Secret == "" {
-					return usageErr("--secret-env %s: the environment variable is not set or empty", o.SecretEnv)
-				}
+			secret, err := secretFlags(o.Secret, o.SecretEnv)
+			if err != nil {
+				return err
 			}
+			o.Secret = secret
 			if o.DSN != "" && cmd.Flags().Changed("db") {
 				return usageErr("give either --db or --dsn, not both")
 			}

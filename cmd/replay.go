@@ -208,15 +208,11 @@ func replayValidate(o *replayOptions, cmd *cobra.Command) error {
 	if o.LoseEarly && o.LoseResponse == 0 {
 		return usageErr("--lose-early needs --lose-response K")
 	}
-	if o.SecretEnv != "" {
-		if o.Secret != "" {
-			return usageErr("give either --secret or --secret-env, not both")
-		}
-		o.Secret = os.Getenv(o.SecretEnv)
-		if o.Secret == "" {
-			return usageErr("--secret-env %s: the environment variable is not set or empty", o.SecretEnv)
-		}
+	secret, err := secretFlags(o.Secret, o.SecretEnv)
+	if err != nil {
+		return err
 	}
+	o.Secret = secret
 	for _, h := range o.SetHeaders {
 		hd, err := message.ParseHeaderLine(h)
 		if err != nil {

@@ -111,6 +111,22 @@ func Execute(ctx context.Context) error {
 	return root.ExecuteContext(ctx)
 }
 
+// secretFlags resolves --secret S / --secret-env NAME into the secret ("" when
+// neither is given). The secret is only ever held in memory.
+func secretFlags(secret, env string) (string, error) {
+	if env == "" {
+		return secret, nil
+	}
+	if secret != "" {
+		return "", usageErr("give either --secret or --secret-env, not both")
+	}
+	secret = os.Getenv(env)
+	if secret == "" {
+		return "", usageErr("--secret-env %s: the environment variable is not set or empty", env)
+	}
+	return secret, nil
+}
+
 // ExitError carries the process exit code for an error: 1 a check or
 // verification failed, 2 usage or setup error, 3 inconclusive.
 type ExitError struct {

@@ -159,14 +159,9 @@ func parseSigHeaders(vals []string, headers *message.Headers, sigHeader *string)
 // signingSecret resolves --secret / --secret-env. The secret is only ever
 // held in memory: never stored, logged or printed.
 func signingSecret(secret, env string) (string, error) {
-	if env != "" {
-		if secret != "" {
-			return "", usageErr("give either --secret or --secret-env, not both")
-		}
-		secret = os.Getenv(env)
-		if secret == "" {
-			return "", usageErr("--secret-env %s: the environment variable is not set or empty", env)
-		}
+	secret, err := secretFlags(secret, env)
+	if err != nil {
+		return "", err
 	}
 	if secret == "" {
 		return "", usageErr("a signing secret is required: --secret S or --secret-env NAME")
