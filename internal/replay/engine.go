@@ -721,14 +721,5 @@ func onlyHostChanged(req *message.Request, d *store.Delivery, provider string) b
 	if provider == "twilio" || req.Target != d.Target || !bytes.Equal(req.Body, d.Body) {
 		return false
 	}
-	a, b := req.Headers.Del("Host"), d.Headers.Del("Host")
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
+	return slices.Equal(req.Headers.Del("Host"), d.Headers.Del("Host"))
 }

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -461,13 +462,13 @@ func (r *runner) order(ctx context.Context) (*report.PhaseResult, error) {
 		// its deliveries did something: a reset that leaves the handler's
 		// record of processed events behind turns every later ordering into
 		// duplicates, which says nothing about order.
-		if !equalTexts(starts[oi], starts[0]) {
+		if !slices.Equal(starts[oi], starts[0]) {
 			unjudged++
 			ph.Warnings = append(ph.Warnings, fmt.Sprintf("order %s not judged: --reset-cmd did not restore the same state (before it: %s; before the captured order: %s)",
 				names[oi], strings.Join(starts[oi], "; "), strings.Join(starts[0], "; ")))
 			continue
 		}
-		if equalTexts(finals[oi], starts[oi]) && !equalTexts(finals[0], starts[0]) {
+		if slices.Equal(finals[oi], starts[oi]) && !slices.Equal(finals[0], starts[0]) {
 			unjudged++
 			ph.Warnings = append(ph.Warnings, fmt.Sprintf("order %s not judged: its deliveries changed nothing (were they taken for duplicates? --reset-cmd should also clear the handler's record of processed events)", names[oi]))
 			continue
@@ -501,18 +502,6 @@ func valueTexts(vs []probe.Value) []string {
 		out[i] = v.String()
 	}
 	return out
-}
-
-func equalTexts(a, b []string) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
 }
 
 func reversed(a []int) []int {
