@@ -57,6 +57,9 @@ the error. One line per delivery is printed on stdout.`,
 			if err != nil {
 				return usageErr("--max-body: %v", err)
 			}
+			if n > maxMaxBody {
+				return usageErr("--max-body %s is out of range (1 byte to %s): a body is held in memory whole", maxBody, capture.FormatSize(maxMaxBody))
+			}
 			o.MaxBody = n
 			if o.Forward != "" {
 				if cmd.Flags().Changed("status") {

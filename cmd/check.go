@@ -206,13 +206,22 @@ func checkValidate(o *checkOptions) (*url.URL, error) {
 	if o.DSN != "" && len(o.ProbeSQL) == 0 {
 		return nil, usageErr("--dsn is given but no --probe-sql query")
 	}
-	if o.N < 1 {
-		return nil, usageErr("-n must be at least 1")
+	if err := intFlagIn("-n", o.N, 1, maxCopies); err != nil {
+		return nil, err
 	}
-	if o.Burst < 2 {
-		return nil, usageErr("--burst must be at least 2")
+	if err := intFlagIn("--burst", o.Burst, 2, maxConcurrency); err != nil {
+		return nil, err
 	}
-	if o.Settle <= 0 || o.SettleMax < o.Settle {
+	for _, d := range []struct {
+		flag string
+		v    time.Duration
+		lo   time.Duration
+	}{{"--settle", o.Settle, 1}, {"--settle-max", o.SettleMax, 1}, {"--provider-timeout", o.ProviderTimeout, 0}} {
+		if err := durationFlagIn(d.flag, d.v, d.lo, maxDuration); err != nil {
+			return nil, err
+		}
+	}
+	if o.SettleMax < o.Settle {
 		return nil, usageErr("--settle must be positive and --settle-max at least --settle")
 	}
 	if phaseSelected(o.Phases, check.PhaseCrash) && o.Serve == "" {

@@ -94,8 +94,11 @@ stderr (unless --quiet), and stops cleanly on Ctrl-C or SIGTERM.`,
 			if o.DSN != "" && !strings.HasPrefix(o.DSN, "sqlite:") && !strings.HasPrefix(o.DSN, "postgres://") && !strings.HasPrefix(o.DSN, "postgresql://") {
 				return usageErr("--dsn %q: use sqlite:PATH or postgres://USER@HOST/DB", demoServeRedact(o.DSN))
 			}
-			if o.RaceWindow < 0 || o.Delay < 0 {
-				return usageErr("--race-window and --delay cannot be negative")
+			if err := durationFlagIn("--race-window", o.RaceWindow, 0, maxDuration); err != nil {
+				return err
+			}
+			if err := durationFlagIn("--delay", o.Delay, 0, maxDuration); err != nil {
+				return err
 			}
 			return demoServeRun(cmd.Context(), o)
 		},

@@ -52,8 +52,8 @@ func newListCmd(f *factory, runF func(*listOptions) error) *cobra.Command {
 					return usageErr("--type %q: malformed glob (an unclosed [ ?)", o.TypeGlob)
 				}
 			}
-			if o.Limit < 0 {
-				return usageErr("--limit %d: must be 0 (no limit) or more", o.Limit)
+			if err := intFlagIn("--limit", o.Limit, 0, maxListLimit); err != nil {
+				return err
 			}
 			if runF != nil {
 				return runF(o)

@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"net/url"
-	"os"
 	"strconv"
 	"strings"
 	"time"
@@ -181,11 +180,11 @@ func replayValidate(o *replayOptions, cmd *cobra.Command) error {
 	case sources > 1:
 		return usageErr("give delivery IDs, --last or --event-id, not several of them")
 	}
-	if o.N < 1 {
-		return usageErr("-n must be at least 1")
+	if err := intFlagIn("-n", o.N, 1, maxCopies); err != nil {
+		return err
 	}
-	if o.Concurrency < 1 {
-		return usageErr("--concurrency must be at least 1")
+	if err := intFlagIn("--concurrency", o.Concurrency, 1, maxConcurrency); err != nil {
+		return err
 	}
 	if _, err := replay.ParseOrder(o.Order); err != nil {
 		return usageErr("--order: %v", err)
@@ -196,14 +195,14 @@ func replayValidate(o *replayOptions, cmd *cobra.Command) error {
 	if _, err := replay.LookupSchedule(o.Schedule); err != nil {
 		return usageErr("--schedule: %v", err)
 	}
-	if o.Speedup <= 0 {
-		return usageErr("--speedup must be positive")
+	if err := speedupIn(o.Speedup); err != nil {
+		return err
 	}
-	if o.Timeout <= 0 {
-		return usageErr("--timeout must be positive")
+	if err := durationFlagIn("--timeout", o.Timeout, 1, maxDuration); err != nil {
+		return err
 	}
-	if o.LoseResponse < 0 {
-		return usageErr("--lose-response must not be negative")
+	if err := intFlagIn("--lose-response", o.LoseResponse, 0, maxCopies); err != nil {
+		return err
 	}
 	if o.LoseEarly && o.LoseResponse == 0 {
 		return usageErr("--lose-early needs --lose-response K")
@@ -228,9 +227,9 @@ func replayValidate(o *replayOptions, cmd *cobra.Command) error {
 		}
 	}
 	if o.BodyFile != "" {
-		b, err := os.ReadFile(o.BodyFile)
+		b, err := readBodyFile("--body-file", o.BodyFile)
 		if err != nil {
-			return usageErr("--body-file: %v", err)
+			return err
 		}
 		o.edits.Body, o.edits.BodyFile = b, o.BodyFile
 	}

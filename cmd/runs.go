@@ -48,8 +48,8 @@ run's attempts.`,
 			if o.Kind != "" && o.Kind != "replay" && o.Kind != "check" {
 				return usageErr("--kind %q: want replay or check", o.Kind)
 			}
-			if o.Limit < 0 {
-				return usageErr("--limit must not be negative")
+			if err := intFlagIn("--limit", o.Limit, 0, maxListLimit); err != nil {
+				return err
 			}
 			if runF != nil {
 				return runF(o)

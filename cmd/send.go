@@ -130,8 +130,8 @@ func sendValidate(o *sendOptions) error {
 			return usageErr("%s %q is not an http(s) URL like http://localhost:3000/webhooks", u.flag, u.val)
 		}
 	}
-	if o.Timeout <= 0 {
-		return usageErr("--timeout must be positive")
+	if err := durationFlagIn("--timeout", o.Timeout, 1, maxDuration); err != nil {
+		return err
 	}
 	secret, err := signingSecret(o.Secret, o.SecretEnv)
 	if err != nil {

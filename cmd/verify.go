@@ -104,8 +104,8 @@ Exit status: 0 valid, 1 invalid (the reason is printed), 2 usage error.`,
 				}
 				o.At = t
 			}
-			if o.Tolerance < 0 {
-				return usageErr("--tolerance must not be negative")
+			if err := durationFlagIn("--tolerance", o.Tolerance, 0, maxTolerance); err != nil {
+				return err
 			}
 			if o.Tolerance == 0 && cmd.Flags().Changed("tolerance") {
 				// Zero is how the verify package spells "the provider's
@@ -174,11 +174,7 @@ func readStdinBody(in io.Reader, what string) ([]byte, error) {
 	if f, ok := in.(*os.File); ok && (isatty.IsTerminal(f.Fd()) || isatty.IsCygwinTerminal(f.Fd())) {
 		return nil, usageErr("%s: pipe the request body on stdin (e.g. < body.json)", what)
 	}
-	b, err := io.ReadAll(in)
-	if err != nil {
-		return nil, setupErr("read stdin: %v", err)
-	}
-	return b, nil
+	return readCapped(in, "stdin")
 }
 
 type verifyJSON struct {
