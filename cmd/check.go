@@ -139,7 +139,7 @@ effect of the first delivery).`,
 	fl.StringVar(&phases, "phases", "", "comma-separated phases to run: "+strings.Join(check.AllPhases, ","))
 	fl.StringVar(&o.ResetCmd, "reset-cmd", "", "shell command restoring the handler's state (before each ordering; makes burst/lost/crash exact)")
 	fl.StringVar(&o.Serve, "serve", "", "shell command starting the handler on --to's address; stopped afterwards (needed by crash)")
-	fl.DurationVar(&o.ProviderTimeout, "provider-timeout", 0, "answer timeout to judge latency against (default: the provider's: github 10s, slack 3s, stripe 30s, ...)")
+	fl.DurationVar(&o.ProviderTimeout, "provider-timeout", 0, "answer timeout to judge latency against (default: the provider's: "+timeoutsHelp()+")")
 	fl.DurationVar(&o.Settle, "settle", probe.DefaultSettle, "probes must hold still this long before a reading counts (asynchronous handlers)")
 	fl.DurationVar(&o.SettleMax, "settle-max", probe.DefaultSettleMax, "longest wait for probes to settle")
 	fl.BoolVar(&o.Insecure, "insecure", false, "accept an https handler's self-signed or otherwise unverifiable certificate")

@@ -72,7 +72,7 @@ the filters.`,
 		},
 	}
 	cmd.Flags().StringVar(&o.Format, "format", "jsonl", "output format (only jsonl for now)")
-	cmd.Flags().StringVar(&o.Provider, "provider", "", "only this provider (stripe, github, shopify, ...)")
+	cmd.Flags().StringVar(&o.Provider, "provider", "", "only this provider ("+providers(anyProvider)+")")
 	cmd.Flags().StringVar(&o.TypeGlob, "type", "", "only event types matching this glob, e.g. 'invoice.*'")
 	cmd.Flags().StringVar(&o.EventID, "event-id", "", "only deliveries of this event id")
 	cmd.Flags().StringVar(&since, "since", "", "only deliveries received within this long, e.g. 2h or 7d")

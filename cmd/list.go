@@ -61,7 +61,7 @@ func newListCmd(f *factory, runF func(*listOptions) error) *cobra.Command {
 			return listRun(cmd.Context(), o)
 		},
 	}
-	cmd.Flags().StringVar(&o.Provider, "provider", "", "only this provider (stripe, github, shopify, slack, twilio, standard, svix, generic)")
+	cmd.Flags().StringVar(&o.Provider, "provider", "", "only this provider ("+providers(anyProvider)+")")
 	cmd.Flags().StringVar(&o.TypeGlob, "type", "", "only event types matching this glob, e.g. 'invoice.*'")
 	cmd.Flags().StringVar(&o.EventID, "event-id", "", "only deliveries of this event id")
 	cmd.Flags().StringVar(&since, "since", "", "only deliveries received within this long, e.g. 2h or 7d")

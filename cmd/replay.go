@@ -123,7 +123,7 @@ usage errors or when no copy could connect at all, 130 when interrupted.`,
 	fl.BoolVar(&o.Raw, "raw", false, "send the stored wire bytes unchanged (only Host rewritten when it differs)")
 	fl.IntVar(&o.LoseResponse, "lose-response", 0, "for the first K copies, hang up without reading the answer")
 	fl.BoolVar(&o.LoseEarly, "lose-early", false, "with --lose-response, hang up right after the request instead of once the answer arrived")
-	fl.StringVar(&o.Schedule, "schedule", "none", "after a non-2xx, lost or failed copy, retry on this provider's timetable: "+strings.Join(replay.ScheduleNames(), ", ")+" (twilio:N for N retries)")
+	fl.StringVar(&o.Schedule, "schedule", "none", "after a non-2xx, lost or failed copy, retry on this provider's timetable: "+scheduleHelp())
 	fl.Float64Var(&o.Speedup, "speedup", 3600, "compress --schedule by this factor (3600: an hour passes in a second)")
 	fl.DurationVar(&o.Timeout, "timeout", 30*time.Second, "per copy: connect, send and wait for the answer")
 	fl.BoolVar(&o.JSON, "json", false, "print the run (attempts and summary) as one JSON document")

@@ -47,7 +47,7 @@ with your secret exactly as the provider would: the provider's headers and
 User-Agent, a fresh unique event id on every send, the timestamp and
 signature of now. 'hookreplay send --list' shows the sample events.
 
---to is the handler URL the provider is configured with (Twilio signs it).
+--to is the handler URL the provider is configured with (` + signsURLSentence() + `).
 --via CAPTURE_URL sends the delivery to a running 'hookreplay capture'
 instead, so that it is stored; capture answers it, or forwards it when it was
 started with --forward. The request keeps the path and query of --to unless
@@ -82,7 +82,7 @@ Exit status: 0 the handler answered 2xx, 1 it answered something else,
 			return sendRun(cmd.Context(), o)
 		},
 	}
-	cmd.Flags().StringVar(&o.Provider, "provider", "", "provider: stripe, github, shopify, slack, twilio, standard, svix (inferred from --event when unique)")
+	cmd.Flags().StringVar(&o.Provider, "provider", "", "provider: "+providers(hasSamples)+" (inferred from --event when unique)")
 	cmd.Flags().StringVar(&o.Event, "event", "", "sample event to send, e.g. invoice.paid (see --list)")
 	cmd.Flags().StringVar(&o.To, "to", "", "handler URL the provider is configured with, e.g. http://localhost:3000/webhooks/stripe")
 	cmd.Flags().StringVar(&o.Via, "via", "", "URL of a running 'hookreplay capture' to send through (it stores the delivery)")

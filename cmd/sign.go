@@ -41,10 +41,10 @@ send with it, signed with your secret: for example to test a handler with
 curl, or to check your own signing code.
 
 --timestamp sets the signing time (unix seconds or RFC 3339; default now) for
-schemes that sign one (stripe, slack, standard, svix). --id sets the event id
-for schemes that carry it in a header and sign it (standard, svix) or send it
-(github X-GitHub-Delivery, shopify, twilio); Stripe and Slack keep the event id
-in the body. Twilio signs the full URL: --url is required for it.`,
+schemes that sign one (` + providers(timestamped) + `).
+--id sets the event id for schemes that carry it in a header
+(` + providers(identityInHeader) + `); ` + bodyIdentityTitles() + ` the event id in the body.
+` + signsURLSentence() + `: --url is required for it.`,
 		Example: `  hookreplay sign --provider stripe --secret-env STRIPE_WEBHOOK_SECRET < event.json
 
   # send it with curl
@@ -69,7 +69,7 @@ in the body. Twilio signs the full URL: --url is required for it.`,
 				}
 				o.Timestamp = t
 			}
-			if o.ID != "" && (verify.IdentityInBody(o.Provider) || o.Provider == "generic") {
+			if o.ID != "" && (verify.IdentityInBody(o.Provider) || !verify.Recognised(o.Provider)) {
 				return usageErr("--id: %s keeps no event id in a header; edit the body instead", o.Provider)
 			}
 			if err := parseSigHeaders(headers, &o.Headers, &o.SigHeader); err != nil {
@@ -91,7 +91,7 @@ in the body. Twilio signs the full URL: --url is required for it.`,
 	cmd.Flags().StringVar(&o.SecretEnv, "secret-env", "", "name of the environment variable holding the signing secret")
 	cmd.Flags().StringVar(&ts, "timestamp", "", "signing time: unix seconds or RFC 3339 (default now)")
 	cmd.Flags().StringVar(&o.ID, "id", "", "event id for header-identity providers (default: a fresh one where the signature covers it)")
-	cmd.Flags().StringVar(&o.URL, "url", "", "full URL the request is sent to (required for twilio)")
+	cmd.Flags().StringVar(&o.URL, "url", "", "full URL the request is sent to (required for "+providers(signsURL)+")")
 	cmd.Flags().StringArrayVar(&headers, "header", nil, "extra request header 'Name: value' (e.g. Content-Type); a bare NAME is the generic provider's signature header")
 	cmd.Flags().StringVar(&o.Algo, "algo", "", "generic provider: sha256 (default), sha1 or sha512")
 	cmd.Flags().StringVar(&o.Encoding, "encoding", "", "generic provider: hex (default) or base64")
@@ -126,12 +126,12 @@ func signRun(o *signOptions) error {
 	base := req
 	if o.ID != "" {
 		if req, err = verify.Reidentify(req, o.Provider, o.ID, "", now, opt); err != nil {
-			return usageErr("%v", err)
+			return verifyErr(err)
 		}
 	}
 	signed, err := verify.Sign(req, o.Provider, o.Secret, opt)
 	if err != nil {
-		return usageErr("%v", err)
+		return verifyErr(err)
 	}
 	// Print what a sender adds: every header that signing or --id set or
 	// changed, in request order.
@@ -141,4 +141,13 @@ func signRun(o *signOptions) error {
 		}
 	}
 	return nil
+}
+
+// bodyIdentityTitles is "Stripe and Slack keep" (or "X keeps").
+func bodyIdentityTitles() string {
+	t, one := providerTitles(identityInBody)
+	if one {
+		return t + " keeps"
+	}
+	return t + " keep"
 }

@@ -47,8 +47,8 @@ func newVerifyCmd(f *factory, runF func(*verifyOptions) error) *cobra.Command {
 		Use:   "verify [ID]",
 		Short: "Check a delivery's provider signature",
 		Long: `Check that a delivery is authentic: its signature header matches the body
-signed with your secret, and a timestamped signature (stripe, slack, standard,
-svix) is within the tolerance.
+signed with your secret, and a timestamped signature (` + providers(timestamped) + `)
+is within the tolerance.
 
 With an ID, the stored delivery is checked and its timestamp is judged
 against the moment capture received it, not the wall clock, so a delivery
@@ -56,9 +56,9 @@ captured last week still verifies. Without an ID, the request body is read
 from stdin and its headers come from --header 'Name: value' (the timestamp is
 judged against now).
 
-Providers: stripe, github, shopify, slack, twilio, standard, svix, generic.
+Providers: ` + providers(anyProvider) + `.
 The provider is detected from the headers unless --provider is given.
-Twilio signs the full URL it was configured with: pass it with --url.
+` + signsURLSentence() + ` it was configured with: pass it with --url.
 The generic provider is an HMAC of the raw body in a header you name:
 --provider generic --header X-Signature [--algo sha256|sha1|sha512]
 [--encoding hex|base64] [--prefix sha256=].
@@ -121,8 +121,8 @@ Exit status: 0 valid, 1 invalid (the reason is printed), 2 usage error.`,
 	cmd.Flags().StringVar(&o.Provider, "provider", "", "provider scheme (default: detected from the headers)")
 	cmd.Flags().StringVar(&o.Secret, "secret", "", "signing secret (prefer --secret-env: arguments are visible to other users)")
 	cmd.Flags().StringVar(&o.SecretEnv, "secret-env", "", "name of the environment variable holding the signing secret")
-	cmd.Flags().DurationVar(&o.Tolerance, "tolerance", 0, "allowed signature age, e.g. 5m (default: the provider's, 300s for stripe, slack, standard, svix)")
-	cmd.Flags().StringVar(&o.URL, "url", "", "full URL the provider was configured with (Twilio signs it)")
+	cmd.Flags().DurationVar(&o.Tolerance, "tolerance", 0, "allowed signature age, e.g. 5m (default: the provider's, "+tolerancesHelp()+")")
+	cmd.Flags().StringVar(&o.URL, "url", "", "full URL the provider was configured with ("+signsURLSentence()+")")
 	cmd.Flags().StringArrayVar(&headers, "header", nil, "request header 'Name: value' for a stdin request (repeatable); a bare NAME is the generic provider's signature header")
 	cmd.Flags().StringVar(&o.Algo, "algo", "", "generic provider: HMAC hash sha256 (default), sha1 or sha512")
 	cmd.Flags().StringVar(&o.Encoding, "encoding", "", "generic provider: signature encoding hex (default) or base64")
@@ -209,7 +209,7 @@ func verifyRun(ctx context.Context, o *verifyOptions) error {
 		req, opt.Now, ref = d.Request(), d.ReceivedAt, "capture"
 		if provider == "" {
 			provider = d.Provider
-			if provider == "generic" && o.SigHeader == "" {
+			if !verify.Recognised(provider) && o.SigHeader == "" {
 				return usageErr("delivery %d has no known provider's signature headers; pass --provider (or --provider generic --header NAME)", o.ID)
 			}
 		}
@@ -227,11 +227,16 @@ func verifyRun(ctx context.Context, o *verifyOptions) error {
 		opt.Now, ref = o.At, ""
 	}
 	if provider == "" && o.SigHeader != "" {
-		provider = "generic"
+		provider = verify.Generic
 	}
 	r, err := verify.Verify(req, provider, o.Secret, opt)
 	if err != nil {
-		return usageErr("%v", err)
+		return verifyErr(err)
+	}
+	if !r.Valid && o.URL == "" && verify.SignsURL(r.Provider) && strings.HasPrefix(r.Reason, "signature mismatch (") {
+		// The scheme tried the request's own URL; the flag gives the right one.
+		s, _ := verify.SchemeFor(r.Provider)
+		r.Reason = fmt.Sprintf("signature mismatch (%s signs the full URL; pass --url with the URL configured in %s)", s.Title(), s.Title())
 	}
 	if !r.Valid && r.Reason == "signature mismatch" && strings.TrimSpace(o.Secret) != o.Secret {
 		// A secret pasted or read from a file often carries a newline.

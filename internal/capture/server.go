@@ -466,19 +466,17 @@ func (s *Server) serveRequest(c *conn, rec *recorder, br *bufio.Reader) bool {
 	return keepAlive && werr == nil
 }
 
-// ackBody is capture's own answer: {"id":N}. A Slack url_verification
-// request also gets its challenge back, as Slack requires before it enables
-// an Events API URL, so a Slack app can be pointed at capture directly.
+// ackBody is capture's own answer: {"id":N}. A provider's URL-verification
+// handshake (Slack's url_verification) also gets its challenge back, as the
+// provider requires before it enables the URL, so an app can be pointed at
+// capture directly.
 func ackBody(d *store.Delivery) []byte {
-	if d.Provider == "slack" && d.EventType == "url_verification" {
-		var v struct {
-			Challenge string `json:"challenge"`
-		}
-		if json.Unmarshal(d.Body, &v) == nil && v.Challenge != "" {
+	if s, err := verify.SchemeFor(d.Provider); err == nil {
+		if c := s.Challenge(d.Request()); c != "" {
 			b, _ := json.Marshal(struct {
 				Challenge string `json:"challenge"`
 				ID        int64  `json:"id"`
-			}{v.Challenge, d.ID})
+			}{c, d.ID})
 			return b
 		}
 	}
@@ -612,7 +610,7 @@ func verification(req *message.Request, provider, secret string, receivedAt time
 			line = fmt.Sprintf("unverified: verifier failed: %v", r)
 		}
 	}()
-	if provider == "generic" || provider == "" {
+	if !verify.Recognised(provider) {
 		return "unverified: no provider signature scheme recognised in the headers"
 	}
 	opt := verify.Options{Now: receivedAt}

@@ -271,11 +271,13 @@ func Prepare(p Plan) (*Job, error) {
 			pd.req = r
 			pd.edit = joinEdit(pd.edit, desc)
 		}
-		if pd.edit != "" && d.Provider == "twilio" && !bytes.Equal(pd.req.Body, d.Body) {
-			// Twilio signs a JSON body through bodySHA256 in the URL.
-			if t, changed := verify.UpdateBodySHA256(pd.req.Target, pd.req.Body); changed {
-				pd.req.Target = t
-				pd.edit = joinEdit(pd.edit, "bodySHA256 in the URL updated for the edited body")
+		if pd.edit != "" && !bytes.Equal(pd.req.Body, d.Body) {
+			// Some schemes describe the body outside the signature (Twilio:
+			// bodySHA256 in the URL).
+			if s, err := verify.SchemeFor(d.Provider); err == nil {
+				if note := s.BodyEdited(pd.req); note != "" {
+					pd.edit = joinEdit(pd.edit, note)
+				}
 			}
 		}
 		// A Host header set by an edit (--set-header 'Host: …', --edit) is
@@ -325,7 +327,7 @@ func Prepare(p Plan) (*Job, error) {
 						d.ID, provider, roundAge(now.Sub(at)), tol))
 				}
 			}
-			if pd.edit != "" && !p.Raw && provider != "generic" && provider != "" && !onlyHostChanged(pd.req, d, provider) {
+			if pd.edit != "" && !p.Raw && verify.Recognised(provider) && !onlyHostChanged(pd.req, d, provider) {
 				j.Warnings = append(j.Warnings, fmt.Sprintf("delivery %d: edited copies keep the original %s signature, which no longer matches (pass --secret to re-sign)", d.ID, provider))
 			}
 		}
@@ -715,10 +717,10 @@ func (j *Job) EditDescription() string {
 func (j *Job) Describe() string { return describeOrder(j.plan) }
 
 // onlyHostChanged reports whether an edited request differs from the stored
-// delivery in its Host header alone, which no provider but Twilio (it signs
-// the URL) covers with its signature.
+// delivery in its Host header alone, which only a provider that signs the
+// URL (Twilio) covers with its signature.
 func onlyHostChanged(req *message.Request, d *store.Delivery, provider string) bool {
-	if provider == "twilio" || req.Target != d.Target || !bytes.Equal(req.Body, d.Body) {
+	if verify.SignsURL(provider) || req.Target != d.Target || !bytes.Equal(req.Body, d.Body) {
 		return false
 	}
 	return slices.Equal(req.Headers.Del("Host"), d.Headers.Del("Host"))

@@ -80,12 +80,46 @@ var ErrNoSigning = errors.New("signing scheme not implemented")
 // ErrSecret is wrapped by errors about an empty or malformed secret.
 var ErrSecret = errors.New("bad secret")
 
+// OptionError is a setting a scheme needs and did not get in a usable form:
+// Field names the Options field (URL, Header, Algo, Encoding), or Provider
+// when the provider could not be detected. Its text is hookreplay's, naming
+// no command-line flag; a caller that has flags for these words it its way.
+type OptionError struct {
+	Field    string // "Provider", "URL", "Header", "Algo" or "Encoding"
+	Provider string // the scheme that needs it ("" for Field Provider)
+	Value    string // the unusable value; "" when it is missing
+	Want     string // what is accepted, when Value is unusable
+	Detail   string // why it is needed here, e.g. "the request has no Host header"
+}
+
+func (e *OptionError) Error() string {
+	var msg string
+	switch e.Field {
+	case "Provider":
+		msg = "cannot tell the provider from the headers"
+	case "URL":
+		msg = e.Provider + " signs the full URL it was configured with, and it is not known"
+	case "Header":
+		msg = "the " + e.Provider + " provider needs the name of the header carrying the signature"
+	case "Algo":
+		msg = fmt.Sprintf("unknown HMAC hash %q (want %s)", e.Value, e.Want)
+	case "Encoding":
+		msg = fmt.Sprintf("unknown signature encoding %q (want %s)", e.Value, e.Want)
+	default:
+		msg = fmt.Sprintf("bad %s %q", e.Field, e.Value)
+	}
+	if e.Detail != "" {
+		msg += " (" + e.Detail + ")"
+	}
+	return msg
+}
+
 // resolve finds the scheme for provider; "" means detect it from req's headers.
 func resolve(req *message.Request, provider string, opt Options) (Scheme, error) {
 	if strings.TrimSpace(provider) == "" || strings.EqualFold(provider, "auto") {
 		provider = Detect(req).Provider
-		if provider == "generic" && opt.Header == "" {
-			return nil, errors.New("cannot tell the provider from the headers; pass --provider")
+		if provider == Generic && opt.Header == "" {
+			return nil, &OptionError{Field: "Provider"}
 		}
 	}
 	return SchemeFor(provider)

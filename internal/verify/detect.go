@@ -2,7 +2,6 @@ package verify
 
 import (
 	"encoding/json"
-	"strings"
 
 	"github.com/hookreplay/hookreplay/internal/message"
 )
@@ -19,24 +18,12 @@ type Identity struct {
 // Detect names the provider of req from its headers and extracts the event
 // identity. It never fails: unparseable bodies leave the fields empty.
 func Detect(req *message.Request) Identity {
-	h := req.Headers
-	switch {
-	case h.Has("Stripe-Signature"):
-		return IdentityFor("stripe", req)
-	case h.Has("X-GitHub-Event") || h.Has("X-GitHub-Delivery"):
-		return IdentityFor("github", req)
-	case h.Has("X-Shopify-Topic") || h.Has("X-Shopify-Hmac-Sha256") || h.Has("Shopify-Hmac-Sha256"):
-		return IdentityFor("shopify", req)
-	case h.Has("X-Slack-Signature"):
-		return IdentityFor("slack", req)
-	case h.Has("X-Twilio-Signature"):
-		return IdentityFor("twilio", req)
-	case h.Has("svix-id"):
-		return IdentityFor("svix", req)
-	case h.Has("webhook-id") && h.Has("webhook-signature"):
-		return IdentityFor("standard", req)
+	for _, s := range schemes {
+		if s.Detects(req.Headers) {
+			return s.Identity(req)
+		}
 	}
-	return Identity{Provider: "generic"}
+	return Identity{Provider: Generic}
 }
 
 // IdentityFor extracts the identity of req as if it came from provider.
@@ -65,17 +52,4 @@ func str(m map[string]any, key string) string {
 		return s
 	}
 	return ""
-}
-
-// Providers lists the provider names hookreplay knows, in display order.
-var Providers = []string{"stripe", "github", "shopify", "slack", "twilio", "standard", "svix", "generic"}
-
-// KnownProvider reports whether name is one of Providers.
-func KnownProvider(name string) bool {
-	for _, p := range Providers {
-		if strings.EqualFold(p, name) {
-			return true
-		}
-	}
-	return false
 }

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"net/url"
 	"sort"
-	"strconv"
 	"strings"
 	"time"
 
@@ -28,19 +27,14 @@ type Fixture struct {
 }
 
 // fixtures lists every sample event, per provider in display order.
-var fixtures = []Fixture{
-	{"stripe", "payment_intent.succeeded", "stripe/payment_intent.succeeded.json", "a $20.00 card payment succeeded"},
-	{"stripe", "checkout.session.completed", "stripe/checkout.session.completed.json", "a Checkout subscription session completed"},
-	{"stripe", "invoice.paid", "stripe/invoice.paid.json", "a $49.00 subscription invoice paid"},
-	{"stripe", "invoice.payment_succeeded", "stripe/invoice.payment_succeeded.json", "amount_paid 5000 for customer cus_QpB3d9uYnWx2Ke"},
-	{"stripe", "charge.refunded", "stripe/charge.refunded.json", "a $20.00 charge fully refunded"},
-	{"github", "push", "github/push.json", "one commit pushed to Codertocat/Hello-World main"},
-	{"github", "issues.opened", "github/issues.opened.json", "issue #1 opened in Codertocat/Hello-World"},
-	{"shopify", "orders/create", "shopify/orders-create.json", "test order #9999, two line items"},
-	{"slack", "event_callback", "slack/event_callback.json", "Events API app_mention in a channel"},
-	{"twilio", "message.received", "twilio/message.received.form", "incoming SMS webhook (form POST)"},
-	{"standard", "invoice.paid", "standard/invoice.paid.json", "Standard Webhooks invoice.paid"},
-	{"svix", "invoice.paid", "svix/invoice.paid.json", "Svix invoice.paid"},
+var fixtures = sampleFixtures()
+
+func sampleFixtures() []Fixture {
+	var out []Fixture
+	for _, s := range schemes {
+		out = append(out, s.Samples()...)
+	}
+	return out
 }
 
 // Fixtures returns the sample events `send` can deliver.
@@ -104,60 +98,13 @@ func BuildDeliveryTo(provider, event, secret, rawURL string, now time.Time) (*me
 		req.Target = u.RequestURI()
 		req.Headers = req.Headers.Set("Host", u.Host)
 	}
-	id := NewEventID(f.Provider)
-	h := func(name, value string) { req.Headers = append(req.Headers, message.Header{Name: name, Value: value}) }
-	unix := strconv.FormatInt(now.Unix(), 10)
-	switch f.Provider {
-	case "stripe":
-		h("User-Agent", "Stripe/1.0 (+https://stripe.com/docs/webhooks)")
-		h("Accept", "*/*; q=0.5, application/xml")
-		h("Cache-Control", "no-cache")
-		h("Content-Type", "application/json; charset=utf-8")
-		if req.Body, err = replaceTopLevelRaw(req.Body, "created", []byte(unix)); err != nil {
-			return nil, err
-		}
-	case "github":
-		ev, _, _ := strings.Cut(f.Event, ".")
-		h("Accept", "*/*")
-		h("Content-Type", "application/json")
-		h("User-Agent", "GitHub-Hookshot/"+randomString("0123456789abcdef", 7))
-		h("X-GitHub-Delivery", id)
-		h("X-GitHub-Event", ev)
-		h("X-GitHub-Hook-ID", "482173901")
-		h("X-GitHub-Hook-Installation-Target-ID", "186853002")
-		h("X-GitHub-Hook-Installation-Target-Type", "repository")
-	case "shopify":
-		h("Accept", "*/*")
-		h("Content-Type", "application/json")
-		h("User-Agent", "Shopify-Captain-Hook")
-		h("X-Shopify-API-Version", "2024-07")
-		h("X-Shopify-Event-Id", id)
-		h("X-Shopify-Shop-Domain", "hookreplay-demo.myshopify.com")
-		h("X-Shopify-Topic", f.Event)
-		h("X-Shopify-Triggered-At", now.UTC().Format("2006-01-02T15:04:05.000000000Z"))
-		h("X-Shopify-Webhook-Id", newUUID())
-	case "slack":
-		h("Accept", "*/*")
-		h("Accept-Encoding", "gzip,deflate")
-		h("Content-Type", "application/json")
-		h("User-Agent", "Slackbot 1.0 (+https://api.slack.com/robots)")
-		if req.Body, err = replaceTopLevelRaw(req.Body, "event_time", []byte(unix)); err != nil {
-			return nil, err
-		}
-	case "twilio":
-		h("Accept", "*/*")
-		h("Content-Type", "application/x-www-form-urlencoded")
-		h("I-Twilio-Idempotency-Token", id)
-		h("User-Agent", "TwilioProxy/1.1")
-		h("X-Home-Region", "us1")
-	case "standard":
-		h("Content-Type", "application/json")
-		h("User-Agent", "hookreplay-standard-webhooks/1.0")
-		h("webhook-id", id)
-	case "svix":
-		h("Content-Type", "application/json")
-		h("User-Agent", "Svix-Webhooks/1.24.0 (sender-hookreplay; +https://www.svix.com/http-sender/)")
-		h("svix-id", id)
+	s, err := SchemeFor(f.Provider)
+	if err != nil {
+		return nil, err
+	}
+	id := s.NewEventID()
+	if err := s.Sample(req, f.Event, id, now); err != nil {
+		return nil, err
 	}
 	if IdentityInBody(f.Provider) {
 		if req, err = Reidentify(req, f.Provider, id, "", now, Options{}); err != nil {
@@ -165,6 +112,13 @@ func BuildDeliveryTo(provider, event, secret, rawURL string, now time.Time) (*me
 		}
 	}
 	return Sign(req, f.Provider, secret, Options{Now: now, URL: rawURL})
+}
+
+// addHeaders appends name, value pairs to r's headers, in order.
+func addHeaders(r *message.Request, nameValues ...string) {
+	for i := 0; i+1 < len(nameValues); i += 2 {
+		r.Headers = append(r.Headers, message.Header{Name: nameValues[i], Value: nameValues[i+1]})
+	}
 }
 
 // NewRequest builds the POST request a sender of body would make to rawURL

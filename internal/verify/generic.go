@@ -6,6 +6,7 @@ import (
 	"crypto/sha512"
 	"encoding/base64"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"hash"
 	"strings"
@@ -16,13 +17,34 @@ import (
 
 // genericScheme is an HMAC of the raw body in a header the user names, with
 // the hash, encoding and prefix given in Options.
+// It is the fallback when no provider's headers are recognised, and knows
+// nothing about the sender: no identity, timeout or retries.
 type genericScheme struct{}
 
-func (genericScheme) Name() string               { return "generic" }
-func (genericScheme) Tolerance() time.Duration   { return 0 }
-func (genericScheme) SignatureHeaders() []string { return nil }
-func (genericScheme) IdentityInBody() bool       { return false }
-func (genericScheme) NewEventID() string         { return newUUID() }
+var _ Scheme = genericScheme{}
+
+// Generic is the name of the generic scheme, and what a delivery whose
+// headers no provider recognises is stored as.
+const Generic = "generic"
+
+func (genericScheme) Name() string                       { return Generic }
+func (genericScheme) Title() string                      { return Generic }
+func (genericScheme) Detects(message.Headers) bool       { return false }
+func (genericScheme) Tolerance() time.Duration           { return 0 }
+func (genericScheme) SignatureHeaders() []string         { return nil }
+func (genericScheme) SignsURL() bool                     { return false }
+func (genericScheme) BodyEdited(*message.Request) string { return "" }
+func (genericScheme) IdentityInBody() bool               { return false }
+func (genericScheme) IdentitySigned() bool               { return false }
+func (genericScheme) NewEventID() string                 { return newUUID() }
+func (genericScheme) ResponseTimeout() time.Duration     { return 0 }
+func (genericScheme) Retries() Schedule                  { return Schedule{} }
+func (genericScheme) MarkRetry(*message.Request, int)    {}
+func (genericScheme) Challenge(*message.Request) string  { return "" }
+func (genericScheme) Samples() []Fixture                 { return nil }
+func (genericScheme) Sample(*message.Request, string, string, time.Time) error {
+	return errors.New("the generic provider has no sample events")
+}
 func (genericScheme) Identity(*message.Request) Identity {
 	return Identity{Provider: "generic"}
 }
@@ -33,7 +55,7 @@ func (genericScheme) SignedAt(*message.Request) (time.Time, bool) {
 // genericParams validates and defaults the generic options.
 func genericParams(opt Options) (func() hash.Hash, string, error) {
 	if strings.TrimSpace(opt.Header) == "" {
-		return nil, "", fmt.Errorf("the generic provider needs --header NAME (the header carrying the signature)")
+		return nil, "", &OptionError{Field: "Header", Provider: Generic}
 	}
 	var h func() hash.Hash
 	switch strings.ToLower(opt.Algo) {
@@ -44,7 +66,7 @@ func genericParams(opt Options) (func() hash.Hash, string, error) {
 	case "sha512":
 		h = sha512.New
 	default:
-		return nil, "", fmt.Errorf("unknown --algo %q (want sha256, sha1 or sha512)", opt.Algo)
+		return nil, "", &OptionError{Field: "Algo", Provider: Generic, Value: opt.Algo, Want: "sha256, sha1 or sha512"}
 	}
 	enc := strings.ToLower(opt.Encoding)
 	switch enc {
@@ -52,7 +74,7 @@ func genericParams(opt Options) (func() hash.Hash, string, error) {
 		enc = "hex"
 	case "hex", "base64":
 	default:
-		return nil, "", fmt.Errorf("unknown --encoding %q (want hex or base64)", opt.Encoding)
+		return nil, "", &OptionError{Field: "Encoding", Provider: Generic, Value: opt.Encoding, Want: "hex or base64"}
 	}
 	return h, enc, nil
 }

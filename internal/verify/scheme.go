@@ -19,11 +19,20 @@ import (
 	"github.com/hookreplay/hookreplay/internal/message"
 )
 
-// Scheme is one provider's signature scheme and event identity. Every
-// provider lives in its own file and is registered in schemes below.
+// Scheme is everything hookreplay knows about one provider: how its
+// deliveries are recognised, identified, signed and re-identified, and how
+// the provider behaves as a sender (its answer timeout, retry timetable and
+// retry marking). Every provider lives in its own file, asserts
+// `var _ Scheme = xScheme{}` there, and is registered in schemes below;
+// nothing outside this package switches on a provider's name.
 type Scheme interface {
-	// Name is the provider name ("stripe", "github", ...).
+	// Name is the provider name as stored and typed ("stripe", "github", ...).
 	Name() string
+	// Title is the provider's name as people write it ("Stripe", "GitHub").
+	Title() string
+	// Detects reports whether headers are this provider's. Detection asks
+	// the registry in order and the first yes wins.
+	Detects(h message.Headers) bool
 	// Identity extracts the event identity; it never fails.
 	Identity(req *message.Request) Identity
 	// Verify checks req's signature. A signature that does not check out is
@@ -36,28 +45,87 @@ type Scheme interface {
 	SignedAt(req *message.Request) (time.Time, bool)
 	// Tolerance is the default allowed signature age (0: no timestamp).
 	Tolerance() time.Duration
+	// SignatureHeaders names the headers Sign writes, in the order a sender adds them.
+	SignatureHeaders() []string
+	// SignsURL reports whether the signature covers the full URL the sender
+	// was configured with, so a copy sent to another URL (or with another
+	// Host) needs re-signing and Verify needs Options.URL.
+	SignsURL() bool
+	// BodyEdited brings req (a copy owned by the caller whose body was
+	// edited) back in line where the scheme describes the body outside the
+	// signature, and returns a note for the user when it changed something.
+	BodyEdited(req *message.Request) string
 	// Reidentify gives req (a copy owned by the caller) the event id newID,
 	// rewriting only the bytes where the identity lives.
 	Reidentify(req *message.Request, newID string) error
 	// NewEventID returns a fresh, realistic event id for the provider.
 	NewEventID() string
-	// SignatureHeaders names the headers Sign writes, in the order a sender adds them.
-	SignatureHeaders() []string
 	// IdentityInBody reports whether the event id lives in the body.
 	IdentityInBody() bool
+	// IdentitySigned reports whether a new event id breaks the signature,
+	// so that a fresh event can only be made with the secret.
+	IdentitySigned() bool
+	// ResponseTimeout is how long the provider waits for an answer before
+	// it counts the delivery as failed and retries (0: not known).
+	ResponseTimeout() time.Duration
+	// Retries is the provider's retry timetable (no Retries: none published).
+	Retries() Schedule
+	// MarkRetry marks req (a copy owned by the caller) as the provider's
+	// retry number n, the way the provider really does (most resend the
+	// same bytes and do nothing).
+	MarkRetry(req *message.Request, n int)
+	// Challenge is the value req asks to have echoed back when it is the
+	// provider's URL-verification handshake ("" when it is not).
+	Challenge(req *message.Request) string
+	// Samples lists the provider's sample events (files in fixtures/).
+	Samples() []Fixture
+	// Sample dresses req, a sample delivery of event being built, as the
+	// provider sends it: its headers, event id id, timestamps at now. Sign
+	// and, for IdentityInBody schemes, Reidentify run afterwards.
+	Sample(req *message.Request, event, id string, now time.Time) error
 }
 
-// schemes is the single registry of provider schemes; adding a provider
-// means adding its file and one line here.
-var schemes = map[string]Scheme{
-	"stripe":   stripeScheme{},
-	"github":   githubScheme{},
-	"shopify":  shopifyScheme{},
-	"slack":    slackScheme{},
-	"twilio":   twilioScheme{},
-	"standard": standardScheme{name: "standard", prefix: "webhook"},
-	"svix":     standardScheme{name: "svix", prefix: "svix"},
-	"generic":  genericScheme{},
+// Schedule is a provider's retry timetable: after a non-2xx, a lost answer
+// or a connection error, retry k is sent Retries[k-1] after the first
+// attempt. Providers publish the policy, rarely the exact intervals: where
+// they do not, the offsets are a geometric backoff fitted to what they
+// publish (first retry after 1 minute, the last at the published horizon)
+// and Source says so.
+type Schedule struct {
+	Retries []time.Duration // offsets from the first attempt, increasing
+	Final   string          // what the provider does once the last retry failed
+	Source  string          // where the policy is documented
+	// MaxRetries, when above 0, is the most retries the provider lets its
+	// user configure; each is sent immediately (Twilio's rc override).
+	MaxRetries int
+}
+
+// schemes is the single registry of provider schemes, in display order:
+// Providers, help texts and detection read it. Adding a provider means
+// adding its file and one line here.
+var schemes = []Scheme{
+	stripeScheme{},
+	githubScheme{},
+	shopifyScheme{},
+	slackScheme{},
+	twilioScheme{},
+	standardScheme{name: "standard", title: "Standard Webhooks", prefix: "webhook"},
+	standardScheme{name: "svix", title: "Svix", prefix: "svix"},
+	genericScheme{},
+}
+
+// Schemes returns the registered schemes in display order.
+func Schemes() []Scheme { return append([]Scheme(nil), schemes...) }
+
+// Providers lists the provider names hookreplay knows, in display order.
+var Providers = providerNames()
+
+func providerNames() []string {
+	out := make([]string, len(schemes))
+	for i, s := range schemes {
+		out[i] = s.Name()
+	}
+	return out
 }
 
 // ErrUnknownProvider is wrapped by every error about a provider name hookreplay does not know.
@@ -65,11 +133,26 @@ var ErrUnknownProvider = errors.New("unknown provider")
 
 // SchemeFor returns the scheme of provider (case-insensitive).
 func SchemeFor(provider string) (Scheme, error) {
-	s, ok := schemes[strings.ToLower(strings.TrimSpace(provider))]
-	if !ok {
-		return nil, fmt.Errorf("%w %q (known: %s)", ErrUnknownProvider, provider, strings.Join(Providers, ", "))
+	name := strings.ToLower(strings.TrimSpace(provider))
+	for _, s := range schemes {
+		if s.Name() == name {
+			return s, nil
+		}
 	}
-	return s, nil
+	return nil, fmt.Errorf("%w %q (known: %s)", ErrUnknownProvider, provider, strings.Join(Providers, ", "))
+}
+
+// KnownProvider reports whether name is one of Providers.
+func KnownProvider(name string) bool {
+	_, err := SchemeFor(name)
+	return err == nil
+}
+
+// Recognised reports whether provider names a scheme detected from a
+// delivery's own headers: not empty, not generic (the user-described HMAC
+// that detection falls back to).
+func Recognised(provider string) bool {
+	return provider != "" && !strings.EqualFold(provider, Generic)
 }
 
 // IdentityInBody reports whether provider keeps its event id in the body
@@ -77,6 +160,41 @@ func SchemeFor(provider string) (Scheme, error) {
 func IdentityInBody(provider string) bool {
 	s, err := SchemeFor(provider)
 	return err == nil && s.IdentityInBody()
+}
+
+// IdentitySigned reports whether provider's event id is covered by its
+// signature, so that changing it needs the secret.
+func IdentitySigned(provider string) bool {
+	s, err := SchemeFor(provider)
+	return err == nil && s.IdentitySigned()
+}
+
+// SignsURL reports whether provider's signature covers the full URL.
+func SignsURL(provider string) bool {
+	s, err := SchemeFor(provider)
+	return err == nil && s.SignsURL()
+}
+
+// ResponseTimeout is how long provider waits for an answer, and whether it
+// is known.
+func ResponseTimeout(provider string) (time.Duration, bool) {
+	s, err := SchemeFor(provider)
+	if err != nil || s.ResponseTimeout() <= 0 {
+		return 0, false
+	}
+	return s.ResponseTimeout(), true
+}
+
+// MarkRetry returns req marked as provider's retry number n: req itself when
+// the provider marks nothing, else a marked copy.
+func MarkRetry(req *message.Request, provider string, n int) *message.Request {
+	s, err := SchemeFor(provider)
+	if err != nil {
+		return req
+	}
+	c := req.Clone()
+	s.MarkRetry(c, n)
+	return c
 }
 
 // SignatureHeaders names the headers Sign writes for provider.
@@ -97,6 +215,18 @@ func NewEventID(provider string) string {
 		return newUUID()
 	}
 	return s.NewEventID()
+}
+
+// ProviderNames lists, in display order, the providers whose scheme has
+// the property keep asks about: for help texts ("stripe, slack, standard, svix").
+func ProviderNames(keep func(Scheme) bool) []string {
+	var out []string
+	for _, s := range schemes {
+		if keep(s) {
+			out = append(out, s.Name())
+		}
+	}
+	return out
 }
 
 // --- crypto helpers ---

@@ -11,6 +11,8 @@ import (
 // base64 HMAC-SHA256 of the raw body keyed with the app's client secret.
 type shopifyScheme struct{}
 
+var _ Scheme = shopifyScheme{}
+
 const (
 	shopifyHmac      = "X-Shopify-Hmac-Sha256"
 	shopifyHmacNew   = "Shopify-Hmac-Sha256"
@@ -18,11 +20,21 @@ const (
 	shopifyWebhookID = "X-Shopify-Webhook-Id"
 )
 
-func (shopifyScheme) Name() string               { return "shopify" }
-func (shopifyScheme) Tolerance() time.Duration   { return 0 }
-func (shopifyScheme) SignatureHeaders() []string { return []string{shopifyHmac} }
-func (shopifyScheme) IdentityInBody() bool       { return false }
-func (shopifyScheme) NewEventID() string         { return newUUID() }
+func (shopifyScheme) Name() string                       { return "shopify" }
+func (shopifyScheme) Title() string                      { return "Shopify" }
+func (shopifyScheme) Tolerance() time.Duration           { return 0 }
+func (shopifyScheme) SignatureHeaders() []string         { return []string{shopifyHmac} }
+func (shopifyScheme) SignsURL() bool                     { return false }
+func (shopifyScheme) BodyEdited(*message.Request) string { return "" }
+func (shopifyScheme) IdentityInBody() bool               { return false }
+func (shopifyScheme) IdentitySigned() bool               { return false }
+func (shopifyScheme) NewEventID() string                 { return newUUID() }
+func (shopifyScheme) ResponseTimeout() time.Duration     { return 30 * time.Second }
+func (shopifyScheme) MarkRetry(*message.Request, int)    {}
+func (shopifyScheme) Challenge(*message.Request) string  { return "" }
+func (shopifyScheme) Detects(h message.Headers) bool {
+	return h.Has("X-Shopify-Topic") || h.Has(shopifyHmac) || h.Has(shopifyHmacNew)
+}
 func (shopifyScheme) SignedAt(*message.Request) (time.Time, bool) {
 	return time.Time{}, false
 }
@@ -112,5 +124,56 @@ func (sc shopifyScheme) Reidentify(r *message.Request, newID string) error {
 		r.Headers = r.Headers.Set(shopifyEventID, newID)
 		r.Headers = r.Headers.Set(shopifyWebhookID, sc.NewEventID())
 	}
+	return nil
+}
+
+// Retries: "retries 19 times over the next 48 hours" and removes the
+// subscription after 19 consecutive failures; exponential backoff,
+// intervals not published. Geometric factor 1.50, last at 48 h.
+// (Apps on newer API versions see 8 retries over 4 hours.)
+func (shopifyScheme) Retries() Schedule {
+	return Schedule{
+		Retries: []time.Duration{
+			1 * time.Minute,
+			2*time.Minute + 30*time.Second,
+			4*time.Minute + 44*time.Second,
+			8*time.Minute + 6*time.Second,
+			13*time.Minute + 8*time.Second,
+			20*time.Minute + 39*time.Second,
+			31*time.Minute + 56*time.Second,
+			48*time.Minute + 49*time.Second,
+			1*time.Hour + 14*time.Minute + 6*time.Second,
+			1*time.Hour + 51*time.Minute + 58*time.Second,
+			2*time.Hour + 48*time.Minute + 40*time.Second,
+			4*time.Hour + 13*time.Minute + 35*time.Second,
+			6*time.Hour + 20*time.Minute + 44*time.Second,
+			9*time.Hour + 31*time.Minute + 8*time.Second,
+			14*time.Hour + 16*time.Minute + 15*time.Second,
+			21*time.Hour + 23*time.Minute + 13*time.Second,
+			32*time.Hour + 2*time.Minute + 34*time.Second,
+			48 * time.Hour,
+		},
+		Final:  "webhook subscription removed after 19 consecutive failures",
+		Source: "https://shopify.dev/docs/apps/build/webhooks/troubleshooting-webhooks (19 attempts over 48 h, then the subscription is removed; intervals fitted)",
+	}
+}
+
+func (shopifyScheme) Samples() []Fixture {
+	return []Fixture{
+		{"shopify", "orders/create", "shopify/orders-create.json", "test order #9999, two line items"},
+	}
+}
+
+func (shopifyScheme) Sample(r *message.Request, event, id string, now time.Time) error {
+	addHeaders(r,
+		"Accept", "*/*",
+		"Content-Type", "application/json",
+		"User-Agent", "Shopify-Captain-Hook",
+		"X-Shopify-API-Version", "2024-07",
+		shopifyEventID, id,
+		"X-Shopify-Shop-Domain", "hookreplay-demo.myshopify.com",
+		"X-Shopify-Topic", event,
+		"X-Shopify-Triggered-At", now.UTC().Format("2006-01-02T15:04:05.000000000Z"),
+		shopifyWebhookID, newUUID())
 	return nil
 }

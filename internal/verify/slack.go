@@ -2,6 +2,7 @@ package verify
 
 import (
 	"encoding/hex"
+	"encoding/json"
 	"strconv"
 	"strings"
 	"time"
@@ -13,15 +14,79 @@ import (
 // keyed with the signing secret, X-Slack-Request-Timestamp: <unix>.
 type slackScheme struct{}
 
+var _ Scheme = slackScheme{}
+
 const (
 	slackSig = "X-Slack-Signature"
 	slackTS  = "X-Slack-Request-Timestamp"
 )
 
-func (slackScheme) Name() string               { return "slack" }
-func (slackScheme) Tolerance() time.Duration   { return 300 * time.Second }
-func (slackScheme) SignatureHeaders() []string { return []string{slackTS, slackSig} }
-func (slackScheme) IdentityInBody() bool       { return true }
+func (slackScheme) Name() string                       { return "slack" }
+func (slackScheme) Title() string                      { return "Slack" }
+func (slackScheme) Detects(h message.Headers) bool     { return h.Has(slackSig) }
+func (slackScheme) Tolerance() time.Duration           { return 300 * time.Second }
+func (slackScheme) SignatureHeaders() []string         { return []string{slackTS, slackSig} }
+func (slackScheme) SignsURL() bool                     { return false }
+func (slackScheme) BodyEdited(*message.Request) string { return "" }
+func (slackScheme) IdentityInBody() bool               { return true }
+func (slackScheme) IdentitySigned() bool               { return true }
+
+// ResponseTimeout: the Events API counts an answer slower than 3 s as failed.
+func (slackScheme) ResponseTimeout() time.Duration { return 3 * time.Second }
+
+// Retries: Events API, "up to 3 times ... nearly immediately, after 1
+// minute, and after 5 minutes".
+func (slackScheme) Retries() Schedule {
+	return Schedule{
+		Retries: []time.Duration{1 * time.Second, 1 * time.Minute, 5 * time.Minute},
+		Final:   "event dropped (and the app's events may be disabled after repeated failures)",
+		Source:  "https://api.slack.com/apis/events-api#retries (3 retries: nearly immediately, 1 min, 5 min)",
+	}
+}
+
+// MarkRetry: Slack is the one provider that marks its retries
+// (X-Slack-Retry-Num, X-Slack-Retry-Reason); its signature covers the
+// timestamp and body, not these headers.
+func (slackScheme) MarkRetry(r *message.Request, n int) {
+	r.Headers = r.Headers.Set("X-Slack-Retry-Num", strconv.Itoa(n))
+	r.Headers = r.Headers.Set("X-Slack-Retry-Reason", "http_timeout")
+}
+
+// Challenge: a url_verification request must get its challenge back
+// before Slack enables an Events API URL.
+func (sc slackScheme) Challenge(r *message.Request) string {
+	if sc.Identity(r).EventType != "url_verification" {
+		return ""
+	}
+	var v struct {
+		Challenge string `json:"challenge"`
+	}
+	if json.Unmarshal(r.Body, &v) != nil {
+		return ""
+	}
+	return v.Challenge
+}
+
+func (slackScheme) Samples() []Fixture {
+	return []Fixture{
+		{"slack", "event_callback", "slack/event_callback.json", "Events API app_mention in a channel"},
+	}
+}
+
+func (slackScheme) Sample(r *message.Request, _, _ string, now time.Time) error {
+	addHeaders(r,
+		"Accept", "*/*",
+		"Accept-Encoding", "gzip,deflate",
+		"Content-Type", "application/json",
+		"User-Agent", "Slackbot 1.0 (+https://api.slack.com/robots)")
+	b, err := replaceTopLevelRaw(r.Body, "event_time", []byte(strconv.FormatInt(now.Unix(), 10)))
+	if err != nil {
+		return err
+	}
+	r.Body = b
+	return nil
+}
+
 func (slackScheme) NewEventID() string {
 	return "Ev" + randomString("0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZ", 10)
 }

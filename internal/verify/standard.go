@@ -16,16 +16,42 @@ import (
 // "<id>.<timestamp>.<body>" keyed with the base64-decoded secret after whsec_.
 type standardScheme struct {
 	name   string // "standard" or "svix"
+	title  string // "Standard Webhooks" or "Svix"
 	prefix string // "webhook" or "svix"
 }
 
-func (s standardScheme) Name() string           { return s.name }
-func (standardScheme) Tolerance() time.Duration { return 300 * time.Second }
-func (standardScheme) IdentityInBody() bool     { return false }
-func (standardScheme) NewEventID() string       { return "msg_" + randomString(base62, 27) }
-func (s standardScheme) idH() string            { return s.prefix + "-id" }
-func (s standardScheme) tsH() string            { return s.prefix + "-timestamp" }
-func (s standardScheme) sigH() string           { return s.prefix + "-signature" }
+var _ Scheme = standardScheme{}
+
+func (s standardScheme) Name() string                     { return s.name }
+func (s standardScheme) Title() string                    { return s.title }
+func (standardScheme) Tolerance() time.Duration           { return 300 * time.Second }
+func (standardScheme) SignsURL() bool                     { return false }
+func (standardScheme) BodyEdited(*message.Request) string { return "" }
+func (standardScheme) IdentityInBody() bool               { return false }
+func (standardScheme) NewEventID() string                 { return "msg_" + randomString(base62, 27) }
+func (standardScheme) ResponseTimeout() time.Duration     { return 15 * time.Second }
+func (standardScheme) MarkRetry(*message.Request, int)    {}
+func (standardScheme) Challenge(*message.Request) string  { return "" }
+
+// IdentitySigned: the id header is part of the signed string.
+func (standardScheme) IdentitySigned() bool { return true }
+
+// Retries: the specification leaves the timetable to the sender, and
+// hookreplay models none.
+func (standardScheme) Retries() Schedule { return Schedule{} }
+
+// Detects: Svix sends svix-* headers (and may add the webhook-* ones too),
+// so a request with svix-id is Svix's; Standard Webhooks needs both its id
+// and its signature header.
+func (s standardScheme) Detects(h message.Headers) bool {
+	if s.prefix == "svix" {
+		return h.Has("svix-id")
+	}
+	return h.Has(s.idH()) && h.Has(s.sigH()) && !h.Has("svix-id")
+}
+func (s standardScheme) idH() string  { return s.prefix + "-id" }
+func (s standardScheme) tsH() string  { return s.prefix + "-timestamp" }
+func (s standardScheme) sigH() string { return s.prefix + "-signature" }
 func (s standardScheme) SignatureHeaders() []string {
 	return []string{s.idH(), s.tsH(), s.sigH()}
 }
@@ -127,5 +153,23 @@ func (s standardScheme) Sign(r *message.Request, secret string, opt Options) err
 
 func (s standardScheme) Reidentify(r *message.Request, newID string) error {
 	r.Headers = r.Headers.Set(s.idH(), newID)
+	return nil
+}
+
+func (s standardScheme) Samples() []Fixture {
+	return []Fixture{
+		{s.name, "invoice.paid", s.name + "/invoice.paid.json", s.title + " invoice.paid"},
+	}
+}
+
+func (s standardScheme) Sample(r *message.Request, _, id string, _ time.Time) error {
+	ua := "hookreplay-standard-webhooks/1.0"
+	if s.prefix == "svix" {
+		ua = "Svix-Webhooks/1.24.0 (sender-hookreplay; +https://www.svix.com/http-sender/)"
+	}
+	addHeaders(r,
+		"Content-Type", "application/json",
+		"User-Agent", ua,
+		s.idH(), id)
 	return nil
 }

@@ -14,13 +14,23 @@ import (
 // of "<t>.<body>" keyed with the whole secret string (whsec_... is not decoded).
 type stripeScheme struct{}
 
+var _ Scheme = stripeScheme{}
+
 const stripeHeader = "Stripe-Signature"
 
-func (stripeScheme) Name() string               { return "stripe" }
-func (stripeScheme) Tolerance() time.Duration   { return 300 * time.Second }
-func (stripeScheme) SignatureHeaders() []string { return []string{stripeHeader} }
-func (stripeScheme) IdentityInBody() bool       { return true }
-func (stripeScheme) NewEventID() string         { return "evt_" + randomString(base62, 24) }
+func (stripeScheme) Name() string                       { return "stripe" }
+func (stripeScheme) Title() string                      { return "Stripe" }
+func (stripeScheme) Detects(h message.Headers) bool     { return h.Has(stripeHeader) }
+func (stripeScheme) Tolerance() time.Duration           { return 300 * time.Second }
+func (stripeScheme) SignatureHeaders() []string         { return []string{stripeHeader} }
+func (stripeScheme) SignsURL() bool                     { return false }
+func (stripeScheme) BodyEdited(*message.Request) string { return "" }
+func (stripeScheme) IdentityInBody() bool               { return true }
+func (stripeScheme) IdentitySigned() bool               { return true }
+func (stripeScheme) NewEventID() string                 { return "evt_" + randomString(base62, 24) }
+func (stripeScheme) ResponseTimeout() time.Duration     { return 30 * time.Second }
+func (stripeScheme) MarkRetry(*message.Request, int)    {}
+func (stripeScheme) Challenge(*message.Request) string  { return "" }
 func (stripeScheme) Identity(r *message.Request) Identity {
 	m := jsonObject(r.Body)
 	return Identity{Provider: "stripe", EventID: str(m, "id"), EventType: str(m, "type")}
@@ -113,6 +123,57 @@ func (stripeScheme) Sign(r *message.Request, secret string, opt Options) error {
 
 func (stripeScheme) Reidentify(r *message.Request, newID string) error {
 	b, err := replaceTopLevelString(r.Body, "id", newID)
+	if err != nil {
+		return err
+	}
+	r.Body = b
+	return nil
+}
+
+// Retries: live mode "attempts to deliver ... for up to three days with an
+// exponential back off"; intervals are not published. 16 attempts,
+// geometric factor 1.71, last at 72 h.
+func (stripeScheme) Retries() Schedule {
+	return Schedule{
+		Retries: []time.Duration{
+			1 * time.Minute,
+			2*time.Minute + 42*time.Second,
+			5*time.Minute + 37*time.Second,
+			10*time.Minute + 36*time.Second,
+			19*time.Minute + 6*time.Second,
+			33*time.Minute + 37*time.Second,
+			58*time.Minute + 24*time.Second,
+			1*time.Hour + 40*time.Minute + 43*time.Second,
+			2*time.Hour + 52*time.Minute + 58*time.Second,
+			4*time.Hour + 56*time.Minute + 20*time.Second,
+			8*time.Hour + 26*time.Minute + 59*time.Second,
+			14*time.Hour + 26*time.Minute + 40*time.Second,
+			24*time.Hour + 40*time.Minute + 49*time.Second,
+			42*time.Hour + 9*time.Minute + 27*time.Second,
+			72 * time.Hour,
+		},
+		Final:  "event marked failed; no more automatic retries",
+		Source: "https://docs.stripe.com/webhooks#retries (live mode: exponential backoff for up to 3 days; intervals fitted)",
+	}
+}
+
+func (stripeScheme) Samples() []Fixture {
+	return []Fixture{
+		{"stripe", "payment_intent.succeeded", "stripe/payment_intent.succeeded.json", "a $20.00 card payment succeeded"},
+		{"stripe", "checkout.session.completed", "stripe/checkout.session.completed.json", "a Checkout subscription session completed"},
+		{"stripe", "invoice.paid", "stripe/invoice.paid.json", "a $49.00 subscription invoice paid"},
+		{"stripe", "invoice.payment_succeeded", "stripe/invoice.payment_succeeded.json", "amount_paid 5000 for customer cus_QpB3d9uYnWx2Ke"},
+		{"stripe", "charge.refunded", "stripe/charge.refunded.json", "a $20.00 charge fully refunded"},
+	}
+}
+
+func (stripeScheme) Sample(r *message.Request, _, _ string, now time.Time) error {
+	addHeaders(r,
+		"User-Agent", "Stripe/1.0 (+https://stripe.com/docs/webhooks)",
+		"Accept", "*/*; q=0.5, application/xml",
+		"Cache-Control", "no-cache",
+		"Content-Type", "application/json; charset=utf-8")
+	b, err := replaceTopLevelRaw(r.Body, "created", []byte(strconv.FormatInt(now.Unix(), 10)))
 	if err != nil {
 		return err
 	}

@@ -5,7 +5,6 @@ import (
 	"crypto/sha256"
 	"encoding/base64"
 	"encoding/hex"
-	"errors"
 	"fmt"
 	"mime"
 	"net/url"
@@ -21,6 +20,8 @@ import (
 // parameter name+value sorted by name. JSON bodies are not signed directly:
 // the URL carries bodySHA256=<hex sha256 of the body>, which must match too.
 type twilioScheme struct{}
+
+var _ Scheme = twilioScheme{}
 
 const (
 	twilioSig      = "X-Twilio-Signature"
@@ -52,11 +53,59 @@ func twilioAlgo(r *message.Request) (func(key []byte, parts ...[]byte) []byte, s
 	return macSHA1, "sha1", nil
 }
 
-func (twilioScheme) Name() string               { return "twilio" }
-func (twilioScheme) Tolerance() time.Duration   { return 0 }
-func (twilioScheme) SignatureHeaders() []string { return []string{twilioSig} }
-func (twilioScheme) IdentityInBody() bool       { return false }
-func (twilioScheme) NewEventID() string         { return newUUID() }
+func (twilioScheme) Name() string                      { return "twilio" }
+func (twilioScheme) Title() string                     { return "Twilio" }
+func (twilioScheme) Detects(h message.Headers) bool    { return h.Has(twilioSig) }
+func (twilioScheme) Tolerance() time.Duration          { return 0 }
+func (twilioScheme) SignatureHeaders() []string        { return []string{twilioSig} }
+func (twilioScheme) SignsURL() bool                    { return true }
+func (twilioScheme) IdentityInBody() bool              { return false }
+func (twilioScheme) NewEventID() string                { return newUUID() }
+func (twilioScheme) ResponseTimeout() time.Duration    { return 15 * time.Second }
+func (twilioScheme) MarkRetry(*message.Request, int)   {}
+func (twilioScheme) Challenge(*message.Request) string { return "" }
+
+// IdentitySigned: a fresh event is a new message, whose sid is in the
+// signed form (see Reidentify).
+func (twilioScheme) IdentitySigned() bool { return true }
+
+// BodyEdited: Twilio covers a non-form body through bodySHA256 in the URL,
+// which must follow the edited body.
+func (twilioScheme) BodyEdited(r *message.Request) string {
+	t, changed := UpdateBodySHA256(r.Target, r.Body)
+	if !changed {
+		return ""
+	}
+	r.Target = t
+	return "bodySHA256 in the URL updated for the edited body"
+}
+
+// Retries: connection overrides, rc (retry count) defaults to 1 and goes
+// up to 3; retries are immediate.
+func (twilioScheme) Retries() Schedule {
+	return Schedule{
+		Retries:    []time.Duration{0},
+		Final:      "request failed (fallback URL used when configured)",
+		Source:     "https://www.twilio.com/docs/usage/webhooks/webhooks-connection-overrides (#rc retry count, default 1)",
+		MaxRetries: 3,
+	}
+}
+
+func (twilioScheme) Samples() []Fixture {
+	return []Fixture{
+		{"twilio", "message.received", "twilio/message.received.form", "incoming SMS webhook (form POST)"},
+	}
+}
+
+func (twilioScheme) Sample(r *message.Request, _, id string, _ time.Time) error {
+	addHeaders(r,
+		"Accept", "*/*",
+		"Content-Type", "application/x-www-form-urlencoded",
+		twilioToken, id,
+		"User-Agent", "TwilioProxy/1.1",
+		"X-Home-Region", "us1")
+	return nil
+}
 func (twilioScheme) SignedAt(*message.Request) (time.Time, bool) {
 	return time.Time{}, false
 }
@@ -179,7 +228,7 @@ func (twilioScheme) Verify(r *message.Request, secret string, opt Options) (Resu
 	}
 	urls := twilioURLs(r, opt.URL)
 	if len(urls) == 0 {
-		return Result{}, errors.New("twilio signs the full URL: pass --url (the request has no Host header)")
+		return Result{}, &OptionError{Field: "URL", Provider: "twilio", Detail: "the request has no Host header"}
 	}
 	params := twilioParams(r)
 	matchedURL := ""
@@ -195,7 +244,7 @@ func (twilioScheme) Verify(r *message.Request, secret string, opt Options) (Resu
 	if matchedURL == "" {
 		reason := "signature mismatch"
 		if opt.URL == "" {
-			reason += " (Twilio signs the full URL; pass --url with the URL configured in Twilio)"
+			reason += " (Twilio signs the full URL it was configured with, which was not given)"
 		}
 		return invalid("twilio", algo, reason), nil
 	}
@@ -213,7 +262,7 @@ func (twilioScheme) Verify(r *message.Request, secret string, opt Options) (Resu
 func (twilioScheme) Sign(r *message.Request, secret string, opt Options) error {
 	urls := twilioURLs(r, opt.URL)
 	if len(urls) == 0 {
-		return errors.New("twilio signs the full URL: pass --url")
+		return &OptionError{Field: "URL", Provider: "twilio"}
 	}
 	macFn, _, err := twilioAlgo(r)
 	if err != nil {
