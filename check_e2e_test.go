@@ -29,8 +29,8 @@ import (
 	_ "github.com/jackc/pgx/v5/stdlib" // the "pgx" driver for the Postgres test
 
 	"github.com/hookreplay/hookreplay/examples/wallet"
+	"github.com/hookreplay/hookreplay/internal/check"
 	"github.com/hookreplay/hookreplay/internal/message"
-	"github.com/hookreplay/hookreplay/internal/replay/check"
 	"github.com/hookreplay/hookreplay/internal/report"
 	"github.com/hookreplay/hookreplay/internal/store"
 	"github.com/hookreplay/hookreplay/internal/verify"

@@ -20,7 +20,7 @@ import (
 	_ "github.com/jackc/pgx/v5/stdlib" // Postgres for the schema of TestDemoServePostgres
 	"github.com/stripe/stripe-go/v82/webhook"
 
-	"github.com/hookreplay/hookreplay/internal/verify/probe"
+	"github.com/hookreplay/hookreplay/internal/probe"
 )
 
 const demoServeSecret = "whsec_demoServeE2E"

@@ -13,11 +13,11 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/hookreplay/hookreplay/internal/check"
 	"github.com/hookreplay/hookreplay/internal/iostreams"
-	"github.com/hookreplay/hookreplay/internal/replay/check"
+	"github.com/hookreplay/hookreplay/internal/probe"
 	"github.com/hookreplay/hookreplay/internal/report"
 	"github.com/hookreplay/hookreplay/internal/store"
-	"github.com/hookreplay/hookreplay/internal/verify/probe"
 )
 
 type checkOptions struct {

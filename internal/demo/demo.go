@@ -19,12 +19,12 @@ import (
 	"time"
 
 	"github.com/hookreplay/hookreplay/internal/capture"
+	"github.com/hookreplay/hookreplay/internal/check"
+	"github.com/hookreplay/hookreplay/internal/probe"
 	"github.com/hookreplay/hookreplay/internal/replay"
-	"github.com/hookreplay/hookreplay/internal/replay/check"
 	"github.com/hookreplay/hookreplay/internal/report"
 	"github.com/hookreplay/hookreplay/internal/store"
 	"github.com/hookreplay/hookreplay/internal/verify"
-	"github.com/hookreplay/hookreplay/internal/verify/probe"
 )
 
 // Secret is the demo's Stripe endpoint secret (a throwaway value).

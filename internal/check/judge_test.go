@@ -6,8 +6,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/hookreplay/hookreplay/internal/probe"
 	"github.com/hookreplay/hookreplay/internal/report"
-	"github.com/hookreplay/hookreplay/internal/verify/probe"
 )
 
 func vals(ss ...string) []probe.Value {

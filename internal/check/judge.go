@@ -7,8 +7,8 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/hookreplay/hookreplay/internal/probe"
 	"github.com/hookreplay/hookreplay/internal/report"
-	"github.com/hookreplay/hookreplay/internal/verify/probe"
 )
 
 // deltas is each probe's change between two readings.

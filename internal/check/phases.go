@@ -10,11 +10,11 @@ import (
 	"time"
 
 	"github.com/hookreplay/hookreplay/internal/message"
+	"github.com/hookreplay/hookreplay/internal/probe"
 	"github.com/hookreplay/hookreplay/internal/replay"
 	"github.com/hookreplay/hookreplay/internal/report"
 	"github.com/hookreplay/hookreplay/internal/store"
 	"github.com/hookreplay/hookreplay/internal/verify"
-	"github.com/hookreplay/hookreplay/internal/verify/probe"
 )
 
 // tamper sends a fresh event whose body was changed after signing, and a

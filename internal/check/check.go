@@ -21,11 +21,11 @@ import (
 	"time"
 
 	"github.com/hookreplay/hookreplay/internal/message"
+	"github.com/hookreplay/hookreplay/internal/probe"
 	"github.com/hookreplay/hookreplay/internal/replay"
 	"github.com/hookreplay/hookreplay/internal/report"
 	"github.com/hookreplay/hookreplay/internal/store"
 	"github.com/hookreplay/hookreplay/internal/verify"
-	"github.com/hookreplay/hookreplay/internal/verify/probe"
 )
 
 // Phase names, in the order they run.
