@@ -197,7 +197,7 @@ func checkValidate(o *checkOptions) (*url.URL, error) {
 	if len(o.IDs) == 0 && !o.Last && len(o.EventIDs) == 0 && len(o.From) == 0 {
 		return nil, usageErr("which delivery? give an ID (see 'hookreplay list'), --last, --event-id E or --from FILE")
 	}
-	if len(o.ProbeSQL) == 0 && len(o.ProbeCmd) == 0 && len(o.ProbeHTTP) == 0 && o.Sink == "" {
+	if checkProbeSpecs(o).Empty() {
 		return nil, usageErr("no probe given: add --probe-sql QUERY --dsn DSN (or --probe-cmd CMD, --probe-http URL, --sink ADDR) so hookreplay can see what the handler changes")
 	}
 	if len(o.ProbeSQL) > 0 && o.DSN == "" {
@@ -287,36 +287,17 @@ func checkRun(ctx context.Context, o *checkOptions) error {
 		o.Seed = time.Now().UnixNano() % 1_000_000
 	}
 
-	var probes []probe.Probe
-	defer func() { _ = probe.Close(probes) }()
-	for _, q := range o.ProbeSQL {
-		p, err := probe.NewSQL(o.DSN, q)
-		if err != nil {
-			return setupErr("--probe-sql: %v", err)
-		}
-		probes = append(probes, p)
+	probes, err := probe.FromSpecs(ctx, checkProbeSpecs(o))
+	if err != nil {
+		return probeSpecErr(err)
 	}
-	for _, c := range o.ProbeCmd {
-		probes = append(probes, probe.NewCmd(c))
-	}
-	for _, h := range o.ProbeHTTP {
-		probes = append(probes, probe.NewHTTP(h))
-	}
-	var sink *probe.Sink
-	if o.Sink != "" {
-		sink, err = probe.StartSink(ctx, o.Sink)
-		if err != nil {
-			return setupErr("--sink %s: %v", o.Sink, err)
-		}
-		defer sink.Close()
-		probes = append(probes, sink.Probe())
-	}
+	defer probes.Close()
 	var srv *check.Server
 	if o.Serve != "" {
 		srv = &check.Server{Cmd: o.Serve, Addr: hostPort(u)}
 	}
 	opts := check.Options{
-		Target: u, Probes: probes, Sink: sink, Secret: o.Secret, N: o.N, Burst: o.Burst, Phases: o.Phases,
+		Target: u, Probes: probes.Probes, Sink: probes.Sink, Secret: o.Secret, N: o.N, Burst: o.Burst, Phases: o.Phases,
 		ResetCmd: o.ResetCmd, Serve: srv, ProviderTimeout: o.ProviderTimeout, Settle: o.Settle, SettleMax: o.SettleMax,
 		Seed: o.Seed, Store: st, RunOptions: checkRunOptions(o), TLS: replayTLS(o.Insecure),
 	}
@@ -395,20 +376,7 @@ func checkRunOptions(o *checkOptions) map[string]any {
 	if o.ProviderTimeout > 0 {
 		m["provider_timeout"] = o.ProviderTimeout.String()
 	}
-	var probes []string
-	for _, q := range o.ProbeSQL {
-		probes = append(probes, "sql: "+q)
-	}
-	for _, c := range o.ProbeCmd {
-		probes = append(probes, "cmd: "+c)
-	}
-	for _, h := range o.ProbeHTTP {
-		probes = append(probes, "http: "+h)
-	}
-	if o.Sink != "" {
-		probes = append(probes, "sink: "+o.Sink)
-	}
-	m["probes"] = probes
+	m["probes"] = checkProbeSpecs(o).Labels()
 	if len(o.From) > 0 {
 		m["from"] = o.From
 	}
@@ -464,4 +432,20 @@ func loadCheckDeliveries(ctx context.Context, o *checkOptions, st *store.Store) 
 		out = append(out, ds...)
 	}
 	return out, nil
+}
+
+func checkProbeSpecs(o *checkOptions) probe.Specs {
+	return probe.Specs{SQL: o.ProbeSQL, DSN: o.DSN, Cmd: o.ProbeCmd, HTTP: o.ProbeHTTP, Sink: o.Sink}
+}
+
+// probeSpecErr words a probe that could not be built with the flag that named it.
+func probeSpecErr(err error) error {
+	var se *probe.SpecError
+	if !errors.As(err, &se) {
+		return setupErr("%v", err)
+	}
+	if se.Kind == probe.SpecSink {
+		return setupErr("--sink %s: %v", se.Spec, se.Err)
+	}
+	return setupErr("--probe-sql: %v", se.Err)
 }

@@ -1,0 +1,113 @@
+package probe
+
+import (
+	"context"
+	"errors"
+)
+
+// Specs are the probes to build, as a user names them: SQL queries against
+// one database, shell commands, URLs to GET, and an address to serve a sink
+// on ("" for none).
+type Specs struct {
+	SQL  []string
+	DSN  string
+	Cmd  []string
+	HTTP []string
+	Sink string
+}
+
+// Empty reports whether Specs names no probe at all.
+func (s Specs) Empty() bool {
+	return len(s.SQL) == 0 && len(s.Cmd) == 0 && len(s.HTTP) == 0 && s.Sink == ""
+}
+
+// Labels describes every probe as it was given ("sql: QUERY", "cmd: CMD",
+// "http: URL", "sink: ADDR"), in the order FromSpecs builds them: what a run
+// records as its options.
+func (s Specs) Labels() []string {
+	var out []string
+	for _, q := range s.SQL {
+		out = append(out, "sql: "+q)
+	}
+	for _, c := range s.Cmd {
+		out = append(out, "cmd: "+c)
+	}
+	for _, h := range s.HTTP {
+		out = append(out, "http: "+h)
+	}
+	if s.Sink != "" {
+		out = append(out, "sink: "+s.Sink)
+	}
+	return out
+}
+
+// SpecKind names the kind of probe a SpecError is about.
+type SpecKind string
+
+// The kinds of probe spec that can fail to build.
+const (
+	SpecSQL  SpecKind = "sql"
+	SpecSink SpecKind = "sink"
+)
+
+// SpecError is a probe that could not be built from its spec: a database
+// that cannot be opened, a sink address that cannot be listened on. Spec is
+// the query or address as given.
+type SpecError struct {
+	Kind SpecKind
+	Spec string
+	Err  error
+}
+
+func (e *SpecError) Error() string { return string(e.Kind) + " probe " + e.Spec + ": " + e.Err.Error() }
+
+// Unwrap returns the underlying error.
+func (e *SpecError) Unwrap() error { return e.Err }
+
+// Set is the probes built from Specs, and the sink when one was started
+// (its probe is the last of Probes).
+type Set struct {
+	Probes []Probe
+	Sink   *Sink
+}
+
+// Close closes every probe and stops the sink.
+func (s *Set) Close() error {
+	err := Close(s.Probes)
+	if s.Sink != nil {
+		err = errors.Join(err, s.Sink.Close())
+	}
+	return err
+}
+
+// FromSpecs builds the probes in the order Labels lists them: SQL queries,
+// commands, HTTP URLs, then the sink's call count. The sink serves until ctx
+// is cancelled or the Set is closed. On error (a *SpecError) nothing is left
+// open.
+func FromSpecs(ctx context.Context, s Specs) (*Set, error) {
+	set := &Set{}
+	for _, q := range s.SQL {
+		p, err := NewSQL(s.DSN, q)
+		if err != nil {
+			_ = set.Close()
+			return nil, &SpecError{Kind: SpecSQL, Spec: q, Err: err}
+		}
+		set.Probes = append(set.Probes, p)
+	}
+	for _, c := range s.Cmd {
+		set.Probes = append(set.Probes, NewCmd(c))
+	}
+	for _, h := range s.HTTP {
+		set.Probes = append(set.Probes, NewHTTP(h))
+	}
+	if s.Sink != "" {
+		sink, err := StartSink(ctx, s.Sink)
+		if err != nil {
+			_ = set.Close()
+			return nil, &SpecError{Kind: SpecSink, Spec: s.Sink, Err: err}
+		}
+		set.Sink = sink
+		set.Probes = append(set.Probes, sink.Probe())
+	}
+	return set, nil
+}

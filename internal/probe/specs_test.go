@@ -1,0 +1,79 @@
+package probe
+
+import (
+	"context"
+	"errors"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"slices"
+	"strings"
+	"testing"
+)
+
+func TestFromSpecs(t *testing.T) {
+	path, _ := sqliteDB(t)
+	web := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { w.Write([]byte("7")) }))
+	defer web.Close()
+	s := Specs{
+		SQL:  []string{"SELECT COALESCE(SUM(balance), 0) FROM wallets"},
+		DSN:  "sqlite:" + path,
+		Cmd:  []string{"echo 3"},
+		HTTP: []string{web.URL},
+		Sink: "127.0.0.1:0",
+	}
+	if s.Empty() || !(Specs{}).Empty() {
+		t.Fatal("Empty is wrong")
+	}
+	set, err := FromSpecs(context.Background(), s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer set.Close()
+	if len(set.Probes) != 4 || set.Sink == nil {
+		t.Fatalf("got %d probes, sink %v", len(set.Probes), set.Sink)
+	}
+	vals, err := ReadAll(context.Background(), set.Probes)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, v := range vals {
+		got = append(got, v.String())
+	}
+	if want := []string{"5700", "3", "7", "0"}; !slices.Equal(got, want) {
+		t.Errorf("values %v, want %v (SQL, cmd, HTTP, sink in that order)", got, want)
+	}
+	want := []string{"sql: " + s.SQL[0], "cmd: echo 3", "http: " + web.URL, "sink: 127.0.0.1:0"}
+	if l := s.Labels(); !slices.Equal(l, want) {
+		t.Errorf("Labels() = %q, want %q", l, want)
+	}
+}
+
+func TestFromSpecsErrors(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	for _, tt := range []struct {
+		name string
+		s    Specs
+		kind SpecKind
+		spec string
+	}{
+		{"sql without a usable dsn", Specs{SQL: []string{"SELECT 1"}, DSN: "sqlite:"}, SpecSQL, "SELECT 1"},
+		{"sink on a taken address", Specs{Cmd: []string{"echo 1"}, Sink: ln.Addr().String()}, SpecSink, ln.Addr().String()},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			set, err := FromSpecs(context.Background(), tt.s)
+			var se *SpecError
+			if set != nil || !errors.As(err, &se) {
+				t.Fatalf("FromSpecs = %v, %v; want a *SpecError", set, err)
+			}
+			if se.Kind != tt.kind || se.Spec != tt.spec || !strings.Contains(err.Error(), tt.spec) {
+				t.Errorf("SpecError %+v (%v), want kind %s spec %q", se, err, tt.kind, tt.spec)
+			}
+		})
+	}
+}
