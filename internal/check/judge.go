@@ -4,11 +4,14 @@ import (
 	"fmt"
 	"math"
 	"math/big"
+	"sort"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/hookreplay/hookreplay/internal/probe"
 	"github.com/hookreplay/hookreplay/internal/report"
+	"github.com/hookreplay/hookreplay/internal/store"
 )
 
 // deltas is each probe's change between two readings.
@@ -286,4 +289,70 @@ func columnHint(before, after probe.Value) string {
 	}
 	return fmt.Sprintf("; only %s changed: if that changes on every call (a timestamp such as updated_at), probe the business columns instead (%s), e.g. SELECT %s FROM …",
 		strings.Join(changed, ", "), strings.Join(same, ", "), strings.Join(same, ", "))
+}
+
+func firstOr(s []string, def string) string {
+	if len(s) > 0 {
+		return s[0]
+	}
+	return def
+}
+
+func orGeneric(p string) string {
+	if p == "" {
+		return "generic"
+	}
+	return p
+}
+
+// roundDur keeps durations readable: milliseconds, or microseconds under 1 ms.
+func roundDur(d time.Duration) time.Duration {
+	if d < time.Millisecond {
+		return d.Round(time.Microsecond)
+	}
+	return d.Round(time.Millisecond)
+}
+
+func is2xx(s int) bool { return s >= 200 && s < 300 }
+
+func is4xx(s int) bool { return s >= 400 && s < 500 }
+
+func statusText(a store.Attempt) string {
+	switch {
+	case a.Lost:
+		return "lost"
+	case a.Err != "":
+		return "error: " + a.Err
+	}
+	return fmt.Sprint(a.Status)
+}
+
+func countStatuses(m map[string]int, as ...store.Attempt) map[string]int {
+	if m == nil {
+		m = map[string]int{}
+	}
+	for _, a := range as {
+		switch {
+		case a.Lost:
+			m["lost"]++
+		case a.Err != "":
+			m["error"]++
+		default:
+			m[fmt.Sprint(a.Status)]++
+		}
+	}
+	return m
+}
+
+func statuses(m map[string]int) string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	var parts []string
+	for _, k := range keys {
+		parts = append(parts, fmt.Sprintf("%s×%d", k, m[k]))
+	}
+	return strings.Join(parts, " ")
 }

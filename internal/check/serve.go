@@ -174,6 +174,17 @@ func (t *tailBuffer) String() string {
 	return t.b.String()
 }
 
+// reset runs --reset-cmd.
+func (r *runner) reset(ctx context.Context) error {
+	if r.o.ResetCmd == "" {
+		return nil
+	}
+	if err := runShell(ctx, r.o.ResetCmd, time.Minute); err != nil {
+		return setupf("--reset-cmd: %v", err)
+	}
+	return nil
+}
+
 // runShell runs cmd with sh -c and returns an error with its output's first
 // lines when it fails or takes longer than timeout.
 func runShell(ctx context.Context, cmd string, timeout time.Duration) error {

@@ -1,0 +1,247 @@
+package check
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"time"
+
+	"github.com/hookreplay/hookreplay/internal/probe"
+	"github.com/hookreplay/hookreplay/internal/report"
+	"github.com/hookreplay/hookreplay/internal/store"
+)
+
+// reading is the settled values of every probe at one point.
+type reading struct {
+	vals []probe.Value
+	at   time.Time
+	// sinkLen is the sink's call count when the reading was taken.
+	sinkLen int
+	// lastChange is when a probe last changed while this reading waited
+	// (zero when none did).
+	lastChange time.Time
+}
+
+// read settles the probes and records the values at point.
+func (r *runner) read(ctx context.Context, d *Delivery, phase, point string) (reading, error) {
+	return r.readUntil(ctx, d, phase, point, nil)
+}
+
+// readChanged waits (up to SettleMax) for any probe to differ from from,
+// then settles: used where an effect is expected, so that an asynchronous
+// handler slower than --settle is still measured after its work.
+func (r *runner) readChanged(ctx context.Context, d *Delivery, phase, point string, from reading) (reading, error) {
+	return r.readUntil(ctx, d, phase, point, &from)
+}
+
+func (r *runner) readUntil(ctx context.Context, d *Delivery, phase, point string, from *reading) (reading, error) {
+	start := time.Now()
+	var seen time.Time
+	if from != nil {
+		for {
+			vals, err := probe.ReadAll(ctx, r.o.Probes)
+			if err != nil {
+				return reading{}, &SetupError{Err: err}
+			}
+			if !sameValues(vals, from.vals) {
+				seen = time.Now()
+				break
+			}
+			if time.Since(start) >= r.o.SettleMax {
+				break
+			}
+			select {
+			case <-ctx.Done():
+				return reading{}, ctx.Err()
+			case <-time.After(r.pollInterval()):
+			}
+			// Give up waiting for a change after one settle period plus the
+			// handler's slack: a copy that changes nothing is a finding too.
+			if time.Since(start) >= r.changeWait() {
+				break
+			}
+		}
+	}
+	quiet := r.quiet()
+	max := r.o.SettleMax - time.Since(start)
+	if max < quiet {
+		max = quiet
+	}
+	vals, last, err := probe.SettleAt(ctx, r.o.Probes, quiet, max)
+	if err != nil {
+		var ns *probe.NotSettledError
+		if errors.As(err, &ns) {
+			r.note("probes were still changing after --settle-max %s (%s); values read then were used", r.o.SettleMax, strings.Join(ns.Probes, "; "))
+		} else if ctx.Err() != nil {
+			return reading{}, ctx.Err()
+		} else {
+			return reading{}, &SetupError{Err: err}
+		}
+	}
+	rd := reading{vals: vals, at: time.Now(), lastChange: seen}
+	if last.After(seen) {
+		rd.lastChange = last
+	}
+	if r.o.Sink != nil {
+		rd.sinkLen = r.o.Sink.Len()
+	}
+	if r.o.Store != nil {
+		for i, p := range r.o.Probes {
+			pr := &store.ProbeReading{RunID: r.runID, Phase: phase, Point: point, Probe: p.Name(), Value: vals[i].Text, ReadAt: rd.at}
+			if d != nil {
+				pr.DeliveryID = d.ID
+			}
+			if vals[i].IsNum {
+				n := vals[i].Num
+				pr.Numeric = &n
+			}
+			if err := r.o.Store.InsertProbeReading(ctx, pr); err != nil {
+				return reading{}, setupf("%v", err)
+			}
+		}
+	}
+	return rd, nil
+}
+
+// calibrate keeps watching the probes after rd, the settled reading after a
+// copy sent at sent, for an extended window (4 × --settle, at least 1 s,
+// within --settle-max): effects of one event that land further apart than
+// --settle (a credit now, a receipt email from a slow API later) are still
+// part of that event's effect. It learns how long the effects took (sending
+// to the last change) and lengthens the settle of every later reading to
+// cover it, so later copies' work is not blamed on the next copy or phase.
+// It returns the final reading (rd when nothing moved).
+//
+// The control event (a second sample) is watched as long only when the
+// first delivery's effects already took longer than --settle; for a handler
+// whose effects land at once it watches 2 × --settle.
+func (r *runner) calibrate(ctx context.Context, d *Delivery, phase, point string, sent time.Time, rd reading) (reading, error) {
+	window := 4 * r.o.Settle
+	if window < time.Second {
+		window = time.Second
+	}
+	if phase == "control" && r.effDur < r.o.Settle {
+		window = 2 * r.o.Settle
+	}
+	limit := sent.Add(r.o.SettleMax)
+	deadline := time.Now().Add(window)
+	if deadline.After(limit) {
+		deadline = limit
+	}
+	last := rd.lastChange
+	cur := rd
+	for time.Now().Before(deadline) {
+		select {
+		case <-ctx.Done():
+			return reading{}, ctx.Err()
+		case <-time.After(r.pollInterval()):
+		}
+		vals, err := probe.ReadAll(ctx, r.o.Probes)
+		if err != nil {
+			return reading{}, &SetupError{Err: err}
+		}
+		if sameValues(vals, cur.vals) {
+			continue
+		}
+		seen := time.Now()
+		if cur, err = r.readUntil(ctx, d, phase, point+" (late effects)", nil); err != nil {
+			return reading{}, err
+		}
+		last = seen
+		if cur.lastChange.After(last) {
+			last = cur.lastChange
+		}
+		r.progress("settle   delivery %d %s: a probe changed %s after sending, later than --settle %s", d.ID, phase, roundDur(last.Sub(sent)), r.o.Settle)
+		if next := time.Now().Add(window); next.Before(limit) {
+			deadline = next
+		} else {
+			deadline = limit
+		}
+	}
+	if !last.IsZero() {
+		if dur := last.Sub(sent); dur > r.effDur {
+			r.effDur = dur
+			eff := r.o.Settle + dur
+			if eff > r.o.SettleMax {
+				eff = r.o.SettleMax
+			}
+			if eff > r.effSettle {
+				r.effSettle = eff
+			}
+		}
+	}
+	return cur, nil
+}
+
+func (r *runner) pollInterval() time.Duration {
+	iv := r.o.Settle / 10
+	if iv < 10*time.Millisecond {
+		iv = 10 * time.Millisecond
+	}
+	if iv > 100*time.Millisecond {
+		iv = 100 * time.Millisecond
+	}
+	return iv
+}
+
+// changeWait is how long readChanged waits for a first change: several
+// settle periods (an asynchronous handler's queue delay), bounded by SettleMax.
+func (r *runner) changeWait() time.Duration {
+	w := 8 * r.o.Settle
+	if w < 2*time.Second {
+		w = 2 * time.Second
+	}
+	if w > r.o.SettleMax {
+		w = r.o.SettleMax
+	}
+	return w
+}
+
+// quiet is how long a reading must see no change: the effective settle
+// counted from the last send (its work lands within effDur of it), and
+// never less than --settle.
+func (r *runner) quiet() time.Duration {
+	q := r.effSettle
+	if last := r.lastSent.Load(); last != 0 {
+		q -= time.Since(time.Unix(0, last))
+	}
+	if q < r.o.Settle {
+		q = r.o.Settle
+	}
+	return q
+}
+
+func sameValues(a, b []probe.Value) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if !a[i].Equal(b[i]) {
+			return false
+		}
+	}
+	return true
+}
+
+// effects returns the sink calls between two readings and stores them.
+func (r *runner) effects(ctx context.Context, d *Delivery, phase string, from, to reading) []report.Effect {
+	if r.o.Sink == nil {
+		return nil
+	}
+	calls := r.o.Sink.CallsSince(from.sinkLen)
+	if n := to.sinkLen - from.sinkLen; n >= 0 && n < len(calls) {
+		calls = calls[:n]
+	}
+	var out []report.Effect
+	for _, c := range calls {
+		out = append(out, report.Effect{At: c.At, Method: c.Method, Path: c.Path, Body: string(c.Body)})
+		if r.o.Store != nil {
+			e := &store.EffectRow{RunID: r.runID, Phase: phase, At: c.At, Method: c.Method, Path: c.Path, Body: c.Body}
+			if d != nil {
+				e.DeliveryID = d.ID
+			}
+			_ = r.o.Store.InsertEffect(ctx, e)
+		}
+	}
+	return out
+}

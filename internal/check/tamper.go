@@ -1,0 +1,243 @@
+package check
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/hookreplay/hookreplay/internal/message"
+	"github.com/hookreplay/hookreplay/internal/replay"
+	"github.com/hookreplay/hookreplay/internal/report"
+	"github.com/hookreplay/hookreplay/internal/verify"
+)
+
+// tamper sends a fresh event whose body was changed after signing, and a
+// correctly signed fresh event whose timestamp is an hour old: each must be
+// answered 4xx and change nothing.
+func (r *runner) tamper(ctx context.Context, d *Delivery, fr *firstResult) (*report.PhaseResult, error) {
+	start := time.Now()
+	ph := &report.PhaseResult{Phase: PhaseTamper, Statuses: map[string]int{}}
+	if r.o.Secret == "" {
+		ph.Status, ph.Message = report.Skip, "not run: needs --secret to sign the copies it tampers with"
+		return ph, nil
+	}
+	if !fr.fresh {
+		ph.Status, ph.Message = report.Skip, "not run: "+freshReason(d, r.o.Secret)
+		return ph, nil
+	}
+	type trial struct {
+		what string
+		req  *message.Request
+		id   string
+	}
+	var trials []trial
+	// 1: one body byte changed after signing, JSON kept valid.
+	req, id, ok, why := r.freshIdentity(d)
+	if !ok {
+		ph.Status, ph.Message = report.Skip, "not run: "+why
+		return ph, nil
+	}
+	if body, desc, ok := tamperBody(req.Body, id); ok {
+		t := req.Clone()
+		t.Body = body
+		trials = append(trials, trial{what: "a copy whose body was changed after signing (" + desc + ")", req: t, id: id})
+	} else {
+		ph.Warnings = append(ph.Warnings, "no body byte could be changed without touching the event id; the tampered-body copy was not sent")
+	}
+	// 2: correctly signed an hour ago, for schemes with a timestamp.
+	if req2, id2, ok, _ := r.freshIdentity(d); ok {
+		old, err := verify.Sign(req2, d.Provider, r.o.Secret, verify.Options{Now: time.Now().Add(-time.Hour), URL: r.urlFor(req2)})
+		if _, has := verify.SignedAt(req2, d.Provider); err == nil && has {
+			trials = append(trials, trial{what: "a correctly signed copy whose signature timestamp is 1h old", req: old, id: id2})
+		} else {
+			r.note("tamper: %s signatures carry no timestamp, so the 1h-old signature copy was not sent", d.Provider)
+		}
+	}
+	if len(trials) == 0 {
+		ph.Status, ph.Message = report.Skip, "not run: nothing to tamper with"
+		return ph, nil
+	}
+	prev, err := r.read(ctx, d, PhaseTamper, "before")
+	if err != nil {
+		return nil, err
+	}
+	warned := 0
+	for i, t := range trials {
+		a := r.send(ctx, t.req, replay.SendOptions{})
+		a.Edit = t.what
+		if err := r.record(ctx, &a, d, PhaseTamper, i+1, t.id); err != nil {
+			return nil, err
+		}
+		countStatuses(ph.Statuses, a)
+		ph.Attempts++
+		cur, err := r.read(ctx, d, PhaseTamper, fmt.Sprintf("after copy %d", i+1))
+		if err != nil {
+			return nil, err
+		}
+		for k, name := range r.c.Probes {
+			if !cur.vals[k].Equal(prev.vals[k]) {
+				why := "the handler does not verify signatures before acting"
+				if is4xx(a.Status) {
+					// Rejected, yet something moved: acting before the check, or
+					// work from an earlier phase landing later than learned.
+					why = fmt.Sprintf("it was answered %d, so the handler acts before it rejects (or this is late work of an earlier phase: raise --settle)", a.Status)
+				}
+				ph.Violations = append(ph.Violations, report.Violation{Copy: i + 1, EventID: t.id, Probe: name, Status: a.Status,
+					Before: prev.vals[k].String(), After: cur.vals[k].String(), Want: prev.vals[k].String(),
+					Message: fmt.Sprintf("%s was acted on: %s changed from %s to %s; %s", t.what, name, prev.vals[k], cur.vals[k], why)})
+			}
+		}
+		switch {
+		case a.Err != "":
+			ph.Warnings = append(ph.Warnings, fmt.Sprintf("%s got no answer: %s", t.what, a.Err))
+			warned++
+		case is2xx(a.Status):
+			ph.Violations = append(ph.Violations, report.Violation{Copy: i + 1, EventID: t.id, Status: a.Status,
+				Message: fmt.Sprintf("%s was accepted with %d; the handler does not verify signatures before acting (want 4xx)", t.what, a.Status)})
+		case !is4xx(a.Status):
+			ph.Warnings = append(ph.Warnings, fmt.Sprintf("%s was answered %d (want 4xx: a 5xx makes the provider retry a forged request)", t.what, a.Status))
+			warned++
+		}
+		ph.Effects = append(ph.Effects, r.effects(ctx, d, PhaseTamper, prev, cur)...)
+		prev = cur
+		r.progress("tamper   delivery %d copy %d: %s", d.ID, i+1, statusText(a))
+	}
+	ph.Duration = time.Since(start)
+	var whats []string
+	for _, t := range trials {
+		whats = append(whats, t.what)
+	}
+	switch {
+	case len(ph.Violations) > 0:
+		ph.Status = report.Fail
+		ph.Message = ph.Violations[0].Message
+	case warned > 0:
+		ph.Status = report.Warn
+		ph.Message = "rejected without effect, but not with a 4xx: " + strings.Join(ph.Warnings, "; ")
+	default:
+		ph.Status = report.Pass
+		ph.Message = "rejected with 4xx and no effect: " + strings.Join(whats, "; ")
+	}
+	return ph, nil
+}
+
+// tamperBody changes one byte of body, keeping JSON valid and the event id
+// intact: the last digit of the first number value, else a letter of the
+// first string value that is not the id. desc says what changed.
+func tamperBody(body []byte, id string) (out []byte, desc string, ok bool) {
+	if len(body) == 0 {
+		return nil, "", false
+	}
+	isJSON := json.Valid(body)
+	try := func(pos int) ([]byte, bool) {
+		c := body[pos]
+		var n byte
+		switch {
+		case c >= '0' && c <= '8':
+			n = c + 1
+		case c == '9':
+			n = '8'
+		case c >= 'a' && c < 'z', c >= 'A' && c < 'Z':
+			n = c + 1
+		case c == 'z' || c == 'Z':
+			n = c - 1
+		default:
+			return nil, false
+		}
+		b := append([]byte(nil), body...)
+		b[pos] = n
+		if isJSON && !json.Valid(b) {
+			return nil, false
+		}
+		if id != "" && !bytes.Contains(b, []byte(id)) && bytes.Contains(body, []byte(id)) {
+			return nil, false // touched the id
+		}
+		return b, true
+	}
+	if isJSON {
+		for _, cand := range jsonCandidates(body, id) {
+			if b, ok := try(cand.pos); ok {
+				return b, fmt.Sprintf("%s %q → %q at byte %d", cand.kind, body[cand.pos], b[cand.pos], cand.pos), true
+			}
+		}
+		return nil, "", false
+	}
+	for i := range body {
+		if b, ok := try(i); ok {
+			return b, fmt.Sprintf("byte %d %q → %q", i, body[i], b[i]), true
+		}
+	}
+	return nil, "", false
+}
+
+type candidate struct {
+	pos  int
+	kind string
+}
+
+// jsonCandidates lists byte positions inside JSON values that can be changed:
+// the last digit of each number value first, then letters of string values
+// (not keys, not the id, not escapes).
+func jsonCandidates(body []byte, id string) []candidate {
+	var nums, strs []candidate
+	var stack []byte // '{' or '['
+	expectKey := false
+	for i := 0; i < len(body); i++ {
+		c := body[i]
+		switch {
+		case c == '{':
+			stack = append(stack, c)
+			expectKey = true
+		case c == '[':
+			stack = append(stack, c)
+			expectKey = false
+		case c == '}' || c == ']':
+			if len(stack) > 0 {
+				stack = stack[:len(stack)-1]
+			}
+			expectKey = false
+		case c == ':':
+			expectKey = false
+		case c == ',':
+			expectKey = len(stack) > 0 && stack[len(stack)-1] == '{'
+		case c == '"':
+			j := i + 1
+			for j < len(body) && body[j] != '"' {
+				if body[j] == '\\' {
+					j++
+				}
+				j++
+			}
+			if j >= len(body) {
+				return append(nums, strs...)
+			}
+			content := string(body[i+1 : j])
+			if !expectKey && content != id && !strings.Contains(content, "\\") {
+				for k := i + 1; k < j; k++ {
+					ch := body[k]
+					if (ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') {
+						strs = append(strs, candidate{pos: k, kind: "a letter in a string value"})
+						break
+					}
+				}
+			}
+			i = j
+		case c == '-' || (c >= '0' && c <= '9'):
+			j := i
+			for j < len(body) && (body[j] >= '0' && body[j] <= '9' || body[j] == '-') {
+				j++
+			}
+			if j-1 >= i && body[j-1] >= '0' && body[j-1] <= '9' && string(body[i:j]) != id {
+				nums = append(nums, candidate{pos: j - 1, kind: "a digit in a number"})
+			}
+			for j < len(body) && strings.IndexByte("0123456789.eE+-", body[j]) >= 0 {
+				j++
+			}
+			i = j - 1
+		}
+	}
+	return append(nums, strs...)
+}

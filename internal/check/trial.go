@@ -1,0 +1,164 @@
+package check
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/hookreplay/hookreplay/internal/message"
+	"github.com/hookreplay/hookreplay/internal/replay"
+	"github.com/hookreplay/hookreplay/internal/store"
+	"github.com/hookreplay/hookreplay/internal/verify"
+)
+
+// additivity records whether a second fresh event changed the probes as much
+// as the first did (effects add up per event), so that zero means lost work.
+type additivity struct {
+	known, yes bool
+	note       string
+	// none: the control event changed nothing although the first delivery
+	// did (warning holds what that means).
+	none    bool
+	warning string
+}
+
+// exactJudgement reports whether zero effect in a fresh-identity phase can be
+// judged as lost work: the state was reset before it, or a second fresh event
+// (the control) changed the probes exactly as the first did.
+func (r *runner) exactJudgement(ctx context.Context, d *Delivery, fr *firstResult) (bool, error) {
+	if r.o.ResetCmd != "" {
+		return true, r.reset(ctx)
+	}
+	ad := r.additive[d.ID]
+	if ad == nil {
+		ad = &additivity{}
+		r.additive[d.ID] = ad
+	}
+	if ad.known {
+		return ad.yes, nil
+	}
+	ad.known = true
+	req, id, ok, _ := r.freshIdentity(d)
+	if !ok {
+		return false, nil
+	}
+	before, err := r.read(ctx, d, "control", "before")
+	if err != nil {
+		return false, err
+	}
+	sentAt := time.Now()
+	a := r.send(ctx, req, replay.SendOptions{})
+	if err := r.record(ctx, &a, d, "control", 1, id); err != nil {
+		return false, err
+	}
+	after, err := r.readChanged(ctx, d, "control", "after", before)
+	if err != nil {
+		return false, err
+	}
+	if after, err = r.calibrate(ctx, d, "control", "after", sentAt, after); err != nil {
+		return false, err
+	}
+	ctl := deltas(r.c.Probes, before.vals, after.vals)
+	ad.yes = is2xx(a.Status) && sameEffect(fr.effect, ctl)
+	if !anyChanged(ctl) && anyChanged(fr.effect) && r.o.ResetCmd == "" {
+		ad.none = true
+		ad.warning = fmt.Sprintf("delivery %d: a second event with another fresh id (%s, answered %s) changed nothing, while the first delivery changed %s: "+
+			"either the effect depends on state (give --reset-cmd to judge exactly), or the handler deduplicates on something other than the event id "+
+			"(a hook or subscription id, the signature, a timestamp) and drops distinct events", d.ID, id, statusText(a), effectText(fr.effect))
+		r.warn(ad.warning)
+	}
+	if ad.yes {
+		r.note("delivery %d: a control event with another fresh id changed the probes exactly as the first did (%s), so every fresh event must have exactly that effect", d.ID, effectText(ctl))
+	} else if !ad.none {
+		r.note("delivery %d: a control event with another fresh id changed the probes by %s, not %s: the effect depends on state, not only on the event; give --reset-cmd to judge burst, lost and crash exactly", d.ID, effectText(ctl), effectText(fr.effect))
+	}
+	r.progress("control  delivery %d: %s, %s", d.ID, statusText(a), effectText(ctl))
+	return ad.yes, nil
+}
+
+// freshIdentity returns a copy of d's request with a new event id (re-signed
+// when a secret is known), or ok false with the reason it cannot be made.
+func (r *runner) freshIdentity(d *Delivery) (req *message.Request, id string, ok bool, why string) {
+	if !canFresh(d, r.o.Secret) {
+		return nil, "", false, freshReason(d, r.o.Secret)
+	}
+	id = verify.NewEventID(d.Provider)
+	req, err := verify.Reidentify(d.Req, d.Provider, id, r.o.Secret, time.Now(), verify.Options{URL: r.urlFor(d.Req)})
+	if err != nil {
+		return nil, "", false, fmt.Sprintf("the delivery cannot be given a fresh event id: %v", err)
+	}
+	return req, id, true, ""
+}
+
+// sameIdentity returns req again for another copy of the same event: re-signed
+// with a fresh timestamp when a secret is known.
+func (r *runner) sameIdentity(d *Delivery, req *message.Request) *message.Request {
+	if r.o.Secret == "" {
+		return req
+	}
+	s, err := verify.Resign(req, d.Provider, r.o.Secret, time.Now(), verify.Options{URL: r.urlFor(req)})
+	if err != nil {
+		r.note("copies of delivery %d were sent with their captured signature: re-signing failed: %v", d.ID, err)
+		return req
+	}
+	return s
+}
+
+// asRetry marks req as the provider's retry number n the way the provider
+// really does. Only Slack marks retries (X-Slack-Retry-Num,
+// X-Slack-Retry-Reason; its signature covers the timestamp and body, not
+// these headers); Stripe, GitHub, Shopify, Twilio and Standard Webhooks
+// resend the same event id without a retry header.
+func asRetry(d *Delivery, req *message.Request, n int) *message.Request {
+	if d.Provider != "slack" {
+		return req
+	}
+	c := req.Clone()
+	c.Headers = c.Headers.Set("X-Slack-Retry-Num", fmt.Sprint(n))
+	c.Headers = c.Headers.Set("X-Slack-Retry-Reason", "http_timeout")
+	return c
+}
+
+// urlFor is the full URL a copy of req is sent to: what a provider that
+// signs the URL (Twilio) was configured with.
+func (r *runner) urlFor(req *message.Request) string {
+	return replay.FullURL(r.o.Target, req.Target)
+}
+
+// identitySigned reports whether provider's event id is covered by its
+// signature, so that changing it needs the secret.
+func identitySigned(provider string) bool {
+	switch provider {
+	case "standard", "svix", "twilio":
+		// Twilio: a fresh event is a new message, whose sid is in the
+		// signed form.
+		return true
+	}
+	return verify.IdentityInBody(provider)
+}
+
+func canFresh(d *Delivery, secret string) bool {
+	if d.Provider == "" || d.Provider == "generic" || d.EventID == "" {
+		return false
+	}
+	if _, err := verify.SchemeFor(d.Provider); err != nil {
+		return false
+	}
+	return secret != "" || !identitySigned(d.Provider)
+}
+
+func freshReason(d *Delivery, secret string) string {
+	if d.Provider == "" || d.Provider == "generic" || d.EventID == "" {
+		return "the delivery has no event id hookreplay knows how to change (provider " + orGeneric(d.Provider) + ")"
+	}
+	if secret == "" && identitySigned(d.Provider) {
+		return fmt.Sprintf("a fresh event id would break the %s signature: give --secret (or --secret-env) to enable it", d.Provider)
+	}
+	return "provider " + d.Provider + " has no event identity scheme"
+}
+
+func (r *runner) send(ctx context.Context, req *message.Request, opt replay.SendOptions) store.Attempt {
+	a := replay.Send(ctx, r.target, req, opt)
+	r.lastSent.Store(time.Now().UnixNano())
+	return a
+}
