@@ -3,7 +3,6 @@ package cmd
 import (
 	"context"
 	"crypto/tls"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"net/url"
@@ -11,12 +10,12 @@ import (
 	"strings"
 	"time"
 
-	"github.com/fatih/color"
 	"github.com/spf13/cobra"
 
 	"github.com/hookreplay/hookreplay/internal/iostreams"
 	"github.com/hookreplay/hookreplay/internal/message"
 	"github.com/hookreplay/hookreplay/internal/replay"
+	"github.com/hookreplay/hookreplay/internal/report"
 	"github.com/hookreplay/hookreplay/internal/store"
 )
 
@@ -331,9 +330,7 @@ func replayRun(ctx context.Context, o *replayOptions) error {
 	if err != nil {
 		return usageErr("%v", err)
 	}
-	for _, w := range job.Warnings {
-		fmt.Fprintln(o.IO.ErrOut, o.IO.Color(color.FgYellow)("warning: ")+w)
-	}
+	report.ReplayWarnings(o.IO.ErrOut, report.Colors(o.IO.ColorEnabled()), job.Warnings)
 	live := replayLive(o, job)
 	var also replay.AttemptSink
 	if live != nil {
@@ -351,13 +348,7 @@ func replayRun(ctx context.Context, o *replayOptions) error {
 			return err
 		}
 	} else {
-		w := o.IO.Out
-		fmt.Fprintln(w)
-		replay.WriteSummary(w, o.IO, rec.Summary)
-		fmt.Fprintf(w, "  recorded as run %d: hookreplay runs show %d\n", rec.Run.ID, rec.Run.ID)
-		if job.Plan().Order == replay.OrderShuffle {
-			fmt.Fprintf(w, "  repeat this order with --seed %d\n", job.Seed)
-		}
+		report.ReplayResult(o.IO.Out, report.Colors(o.IO.ColorEnabled()), rec, job)
 	}
 	sum := rec.Summary
 	if rec.Result.Interrupted {
@@ -378,112 +369,41 @@ func replayRun(ctx context.Context, o *replayOptions) error {
 // many attempts are planned (lines for non-2xx and errors are still printed).
 type liveSink struct {
 	o        *replayOptions
+	p        report.Painter
 	multi    bool
-	progress bool
-	planned  int
-	seen     int
-	counts   map[string]int
+	progress *report.Progress // nil: a line per attempt
 }
 
 func replayLive(o *replayOptions, job *replay.Job) *liveSink {
 	if o.JSON {
 		return nil
 	}
-	p := job.Plan()
-	l := &liveSink{o: o, multi: len(p.Deliveries) > 1, planned: job.Planned(), counts: map[string]int{},
-		progress: o.IO.IsTerminal() && job.Planned() > 50}
-	w := o.IO.Out
-	ids := make([]string, len(p.Deliveries))
-	for i, d := range p.Deliveries {
-		ids[i] = fmt.Sprintf("%d", d.ID)
-		if d.EventType != "" || d.EventID != "" {
-			ids[i] += message.Printable(fmt.Sprintf(" (%s %s %s)", d.Provider, d.EventType, d.EventID))
-		}
+	l := &liveSink{o: o, p: report.Colors(o.IO.ColorEnabled()), multi: len(job.Plan().Deliveries) > 1}
+	if o.IO.IsTerminal() && job.Planned() > 50 {
+		l.progress = report.NewProgress(job.Planned())
 	}
-	fmt.Fprintf(w, "replaying delivery %s → %s\n", strings.Join(ids, ", "), o.To)
-	extra := ""
-	if p.Order == replay.OrderShuffle {
-		extra = fmt.Sprintf(", seed %d", job.Seed)
-	}
-	if p.Secret != "" {
-		extra += ", re-signed"
-	}
-	if p.Raw {
-		extra += ", raw bytes"
-	}
-	if p.LoseResponse > 0 {
-		extra += fmt.Sprintf(", first %s lost", replay.Plural(p.LoseResponse, "answer"))
-	}
-	fmt.Fprintf(w, "  %s%s\n", job.Describe(), extra)
-	if e := job.EditDescription(); e != "" {
-		fmt.Fprintf(w, "  edited: %s\n", e)
-	}
-	if s := job.Schedule(); len(s.Retries) > 0 {
-		fmt.Fprintf(w, "  retries on the %s timetable (%d attempts up to %s real time, ×%g faster); source: %s\n",
-			s.Name, s.Attempts(), replay.FormatStandsFor(s.Retries[len(s.Retries)-1]), p.Speedup, s.Source)
-	}
+	report.ReplayPlan(o.IO.Out, job, o.To)
 	return l
 }
 
 func (l *liveSink) Attempt(_ context.Context, a *store.Attempt) error {
-	l.seen++
-	class := "error"
-	switch {
-	case a.Status != 0:
-		class = fmt.Sprintf("%dxx", a.Status/100)
-	case a.Lost && a.Err == "":
-		class = "lost"
-	}
-	l.counts[class]++
 	w := l.o.IO.Out
-	if !l.progress {
-		fmt.Fprintln(w, replay.AttemptLine(l.o.IO, *a, l.multi))
+	if l.progress == nil {
+		fmt.Fprintln(w, report.AttemptLine(l.p, *a, l.multi))
 		return nil
 	}
-	if class != "2xx" && class != "lost" {
+	if o := l.progress.Add(*a); o != "2xx" && o != replay.OutcomeLost {
 		fmt.Fprint(w, "\r\033[K")
-		fmt.Fprintln(w, replay.AttemptLine(l.o.IO, *a, l.multi))
+		fmt.Fprintln(w, report.AttemptLine(l.p, *a, l.multi))
 	}
-	fmt.Fprint(w, "\r\033[K"+l.bar())
+	fmt.Fprint(w, "\r\033[K"+l.progress.Bar())
 	return nil
 }
 
-func (l *liveSink) bar() string {
-	const width = 30
-	total := max(l.planned, l.seen)
-	filled := width * l.seen / total
-	var parts []string
-	for _, k := range []string{"2xx", "3xx", "4xx", "5xx", "lost", "error"} {
-		if n := l.counts[k]; n > 0 {
-			parts = append(parts, fmt.Sprintf("%s %d", k, n))
-		}
-	}
-	return fmt.Sprintf("[%s%s] %d/%d  %s", strings.Repeat("█", filled), strings.Repeat("░", width-filled), l.seen, total, strings.Join(parts, " · "))
-}
-
 func (l *liveSink) done() {
-	if l.progress {
+	if l.progress != nil {
 		fmt.Fprintln(l.o.IO.Out)
 	}
-}
-
-// replayJSON is the --json document.
-type replayJSON struct {
-	Run      replayRunJSON  `json:"run"`
-	Warnings []string       `json:"warnings"`
-	Attempts []attemptJSON  `json:"attempts"`
-	Summary  replay.Summary `json:"summary"`
-}
-
-type replayRunJSON struct {
-	ID         int64          `json:"id"`
-	Kind       string         `json:"kind"`
-	Target     string         `json:"target"`
-	Seed       int64          `json:"seed"`
-	StartedAt  time.Time      `json:"started_at"`
-	FinishedAt time.Time      `json:"finished_at"`
-	Verdict    string         `json:"verdict"`
-	Options    map[string]any `json:"options"`
 }
 
 func writeReplayJSON(o *replayOptions, rec *replay.Recorded, job *replay.Job) error {
@@ -496,14 +416,5 @@ func writeReplayJSON(o *replayOptions, rec *replay.Recorded, job *replay.Job) er
 	if err != nil {
 		return setupErr("%v", err)
 	}
-	doc := replayJSON{
-		Run: replayRunJSON{ID: rec.Run.ID, Kind: rec.Run.Kind, Target: rec.Run.Target, Seed: rec.Run.Seed,
-			StartedAt: rec.Run.StartedAt, FinishedAt: rec.Run.FinishedAt, Verdict: rec.Run.Verdict, Options: rec.Run.Options},
-		Warnings: append([]string{}, job.Warnings...),
-		Attempts: attemptsJSON(as),
-		Summary:  rec.Summary,
-	}
-	enc := json.NewEncoder(o.IO.Out)
-	enc.SetIndent("", "  ")
-	return enc.Encode(doc)
+	return report.ReplayJSON(o.IO.Out, rec, job.Warnings, as)
 }

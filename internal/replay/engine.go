@@ -671,9 +671,7 @@ func withDetail(m map[string]any, k string, v any) map[string]any {
 }
 
 // succeeded: the provider would consider the delivery done.
-func succeeded(a store.Attempt) bool {
-	return a.Err == "" && !a.Lost && a.Status >= 200 && a.Status < 300
-}
+func succeeded(a store.Attempt) bool { return Outcome(a) == "2xx" }
 
 // Connected reports whether the attempt reached the handler (a TCP
 // connection was established).

@@ -3,7 +3,6 @@ package replay
 import (
 	"bytes"
 	"encoding/json"
-	"fmt"
 	"math"
 	"slices"
 	"sort"
@@ -60,24 +59,25 @@ func Summarize(res *Result, deliveries []*store.Delivery) Summary {
 		if Connected(a) {
 			s.Connected++
 		}
-		switch {
-		case a.Status != 0:
-			s.Answered++
-			s.Classes[fmt.Sprintf("%dxx", a.Status/100)]++
-			lats = append(lats, a.Latency)
-			if a.Status < 200 || a.Status >= 300 {
-				s.NonSuccess++
-			}
-		case a.Err != "":
+		switch o := Outcome(a); o {
+		case "":
+		case OutcomeError:
 			s.Errors++
-			s.Classes["error"]++
+			s.Classes[o]++
 			if s.ErrorKinds == nil {
 				s.ErrorKinds = map[string]int{}
 			}
 			s.ErrorKinds[a.Err]++
-		case a.Lost:
+		case OutcomeLost:
 			s.Lost++
-			s.Classes["lost"]++
+			s.Classes[o]++
+		default:
+			s.Answered++
+			s.Classes[o]++
+			lats = append(lats, a.Latency)
+			if o != "2xx" {
+				s.NonSuccess++
+			}
 		}
 		byDelivery[a.DeliveryID] = append(byDelivery[a.DeliveryID], a)
 	}

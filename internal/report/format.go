@@ -87,8 +87,10 @@ func truncate(s string, n int) string {
 	return string(r[:n-1]) + "…"
 }
 
-// dur prints a duration rounded to what a person reads: 850µs, 12ms, 1.25s.
-func dur(d time.Duration) string {
+// Duration is the one way hookreplay prints a duration, rounded to what a
+// person reads: 806µs, 3.2ms, 11ms, 1.14s, 2m5s; "0s" for zero or less.
+// Every view (check reports, capture lines, show, replay, runs) uses it.
+func Duration(d time.Duration) string {
 	switch {
 	case d <= 0:
 		return "0s"

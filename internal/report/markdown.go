@@ -140,9 +140,9 @@ func Markdown(w io.Writer, c *Check) error {
 		fmt.Fprintf(b, "### Warnings and phases not judged\n\n%s\n", strings.Join(others, ""))
 	}
 	if l := c.Latency; l != nil {
-		s := fmt.Sprintf("Latency: first answer %s, p50 %s, max %s", dur(l.First), dur(l.P50), dur(l.Max))
+		s := fmt.Sprintf("Latency: first answer %s, p50 %s, max %s", Duration(l.First), Duration(l.P50), Duration(l.Max))
 		if l.ProviderTimeout > 0 {
-			s += fmt.Sprintf(" (provider timeout %s)", dur(l.ProviderTimeout))
+			s += fmt.Sprintf(" (provider timeout %s)", Duration(l.ProviderTimeout))
 		}
 		fmt.Fprintf(b, "%s.\n\n", s)
 	}

@@ -5,8 +5,6 @@ import (
 	"fmt"
 	"io"
 	"strings"
-
-	"github.com/fatih/color"
 )
 
 // maxEffectsShown bounds the sink calls listed per phase in the text report;
@@ -16,21 +14,6 @@ const maxEffectsShown = 10
 // maxViolationsShown bounds the violations listed per phase in the text and
 // Markdown reports; JSON and JUnit list them all.
 const maxViolationsShown = 10
-
-// painter colours text, or leaves it alone when colour is off.
-type painter struct{ on bool }
-
-func (p painter) paint(s string, attrs ...color.Attribute) string {
-	if !p.on || s == "" {
-		return s
-	}
-	c := color.New(attrs...)
-	c.EnableColor()
-	return c.Sprint(s)
-}
-
-func (p painter) bold(s string) string  { return p.paint(s, color.Bold) }
-func (p painter) faint(s string) string { return p.paint(s, color.Faint) }
 
 // symbol is the mark shown for a status: ✓ pass, ✗ fail, – skipped or not
 // judged, ! warning, ? inconclusive.
@@ -48,30 +31,53 @@ func symbol(s Status) string {
 	return "–"
 }
 
-func (p painter) status(s Status, text string) string {
+// PhaseTone is the tone of a phase status: skipped and not judged phases are
+// muted.
+func PhaseTone(s Status) Tone {
 	switch s {
 	case Pass:
-		return p.paint(text, color.FgGreen)
+		return TonePass
 	case Fail:
-		return p.paint(text, color.FgRed, color.Bold)
+		return ToneFail
 	case Warn:
-		return p.paint(text, color.FgYellow)
+		return ToneWarn
 	case Inconclusive:
-		return p.paint(text, color.FgMagenta)
+		return ToneInconclusive
 	}
-	return p.faint(text)
+	return ToneMuted
 }
 
-func (p painter) verdict(v string) string {
+// VerdictTone is the tone of a run's verdict as the store keeps it: pass or
+// ok, fail or error(s), inconclusive, interrupted; "" for anything else.
+func VerdictTone(v string) Tone {
 	switch v {
-	case VerdictPass:
-		return p.paint("PASS", color.FgGreen, color.Bold)
-	case VerdictFail:
-		return p.paint("FAIL", color.FgRed, color.Bold)
+	case VerdictPass, "ok":
+		return TonePass
+	case VerdictFail, "errors", "error":
+		return ToneFail
 	case VerdictInconclusive:
-		return p.paint("INCONCLUSIVE", color.FgMagenta, color.Bold)
+		return ToneInconclusive
+	case "interrupted":
+		return ToneWarn
 	}
-	return p.paint(strings.ToUpper(v), color.Bold)
+	return ""
+}
+
+// phaseStatus paints text in the tone of s; a failed phase stands out in bold.
+func phaseStatus(p Painter, s Status, text string) string {
+	if s == Fail {
+		return p.Emphasis(ToneFail, text)
+	}
+	return p.Paint(PhaseTone(s), text)
+}
+
+// verdictText is a check's verdict in capitals, bold in its tone.
+func verdictText(p Painter, v string) string {
+	switch v {
+	case VerdictPass, VerdictFail, VerdictInconclusive:
+		return p.Emphasis(VerdictTone(v), strings.ToUpper(v))
+	}
+	return p.Bold(strings.ToUpper(v))
 }
 
 // Text writes the terminal report of c: one block per delivery with a line
@@ -81,7 +87,7 @@ func (p painter) verdict(v string) string {
 // verdict with its exit code. With colorOn false the output is plain text.
 func Text(w io.Writer, c *Check, colorOn bool) error {
 	c = normalized(c)
-	p := painter{on: colorOn}
+	p := Colors(colorOn)
 	b := bufio.NewWriter(w)
 
 	head := "hookreplay check"
@@ -91,22 +97,22 @@ func Text(w io.Writer, c *Check, colorOn bool) error {
 	if c.Target != "" {
 		head += " → " + oneLine(c.Target)
 	}
-	fmt.Fprintln(b, p.bold(head))
+	fmt.Fprintln(b, p.Bold(head))
 	for i, pr := range c.Probes {
 		label := "probes:"
 		if i > 0 {
 			label = "       "
 		}
-		fmt.Fprintf(b, "%s %s\n", p.faint(label), oneLine(pr))
+		fmt.Fprintf(b, "%s %s\n", p.Faint(label), oneLine(pr))
 	}
 
 	width := phaseWidth(c)
 	for i := range c.Deliveries {
 		d := &c.Deliveries[i]
 		fmt.Fprintln(b)
-		fmt.Fprintln(b, p.bold(deliveryTitle(d)))
+		fmt.Fprintln(b, p.Bold(deliveryTitle(d)))
 		for _, e := range d.Effect {
-			fmt.Fprintf(b, "  %s %s: %s\n", p.faint("effect of the first copy:"), oneLine(e.Probe), deltaText(e))
+			fmt.Fprintf(b, "  %s %s: %s\n", p.Faint("effect of the first copy:"), oneLine(e.Probe), deltaText(e))
 		}
 		for j := range d.Phases {
 			writeTextPhase(b, p, &d.Phases[j], width)
@@ -115,36 +121,36 @@ func Text(w io.Writer, c *Check, colorOn bool) error {
 	}
 	if c.Order != nil {
 		fmt.Fprintln(b)
-		fmt.Fprintln(b, p.bold("all deliveries, in different orders"))
+		fmt.Fprintln(b, p.Bold("all deliveries, in different orders"))
 		writeTextPhase(b, p, c.Order, width)
 		writeTextEffects(b, p, []PhaseResult{*c.Order})
 	}
 
 	if l := c.Latency; l != nil {
 		fmt.Fprintln(b)
-		s := fmt.Sprintf("latency: first answer %s, p50 %s, max %s", dur(l.First), dur(l.P50), dur(l.Max))
+		s := fmt.Sprintf("latency: first answer %s, p50 %s, max %s", Duration(l.First), Duration(l.P50), Duration(l.Max))
 		if l.ProviderTimeout > 0 {
-			s += fmt.Sprintf(" (provider timeout %s)", dur(l.ProviderTimeout))
+			s += fmt.Sprintf(" (provider timeout %s)", Duration(l.ProviderTimeout))
 		}
 		fmt.Fprintln(b, s)
 	}
 	if len(c.Notes) > 0 {
 		fmt.Fprintln(b)
 		for _, n := range c.Notes {
-			fmt.Fprintf(b, "%s %s\n", p.faint("note:"), oneLine(n))
+			fmt.Fprintf(b, "%s %s\n", p.Faint("note:"), oneLine(n))
 		}
 	}
 
 	if len(c.Warnings) > 0 {
 		fmt.Fprintln(b)
 		for _, w := range c.Warnings {
-			fmt.Fprintf(b, "%s %s\n", p.status(Warn, "! warning:"), oneLine(w))
+			fmt.Fprintf(b, "%s %s\n", phaseStatus(p, Warn, "! warning:"), oneLine(w))
 		}
 	}
 
 	fmt.Fprintln(b)
-	fmt.Fprintf(b, "%s  %s\n", p.verdict(c.Verdict), c.summary(c.Verdict))
-	fmt.Fprintf(b, "%s\n", p.faint(fmt.Sprintf("exit %d: %s", ExitCode(c.Verdict), exitMeaning(c.Verdict))))
+	fmt.Fprintf(b, "%s  %s\n", verdictText(p, c.Verdict), c.summary(c.Verdict))
+	fmt.Fprintf(b, "%s\n", p.Faint(fmt.Sprintf("exit %d: %s", ExitCode(c.Verdict), exitMeaning(c.Verdict))))
 	return b.Flush()
 }
 
@@ -159,28 +165,28 @@ func phaseWidth(c *Check) int {
 	return w
 }
 
-func writeTextPhase(b *bufio.Writer, p painter, ph *PhaseResult, width int) {
+func writeTextPhase(b *bufio.Writer, p Painter, ph *PhaseResult, width int) {
 	name := fmt.Sprintf("%-*s", width, oneLine(ph.Phase))
-	line := fmt.Sprintf("  %s %s  %s", p.status(ph.Status, symbol(ph.Status)), p.status(ph.Status, name), oneLine(ph.Message))
+	line := fmt.Sprintf("  %s %s  %s", phaseStatus(p, ph.Status, symbol(ph.Status)), phaseStatus(p, ph.Status, name), oneLine(ph.Message))
 	if ph.Status == NotJudged && !strings.Contains(ph.Message, "not judged") {
-		line += p.faint(" (not judged)")
+		line += p.Faint(" (not judged)")
 	}
 	if facts := phaseFacts(ph); facts != "" {
-		line += "  " + p.faint("("+facts+")")
+		line += "  " + p.Faint("("+facts+")")
 	}
 	fmt.Fprintln(b, strings.TrimRight(line, " "))
 	indent := strings.Repeat(" ", width+5)
 	for _, wn := range ph.Warnings {
-		fmt.Fprintf(b, "%s%s %s\n", indent, p.status(Warn, "!"), oneLine(wn))
+		fmt.Fprintf(b, "%s%s %s\n", indent, phaseStatus(p, Warn, "!"), oneLine(wn))
 	}
 	if h := warnHint(ph); h != "" {
-		fmt.Fprintf(b, "%s  %s %s\n", indent, p.paint("fix:", color.FgCyan), h)
+		fmt.Fprintf(b, "%s  %s %s\n", indent, p.Paint(ToneInfo, "fix:"), h)
 	}
 	for i, v := range ph.Violations {
 		if i == maxViolationsShown {
-			fmt.Fprintf(b, "%s%s … and %d more (all are in --report json)\n", indent, p.status(Fail, "✗"), len(ph.Violations)-i)
+			fmt.Fprintf(b, "%s%s … and %d more (all are in --report json)\n", indent, phaseStatus(p, Fail, "✗"), len(ph.Violations)-i)
 			if h := ph.Violations[len(ph.Violations)-1].Hint; h != "" && !showHint(ph.Violations, i-1) {
-				fmt.Fprintf(b, "%s  %s %s\n", indent, p.paint("fix:", color.FgCyan), oneLine(h))
+				fmt.Fprintf(b, "%s  %s %s\n", indent, p.Paint(ToneInfo, "fix:"), oneLine(h))
 			}
 			break
 		}
@@ -189,7 +195,7 @@ func writeTextPhase(b *bufio.Writer, p painter, ph *PhaseResult, width int) {
 		if where != "" {
 			msg = where + ": " + msg
 		}
-		fmt.Fprintf(b, "%s%s %s\n", indent, p.status(Fail, "✗"), msg)
+		fmt.Fprintf(b, "%s%s %s\n", indent, phaseStatus(p, Fail, "✗"), msg)
 		if vals := violationValues(v); vals != "" {
 			fmt.Fprintf(b, "%s  %s\n", indent, vals)
 		}
@@ -197,7 +203,7 @@ func writeTextPhase(b *bufio.Writer, p painter, ph *PhaseResult, width int) {
 			fmt.Fprintf(b, "%s  answered %d\n", indent, v.Status)
 		}
 		if showHint(ph.Violations, i) {
-			fmt.Fprintf(b, "%s  %s %s\n", indent, p.paint("fix:", color.FgCyan), oneLine(v.Hint))
+			fmt.Fprintf(b, "%s  %s %s\n", indent, p.Paint(ToneInfo, "fix:"), oneLine(v.Hint))
 		}
 	}
 }
@@ -213,15 +219,15 @@ func phaseFacts(ph *PhaseResult) string {
 		f = append(f, "answers "+s)
 	}
 	if ph.BurstSpread > 0 {
-		f = append(f, "spread "+dur(ph.BurstSpread))
+		f = append(f, "spread "+Duration(ph.BurstSpread))
 	}
 	if ph.Duration > 0 {
-		f = append(f, dur(ph.Duration))
+		f = append(f, Duration(ph.Duration))
 	}
 	return strings.Join(f, ", ")
 }
 
-func writeTextEffects(b *bufio.Writer, p painter, phases []PhaseResult) {
+func writeTextEffects(b *bufio.Writer, p Painter, phases []PhaseResult) {
 	total := 0
 	for _, ph := range phases {
 		total += len(ph.Effects)
@@ -229,7 +235,7 @@ func writeTextEffects(b *bufio.Writer, p painter, phases []PhaseResult) {
 	if total == 0 {
 		return
 	}
-	fmt.Fprintf(b, "  %s\n", p.faint(fmt.Sprintf("the sink saw %s:", plural(total, "call", "calls"))))
+	fmt.Fprintf(b, "  %s\n", p.Faint(fmt.Sprintf("the sink saw %s:", plural(total, "call", "calls"))))
 	for _, ph := range phases {
 		for i, e := range ph.Effects {
 			if i == maxEffectsShown {
