@@ -3,11 +3,13 @@ package cmd
 import (
 	"fmt"
 	"strconv"
+	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/hookreplay/hookreplay/internal/capture"
 	"github.com/hookreplay/hookreplay/internal/iostreams"
+	"github.com/hookreplay/hookreplay/internal/report"
 	"github.com/hookreplay/hookreplay/internal/store"
 )
 
@@ -100,7 +102,7 @@ func captureRun(cmd *cobra.Command, o *captureOptions) error {
 	}
 	defer st.Close()
 	srv, err := capture.New(st, capture.Options{Forward: o.Forward, Status: o.Status, MaxBody: o.MaxBody,
-		Source: o.Source, Secret: o.Secret, IO: o.IO})
+		Source: o.Source, Secret: o.Secret, Observer: captureLines{o.IO}})
 	if err != nil {
 		return usageErr("%v", err)
 	}
@@ -119,3 +121,13 @@ func captureRun(cmd *cobra.Command, o *captureOptions) error {
 	}
 	return srv.Serve(cmd.Context(), ln)
 }
+
+// captureLines prints capture's live view: a line per delivery on stdout,
+// problems on stderr.
+type captureLines struct{ io *iostreams.IO }
+
+func (c captureLines) Delivered(d *store.Delivery, latency time.Duration) {
+	fmt.Fprintln(c.io.Out, report.CaptureLine(report.Colors(c.io.ColorEnabled()), d, latency))
+}
+
+func (c captureLines) Problem(msg string) { fmt.Fprintf(c.io.ErrOut, "hookreplay: %s\n", msg) }

@@ -11,6 +11,7 @@ import (
 
 	"github.com/hookreplay/hookreplay/internal/capture"
 	"github.com/hookreplay/hookreplay/internal/iostreams"
+	"github.com/hookreplay/hookreplay/internal/report"
 	"github.com/hookreplay/hookreplay/internal/store"
 )
 
@@ -85,13 +86,13 @@ func listRun(ctx context.Context, o *listOptions) error {
 		return setupErr("%v", err)
 	}
 	if o.JSON {
-		return capture.WriteListJSON(o.IO.Out, ds)
+		return report.DeliveriesJSON(o.IO.Out, ds)
 	}
 	if len(ds) == 0 {
 		fmt.Fprintln(o.IO.ErrOut, "no deliveries match (capture some with 'hookreplay capture')")
 		return nil
 	}
-	if err := capture.WriteList(o.IO, ds); err != nil {
+	if err := report.Deliveries(o.IO.Out, report.Colors(o.IO.ColorEnabled()), ds); err != nil {
 		return err
 	}
 	if o.Limit > 0 && len(ds) == o.Limit {

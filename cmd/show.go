@@ -8,6 +8,7 @@ import (
 
 	"github.com/hookreplay/hookreplay/internal/capture"
 	"github.com/hookreplay/hookreplay/internal/iostreams"
+	"github.com/hookreplay/hookreplay/internal/report"
 	"github.com/hookreplay/hookreplay/internal/store"
 )
 
@@ -77,9 +78,9 @@ func showRun(ctx context.Context, o *showOptions) error {
 	case o.Body:
 		_, err = o.IO.Out.Write(d.Body)
 	case o.JSON:
-		err = capture.WriteDetailJSON(o.IO.Out, d)
+		err = report.DeliveryJSON(o.IO.Out, d)
 	default:
-		err = capture.WriteDetail(o.IO, d)
+		err = report.Delivery(o.IO.Out, report.Colors(o.IO.ColorEnabled()), d)
 	}
 	return err
 }

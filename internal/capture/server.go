@@ -25,7 +25,6 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/hookreplay/hookreplay/internal/iostreams"
 	"github.com/hookreplay/hookreplay/internal/message"
 	"github.com/hookreplay/hookreplay/internal/store"
 	"github.com/hookreplay/hookreplay/internal/verify"
@@ -75,9 +74,22 @@ type Options struct {
 	// before it cuts their connections (and cancels their forwards).
 	DrainTimeout time.Duration
 
-	// IO receives one line per delivery on Out and rejected requests on
-	// ErrOut; nil keeps the server quiet.
-	IO *iostreams.IO
+	// Observer hears of every stored delivery and every problem; nil keeps
+	// the server quiet.
+	Observer Observer
+}
+
+// Observer hears what a capture server does, for a live view (the CLI's
+// lines, the TUI). Calls are serialised, one at a time; the delivery has
+// already been answered, but a slow observer holds up the next call.
+type Observer interface {
+	// Delivered: d was stored and answered. latency is the handler's when
+	// forwarding, else the time capture took to commit d.
+	Delivered(d *store.Delivery, latency time.Duration)
+	// Problem: something capture could not do or had to cut short (a
+	// rejected request, an accept error, connections cut at shutdown), one
+	// line in hookreplay's words.
+	Problem(msg string)
 }
 
 // Server captures deliveries into a store.
@@ -438,7 +450,7 @@ func (s *Server) serveRequest(c *conn, rec *recorder, br *bufio.Reader) bool {
 			return false
 		}
 		latency = time.Since(start)
-		resp = response{status: s.opt.Status, headers: d.ResponseHeaders, body: ackBody(d)}
+		resp = response{status: s.opt.Status, headers: d.ResponseHeaders, body: AckBody(d)}
 	} else {
 		if err := s.insert(d); err != nil {
 			s.reject(c, remote, req, 503, "could not store the delivery: "+err.Error())
@@ -462,15 +474,15 @@ func (s *Server) serveRequest(c *conn, rec *recorder, br *bufio.Reader) bool {
 	resp.head = req.Method == http.MethodHead
 	c.nc.SetWriteDeadline(time.Now().Add(s.opt.WriteTimeout))
 	werr := resp.write(c.nc)
-	s.printDelivery(d, latency)
+	s.delivered(d, latency)
 	return keepAlive && werr == nil
 }
 
-// ackBody is capture's own answer: {"id":N}. A provider's URL-verification
+// AckBody is capture's own answer: {"id":N}. A provider's URL-verification
 // handshake (Slack's url_verification) also gets its challenge back, as the
 // provider requires before it enables the URL, so an app can be pointed at
 // capture directly.
-func ackBody(d *store.Delivery) []byte {
+func AckBody(d *store.Delivery) []byte {
 	if s, err := verify.SchemeFor(d.Provider); err == nil {
 		if c := s.Challenge(d.Request()); c != "" {
 			b, _ := json.Marshal(struct {
@@ -563,40 +575,22 @@ func lingerClose(c net.Conn) {
 }
 
 func (s *Server) logf(format string, a ...any) {
-	if s.opt.IO == nil {
+	if s.opt.Observer == nil {
 		return
 	}
 	s.outMu.Lock()
 	defer s.outMu.Unlock()
-	fmt.Fprintf(s.opt.IO.ErrOut, "hookreplay: "+format+"\n", a...)
+	s.opt.Observer.Problem(fmt.Sprintf(format, a...))
 }
 
-// printDelivery writes the delivery's one line: time, id, status, provider,
-// event type, event id, latency (the handler's when forwarding, else the time
-// to commit) and the signature check when one was asked for.
-func (s *Server) printDelivery(d *store.Delivery, latency time.Duration) {
-	if s.opt.IO == nil {
+// delivered tells the observer about a stored, answered delivery.
+func (s *Server) delivered(d *store.Delivery, latency time.Duration) {
+	if s.opt.Observer == nil {
 		return
-	}
-	dash := func(x string) string {
-		if x == "" {
-			return "-"
-		}
-		return x
-	}
-	line := fmt.Sprintf("%s  #%-5d %s  %-8s %-28s %-36s %s",
-		d.ReceivedAt.Local().Format("15:04:05.000"), d.ID,
-		s.opt.IO.StatusColor(d.ResponseStatus, fmt.Sprintf("%3d", d.ResponseStatus)),
-		pr(d.Provider), dash(pr(d.EventType)), dash(pr(d.EventID)), FormatLatency(latency))
-	if d.Verification != "" {
-		line += "  sig " + pr(d.Verification)
-	}
-	if d.ForwardError != "" {
-		line += "  " + pr(d.ForwardError)
 	}
 	s.outMu.Lock()
 	defer s.outMu.Unlock()
-	fmt.Fprintln(s.opt.IO.Out, strings.TrimRight(line, " "))
+	s.opt.Observer.Delivered(d, latency)
 }
 
 // verification runs the signature check and renders its one-line result.

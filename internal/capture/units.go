@@ -59,19 +59,6 @@ func FormatSize(n int64) string {
 	return fmt.Sprintf("%d bytes", n)
 }
 
-// HumanSize renders n bytes compactly for tables: "312 B", "4.1 KiB", "5.0 MiB".
-func HumanSize(n int) string {
-	switch {
-	case n < 1<<10:
-		return fmt.Sprintf("%d B", n)
-	case n < 1<<20:
-		return fmt.Sprintf("%.1f KiB", float64(n)/(1<<10))
-	case n < 1<<30:
-		return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20))
-	}
-	return fmt.Sprintf("%.1f GiB", float64(n)/(1<<30))
-}
-
 // ParseAge reads a positive age: Go durations ("90m", "2h30m") plus days and
 // weeks ("7d", "1d12h", "2w").
 func ParseAge(s string) (time.Duration, error) {
@@ -138,14 +125,6 @@ func ParseID(s string) (int64, error) {
 		return 0, fmt.Errorf("invalid delivery id %q (want a positive number, see 'hookreplay list')", s)
 	}
 	return n, nil
-}
-
-// FormatLatency renders a latency for one-line output: "0.4ms", "12.3ms", "1.25s".
-func FormatLatency(d time.Duration) string {
-	if d < time.Second {
-		return fmt.Sprintf("%.1fms", float64(d)/float64(time.Millisecond))
-	}
-	return d.Round(10 * time.Millisecond).String()
 }
 
 // unitOf is the length of one time.ParseDuration unit (0 when unknown).

@@ -8,7 +8,6 @@ import (
 	"io"
 	"os"
 
-	"github.com/fatih/color"
 	"github.com/mattn/go-isatty"
 )
 
@@ -42,33 +41,9 @@ func (s *IO) IsTerminal() bool { return s.outTTY }
 // SetTerminal overrides terminal detection (tests).
 func (s *IO) SetTerminal(b bool) { s.outTTY = b }
 
-// ColorEnabled reports whether output may be coloured.
+// ColorEnabled reports whether output may be coloured; the views paint with
+// report.Colors(ColorEnabled()).
 func (s *IO) ColorEnabled() bool { return s.colorOn }
 
 // SetColor turns colour on or off (the --no-color flag).
 func (s *IO) SetColor(on bool) { s.colorOn = on }
-
-// Color returns a painter for the given attributes that respects ColorEnabled.
-func (s *IO) Color(attrs ...color.Attribute) func(string) string {
-	c := color.New(attrs...)
-	if s.colorOn {
-		c.EnableColor()
-	} else {
-		c.DisableColor()
-	}
-	return func(x string) string { return c.Sprint(x) }
-}
-
-// StatusColor paints text by HTTP status class: 2xx green, 3xx cyan, 4xx yellow, 5xx/0 red.
-func (s *IO) StatusColor(status int, text string) string {
-	switch {
-	case status >= 200 && status < 300:
-		return s.Color(color.FgGreen)(text)
-	case status >= 300 && status < 400:
-		return s.Color(color.FgCyan)(text)
-	case status >= 400 && status < 500:
-		return s.Color(color.FgYellow)(text)
-	default:
-		return s.Color(color.FgRed)(text)
-	}
-}
