@@ -40,7 +40,8 @@ func versionFrom(ldflags string, bi *debug.BuildInfo, ok bool) string {
 type factory struct {
 	IO     *iostreams.IO
 	DBPath string
-	// Store opens (creating when absent) the database at DBPath; the caller closes it.
+	// Store opens (creating when absent) the database at DBPath and makes
+	// sure it can be written; the caller closes it.
 	Store func() (*store.Store, error)
 	// ExistingStore opens the database at DBPath only when it exists, so a
 	// read-only command given a mistyped --db says so instead of creating an
@@ -50,9 +51,22 @@ type factory struct {
 
 func newFactory(io *iostreams.IO) *factory {
 	f := &factory{IO: io}
-	f.Store = func() (*store.Store, error) {
+	open := func() (*store.Store, error) {
 		s, err := store.Open(context.Background(), f.DBPath)
 		if err != nil {
+			return nil, setupErr("%v", err)
+		}
+		return s, nil
+	}
+	f.Store = func() (*store.Store, error) {
+		s, err := open()
+		if err != nil {
+			return nil, err
+		}
+		// The commands that create the database also write to it on every
+		// delivery: a read-only file is refused now, not answered 503 later.
+		if err := s.CheckWritable(context.Background()); err != nil {
+			s.Close()
 			return nil, setupErr("%v", err)
 		}
 		return s, nil
@@ -61,7 +75,7 @@ func newFactory(io *iostreams.IO) *factory {
 		if _, err := os.Stat(f.DBPath); errors.Is(err, os.ErrNotExist) {
 			return nil, setupErr("no database at %s (capture or import deliveries first, or pass --db / HOOKREPLAY_DB)", f.DBPath)
 		}
-		return f.Store()
+		return open()
 	}
 	return f
 }

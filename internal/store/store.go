@@ -11,7 +11,6 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
-	"strings"
 
 	_ "modernc.org/sqlite" // registers the "sqlite" driver (pure Go, no cgo)
 )
@@ -42,7 +41,6 @@ func Open(ctx context.Context, path string) (*Store, error) {
 	}
 	q := url.Values{}
 	q.Add("_pragma", "busy_timeout(10000)")
-	q.Add("_pragma", "journal_mode(WAL)")
 	q.Add("_pragma", "synchronous(FULL)")
 	q.Add("_pragma", "foreign_keys(ON)")
 	q.Add("_txlock", "immediate")
@@ -67,15 +65,27 @@ func (s *Store) Close() error {
 }
 
 func (s *Store) migrate(ctx context.Context) error {
+	mark, err := s.claim(ctx)
+	if err != nil {
+		return err
+	}
 	var version int
 	if err := s.db.QueryRowContext(ctx, "PRAGMA user_version").Scan(&version); err != nil {
-		if strings.Contains(err.Error(), "not a database") || strings.Contains(err.Error(), "file is encrypted") {
-			return errors.New("not a hookreplay database (file is not SQLite)")
-		}
-		return fmt.Errorf("read schema version: %w", err)
+		return fmt.Errorf("read schema version: %w", notSQLite(err))
 	}
 	if version > len(migrations) {
 		return fmt.Errorf("database schema version %d is newer than this hookreplay (%d); upgrade hookreplay", version, len(migrations))
+	}
+	// WAL (recorded in the file) only once the file is known to be ours: it
+	// changes the file's header.
+	var mode string
+	if err := s.db.QueryRowContext(ctx, "PRAGMA journal_mode = WAL").Scan(&mode); err != nil {
+		return writeErr(s.path, fmt.Errorf("switch to WAL: %w", err))
+	}
+	if mark {
+		if _, err := s.db.ExecContext(ctx, fmt.Sprintf("PRAGMA application_id = %d", ApplicationID)); err != nil {
+			return writeErr(s.path, fmt.Errorf("mark as a hookreplay database: %w", err))
+		}
 	}
 	for i := version; i < len(migrations); i++ {
 		tx, err := s.db.BeginTx(ctx, nil)
