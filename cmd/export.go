@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strconv"
 	"strings"
 	"time"
 
@@ -11,6 +12,8 @@ import (
 
 	"github.com/hookreplay/hookreplay/internal/capture"
 	"github.com/hookreplay/hookreplay/internal/iostreams"
+	"github.com/hookreplay/hookreplay/internal/message"
+	"github.com/hookreplay/hookreplay/internal/redact"
 	"github.com/hookreplay/hookreplay/internal/store"
 )
 
@@ -26,6 +29,9 @@ type exportOptions struct {
 	EventID  string
 	Since    time.Duration
 	Output   string // "" or "-" is stdout
+	// Redact replaces credentials (redact.CredentialHeaders, RedactRules).
+	Redact      bool
+	RedactRules redact.Rules
 }
 
 func newExportCmd(f *factory, runF func(*exportOptions) error) *cobra.Command {
@@ -40,9 +46,19 @@ order. Commit the file next to your tests and run 'hookreplay check --from FILE'
 in CI without a database, or load it elsewhere with 'hookreplay import FILE'.
 
 With IDs, exactly those deliveries; otherwise every delivery that matches
-the filters.`,
+the filters.
+
+An export holds what was captured, verbatim: request headers such as
+Authorization and Cookie, the body, and the handler's recorded response
+(Set-Cookie included). Export warns when it writes such credentials. --redact
+replaces the values of Authorization, Proxy-Authorization, Cookie, Set-Cookie,
+every --redact-header NAME and the JSON values at every --redact-json PATH
+with [REDACTED]; the exact wire bytes are rewritten to match (Content-Length
+fixed up). A new -o file is created with mode 0600; an existing regular file
+keeps its mode; symbolic links, FIFOs and devices are refused.`,
 		Example: `  hookreplay export 3 4 -o testdata/webhooks/subscription.jsonl
   hookreplay export --provider stripe --type 'invoice.*' --since 7d > invoices.jsonl
+  hookreplay export --last --redact --redact-header X-Api-Key --redact-json data.object.customer_email -o shared.jsonl
   hookreplay check --from testdata/webhooks/subscription.jsonl --to http://localhost:3000/webhooks --probe-sql '...' --dsn sqlite:app.db`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if f := strings.ToLower(o.Format); f != "jsonl" {
@@ -65,6 +81,19 @@ the filters.`,
 			if len(o.IDs) > 0 && (o.Provider != "" || o.TypeGlob != "" || o.EventID != "" || o.Since > 0) {
 				return usageErr("give delivery IDs or filters (--provider, --type, --event-id, --since), not both")
 			}
+			if len(o.RedactRules.Headers) > 0 || len(o.RedactRules.JSONPaths) > 0 {
+				o.Redact = true
+			}
+			for _, h := range o.RedactRules.Headers {
+				if _, err := message.ParseHeaderLine(h + ":"); err != nil || strings.Contains(h, ":") {
+					return usageErr("--redact-header %q: want a header name, e.g. X-Api-Key", h)
+				}
+			}
+			for _, p := range o.RedactRules.JSONPaths {
+				if p == "" || strings.HasPrefix(p, ".") || strings.HasSuffix(p, ".") || strings.Contains(p, "..") {
+					return usageErr("--redact-json %q: want a dotted path, e.g. data.object.customer_email", p)
+				}
+			}
 			if runF != nil {
 				return runF(o)
 			}
@@ -76,7 +105,10 @@ the filters.`,
 	cmd.Flags().StringVar(&o.TypeGlob, "type", "", "only event types matching this glob, e.g. 'invoice.*'")
 	cmd.Flags().StringVar(&o.EventID, "event-id", "", "only deliveries of this event id")
 	cmd.Flags().StringVar(&since, "since", "", "only deliveries received within this long, e.g. 2h or 7d")
-	cmd.Flags().StringVarP(&o.Output, "output", "o", "", "write to this file instead of stdout (replaced whole)")
+	cmd.Flags().StringVarP(&o.Output, "output", "o", "", "write to this file instead of stdout (replaced whole; new files get mode 0600)")
+	cmd.Flags().BoolVar(&o.Redact, "redact", false, "replace Authorization, Proxy-Authorization, Cookie and Set-Cookie values with [REDACTED]")
+	cmd.Flags().StringArrayVar(&o.RedactRules.Headers, "redact-header", nil, "also redact this header (repeatable; implies --redact)")
+	cmd.Flags().StringArrayVar(&o.RedactRules.JSONPaths, "redact-json", nil, "also redact the JSON body value at this dotted path, e.g. data.object.email (repeatable; implies --redact)")
 	return cmd
 }
 
@@ -110,13 +142,24 @@ func exportRun(ctx context.Context, o *exportOptions) error {
 			return usageErr("no deliveries match in %s (see 'hookreplay list'); nothing exported", st.Path())
 		}
 	}
+	if o.Redact {
+		for _, d := range ds {
+			redact.Delivery(d, o.RedactRules)
+		}
+	} else {
+		exportWarnCredentials(o, ds)
+	}
 	if o.Output == "" || o.Output == "-" {
 		if err := store.WriteJSONL(o.IO.Out, ds); err != nil {
 			return setupErr("export: %v", err)
 		}
 		return nil
 	}
-	if err := store.WriteJSONLFile(o.Output, ds); err != nil {
+	created, err := store.WriteJSONLFile(o.Output, ds)
+	if created != "" {
+		fmt.Fprintf(o.IO.ErrOut, "created directory %s\n", created)
+	}
+	if err != nil {
 		return setupErr("export: %v", err)
 	}
 	fmt.Fprintf(o.IO.ErrOut, "exported %s to %s\n", exportCount(len(ds)), o.Output)
@@ -128,4 +171,35 @@ func exportCount(n int) string {
 		return "1 delivery"
 	}
 	return fmt.Sprintf("%d deliveries", n)
+}
+
+// exportWarnCredentials says which credential headers an unredacted export
+// carries, and in which deliveries.
+func exportWarnCredentials(o *exportOptions, ds []*store.Delivery) {
+	var ids []string
+	seen := map[string]bool{}
+	for _, d := range ds {
+		hs := redact.Credentials(d)
+		if len(hs) == 0 {
+			continue
+		}
+		ids = append(ids, strconv.FormatInt(d.ID, 10))
+		for _, h := range hs {
+			seen[h] = true
+		}
+	}
+	if len(ids) == 0 {
+		return
+	}
+	var names []string
+	for _, h := range redact.CredentialHeaders {
+		if seen[h] {
+			names = append(names, h)
+		}
+	}
+	if len(ids) > 10 {
+		ids = append(ids[:10], "...")
+	}
+	fmt.Fprintf(o.IO.ErrOut, "warning: exported verbatim, with credentials in %s (deliveries %s); pass --redact to replace them\n",
+		strings.Join(names, ", "), strings.Join(ids, ", "))
 }

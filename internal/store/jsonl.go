@@ -333,32 +333,84 @@ func (s *Store) ImportDeliveries(ctx context.Context, ds []*Delivery) error {
 
 // WriteJSONLFile writes ds to path as WriteJSONL does, replacing the file as
 // a whole (written beside it, synced, renamed) so a failed export never
-// leaves half a file behind. Missing parent directories are created
-// (export -o testdata/webhooks/x.jsonl in a repository without that dir yet).
-func WriteJSONLFile(path string, ds []*Delivery) error {
+// leaves half a file behind. Missing parent directories are created (export
+// -o testdata/webhooks/x.jsonl in a repository without that directory yet)
+// and returned as created, for the caller to say so. See exportTarget for
+// what may be replaced.
+func WriteJSONLFile(path string, ds []*Delivery) (created string, err error) {
 	dir := filepath.Dir(path)
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return fmt.Errorf("write %s: %w", path, err)
+	if _, err := os.Lstat(dir); errors.Is(err, os.ErrNotExist) {
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			return "", fmt.Errorf("write %s: %w", path, err)
+		}
+		created = dir
 	}
-	tmp, err := os.CreateTemp(dir, "."+filepath.Base(path)+".tmp*")
+	perm, err := exportTarget(path)
 	if err != nil {
-		return fmt.Errorf("write %s: %w", path, err)
+		return created, err
+	}
+	tmp, err := os.CreateTemp(dir, "."+filepath.Base(path)+".tmp*") // created 0600
+	if err != nil {
+		return created, fmt.Errorf("write %s: %w", path, err)
 	}
 	werr := WriteJSONL(tmp, ds)
+	if werr == nil {
+		werr = tmp.Chmod(perm)
+	}
 	if werr == nil {
 		werr = tmp.Sync()
 	}
 	if err := errors.Join(werr, tmp.Close()); err != nil {
 		os.Remove(tmp.Name())
-		return fmt.Errorf("write %s: %w", path, err)
+		return created, fmt.Errorf("write %s: %w", path, err)
 	}
-	if err := os.Chmod(tmp.Name(), 0o644); err != nil {
+	// Checked again just before the rename, which would replace whatever
+	// appeared at path in between.
+	if _, err := exportTarget(path); err != nil {
 		os.Remove(tmp.Name())
-		return fmt.Errorf("write %s: %w", path, err)
+		return created, err
 	}
 	if err := os.Rename(tmp.Name(), path); err != nil {
 		os.Remove(tmp.Name())
-		return fmt.Errorf("write %s: %w", path, err)
+		return created, fmt.Errorf("write %s: %w", path, err)
 	}
-	return nil
+	return created, nil
+}
+
+// exportTarget checks that path may be replaced by an export and returns the
+// mode to give it: a new file in an existing directory gets 0600 (an export
+// holds captured requests), an existing regular file keeps its mode. Anything
+// else is refused rather than replaced: a symbolic link (its target would not
+// be written, the link itself would be lost), a FIFO, a device, a directory.
+func exportTarget(path string) (os.FileMode, error) {
+	dir := filepath.Dir(path)
+	if fi, err := os.Stat(dir); err != nil || !fi.IsDir() {
+		return 0, fmt.Errorf("write %s: %s is not a directory", path, dir)
+	}
+	fi, err := os.Lstat(path)
+	switch {
+	case errors.Is(err, os.ErrNotExist):
+		return 0o600, nil
+	case err != nil:
+		return 0, fmt.Errorf("write %s: %w", path, err)
+	case fi.Mode()&os.ModeSymlink != 0:
+		return 0, fmt.Errorf("write %s: is a symbolic link; give the path of the file itself", path)
+	case !fi.Mode().IsRegular():
+		return 0, fmt.Errorf("write %s: not a regular file (%s); export writes regular files only", path, fileKind(fi.Mode()))
+	}
+	return fi.Mode().Perm(), nil
+}
+
+func fileKind(m os.FileMode) string {
+	switch {
+	case m.IsDir():
+		return "a directory"
+	case m&os.ModeNamedPipe != 0:
+		return "a FIFO"
+	case m&os.ModeSocket != 0:
+		return "a socket"
+	case m&os.ModeDevice != 0:
+		return "a device"
+	}
+	return "a special file"
 }
