@@ -151,12 +151,8 @@ effect of the first delivery).`,
 }
 
 func isPhase(p string) bool {
-	for _, x := range check.AllPhases {
-		if x == p {
-			return true
-		}
-	}
-	return false
+	_, ok := check.PhaseNamed(p)
+	return ok
 }
 
 func checkParseID(s string) (int64, error) {
@@ -174,15 +170,6 @@ func resolveCheckSecret(o *checkOptions) error {
 	}
 	o.Secret = secret
 	return nil
-}
-
-func phaseSelected(phases []string, p string) bool {
-	for _, x := range phases {
-		if x == p {
-			return true
-		}
-	}
-	return false
 }
 
 // checkValidate catches usage errors before anything is sent.
@@ -224,14 +211,8 @@ func checkValidate(o *checkOptions) (*url.URL, error) {
 	if o.SettleMax < o.Settle {
 		return nil, usageErr("--settle must be positive and --settle-max at least --settle")
 	}
-	if phaseSelected(o.Phases, check.PhaseCrash) && o.Serve == "" {
-		return nil, usageErr("phase crash needs --serve CMD (hookreplay kills and restarts the handler)")
-	}
-	if phaseSelected(o.Phases, check.PhaseTamper) && o.Secret == "" {
-		return nil, usageErr("phase tamper needs --secret (or --secret-env) to sign the copies it tampers with")
-	}
-	if phaseSelected(o.Phases, check.PhaseOrder) && o.ResetCmd == "" {
-		return nil, usageErr("phase order needs --reset-cmd to restore the handler's state before each ordering")
+	if phase, req, unmet := checkUnmet(o.Phases, checkGives(o)); unmet {
+		return nil, checkNeedErr(phase, req)
 	}
 	var stdout []string
 	if o.JSON {
@@ -280,8 +261,8 @@ func checkRun(ctx context.Context, o *checkOptions) error {
 	if err != nil {
 		return err
 	}
-	if phaseSelected(o.Phases, check.PhaseOrder) && len(ds) < 2 {
-		return usageErr("phase order needs two or more deliveries (got %d)", len(ds))
+	if phase, req, unmet := checkUnmet(o.Phases, func(in check.Input) bool { return in != check.InputTwoDeliveries || len(ds) >= 2 }); unmet {
+		return usageErr("phase %s needs %s (got %d)", phase, orPlain(req.Need), len(ds))
 	}
 	if !o.SeedSet {
 		o.Seed = time.Now().UnixNano() % 1_000_000
@@ -299,25 +280,18 @@ func checkRun(ctx context.Context, o *checkOptions) error {
 	opts := check.Options{
 		Target: u, Probes: probes.Probes, Sink: probes.Sink, Secret: o.Secret, N: o.N, Burst: o.Burst, Phases: o.Phases,
 		ResetCmd: o.ResetCmd, Serve: srv, ProviderTimeout: o.ProviderTimeout, Settle: o.Settle, SettleMax: o.SettleMax,
-		Seed: o.Seed, Store: st, RunOptions: checkRunOptions(o), TLS: replayTLS(o.Insecure),
+		Seed: o.Seed, Store: st, RunOptions: checkRunOptions(o), TLS: replayTLS(o.Insecure), Name: checkFlag, ErrorText: checkErrText,
 	}
 	for _, d := range ds {
 		opts.Deliveries = append(opts.Deliveries, check.FromStore(d))
 	}
 	if !o.Quiet {
-		opts.Progress = o.IO.ErrOut
+		opts.Observer = checkProgress{w: o.IO.ErrOut}
 		fmt.Fprintf(o.IO.ErrOut, "checking %d deliver%s against %s (seed %d)\n", len(ds), map[bool]string{true: "y", false: "ies"}[len(ds) == 1], u, o.Seed)
 	}
 	c, err := check.Run(ctx, opts)
 	if err != nil {
-		var se *check.SetupError
-		if errors.As(err, &se) {
-			return setupErr("%v", se.Err)
-		}
-		if errors.Is(err, context.Canceled) {
-			return err
-		}
-		return setupErr("%v", err)
+		return checkErr(err)
 	}
 	// A --report FORMAT=- takes stdout instead of the text report, so stdout
 	// always holds one document.
@@ -448,4 +422,20 @@ func probeSpecErr(err error) error {
 		return setupErr("--sink %s: %v", se.Spec, se.Err)
 	}
 	return setupErr("--probe-sql: %v", se.Err)
+}
+
+// checkGives reports which check inputs the command line gives; two
+// deliveries are counted once they are loaded.
+func checkGives(o *checkOptions) func(check.Input) bool {
+	return func(in check.Input) bool {
+		switch in {
+		case check.InputSecret, check.InputSecretSources:
+			return o.Secret != ""
+		case check.InputServe:
+			return o.Serve != ""
+		case check.InputReset:
+			return o.ResetCmd != ""
+		}
+		return true
+	}
 }

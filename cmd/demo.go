@@ -71,7 +71,7 @@ func demoRun(ctx context.Context, o *demoOptions) error {
 		o.Keep = true
 	}
 	fmt.Fprintln(o.IO.ErrOut, "hookreplay demo: capture a signed Stripe delivery, then check three wallet handlers (naive, racy, fixed)")
-	out, err := demo.Run(ctx, demo.Options{Exe: exe, Dir: o.Dir, Keep: o.Keep, Out: o.IO.Out, Progress: o.IO.ErrOut, Color: o.IO.ColorEnabled()})
+	out, err := demo.Run(ctx, demo.Options{Exe: exe, Dir: o.Dir, Keep: o.Keep, Out: o.IO.Out, Progress: o.IO.ErrOut, Color: o.IO.ColorEnabled(), Name: checkFlag})
 	if err != nil {
 		return setupErr("demo: %v", err)
 	}

@@ -8,15 +8,14 @@ import (
 	"github.com/hookreplay/hookreplay/internal/message"
 	"github.com/hookreplay/hookreplay/internal/replay"
 	"github.com/hookreplay/hookreplay/internal/report"
+	"github.com/hookreplay/hookreplay/internal/store"
 )
 
+// burst sends Burst concurrent copies of a fresh event: their combined
+// effect must be the first delivery's, once.
 func (r *runner) burst(ctx context.Context, d *Delivery, fr *firstResult) (*report.PhaseResult, error) {
 	start := time.Now()
 	ph := &report.PhaseResult{Phase: PhaseBurst, Statuses: map[string]int{}}
-	if !fr.fresh {
-		ph.Status, ph.Message = report.Skip, "not run: "+freshReason(d, r.o.Secret)
-		return ph, nil
-	}
 	// A race shows only when the copies overlap inside the handler; one
 	// burst can miss it (a cold connection pool serialises the copies), so a
 	// passing burst is repeated with another fresh event, up to BurstRounds.
@@ -30,46 +29,27 @@ func (r *runner) burst(ctx context.Context, d *Delivery, fr *firstResult) (*repo
 	round := 0
 	for round < rounds {
 		round++
-		exact, err := r.exactJudgement(ctx, d, fr)
+		t, why, err := r.startTrial(ctx, d, fr, PhaseBurst, fmt.Sprintf("round %d before", round))
 		if err != nil {
 			return nil, err
 		}
-		req, rid, ok, why := r.freshIdentity(d)
-		if !ok {
-			ph.Status, ph.Message = report.Skip, "not run: "+why
-			return ph, nil
+		if t == nil {
+			return skipped(ph, why), nil
 		}
-		id = rid
-		before, err := r.read(ctx, d, PhaseBurst, fmt.Sprintf("round %d before", round))
+		id = t.id
+		as, after, err := r.burstRound(ctx, d, t, round, sent)
 		if err != nil {
 			return nil, err
 		}
-		reqs := make([]*message.Request, r.o.Burst)
-		for i := range reqs {
-			reqs[i] = req
-		}
-		as := replay.Burst(ctx, r.target, reqs, replay.SendOptions{})
-		r.lastSent.Store(time.Now().UnixNano())
-		for i := range as {
-			if err := r.record(ctx, &as[i], d, PhaseBurst, sent+i+1, id); err != nil {
-				return nil, err
-			}
-			if as[i].Err != "" || !is2xx(as[i].Status) {
-				bad++
-			}
-		}
+		bad += notOK(as)
 		sent += len(as)
-		after, err := r.readChanged(ctx, d, PhaseBurst, fmt.Sprintf("round %d after", round), before)
-		if err != nil {
-			return nil, err
-		}
 		countStatuses(ph.Statuses, as...)
 		if sp := replay.Spread(as); sp > ph.BurstSpread {
 			ph.BurstSpread = sp
 		}
-		ph.Effects = append(ph.Effects, r.effects(ctx, d, PhaseBurst, before, after)...)
-		j = judgeOnce(r.c.Probes, fr.effect, before.vals, after.vals, exact, r.o.ResetCmd != "", fr.before.vals, fr.after.vals)
-		r.progress("burst    delivery %d round %d: %d copies (spread %s), %s → %s", d.ID, round, len(as), replay.Spread(as), statuses(countStatuses(nil, as...)), j.status)
+		ph.Effects = append(ph.Effects, r.effects(ctx, d, PhaseBurst, t.before, after)...)
+		j = r.judge(fr, t, after)
+		r.step(Step{Phase: PhaseBurst, DeliveryID: d.ID, N: round, Attempts: as, Spread: replay.Spread(as), Status: j.status})
 		if j.status != report.Pass {
 			break // a violation is proven, or the effect cannot be judged: more rounds add nothing
 		}
@@ -88,8 +68,38 @@ func (r *runner) burst(ctx context.Context, d *Delivery, fr *firstResult) (*repo
 		ph.Violations = append(ph.Violations, v)
 	}
 	if bad > 0 {
-		ph.Warnings = append(ph.Warnings, fmt.Sprintf("%d of %d concurrent copies were not answered 2xx (%s); the provider retries those", bad, sent, statuses(ph.Statuses)))
+		ph.Warnings = append(ph.Warnings, fmt.Sprintf("%d of %d concurrent copies were not answered 2xx (%s); the provider retries those", bad, ph.Attempts, statuses(ph.Statuses)))
 	}
 	ph.Duration = time.Since(start)
 	return ph, nil
+}
+
+// burstRound sends one burst of the trial's event, records its copies
+// (numbered after the sent copies of earlier rounds) and reads the probes
+// after it.
+func (r *runner) burstRound(ctx context.Context, d *Delivery, t *trial, round, sent int) ([]store.Attempt, reading, error) {
+	reqs := make([]*message.Request, r.o.Burst)
+	for i := range reqs {
+		reqs[i] = t.req
+	}
+	as := replay.Burst(ctx, r.target, reqs, replay.SendOptions{})
+	r.lastSent.Store(time.Now().UnixNano())
+	for i := range as {
+		if err := r.record(ctx, &as[i], d, PhaseBurst, sent+i+1, t.id); err != nil {
+			return nil, reading{}, err
+		}
+	}
+	after, err := r.readChanged(ctx, d, PhaseBurst, fmt.Sprintf("round %d after", round), t.before)
+	return as, after, err
+}
+
+// notOK counts the attempts that got no answer or one other than 2xx.
+func notOK(as []store.Attempt) int {
+	n := 0
+	for _, a := range as {
+		if a.Err != "" || !is2xx(a.Status) {
+			n++
+		}
+	}
+	return n
 }

@@ -1,18 +1,23 @@
 // Package check is the plan behind `hookreplay check`: it drives the replay
-// engine through the phases (first, dups, burst, lost, tamper, latency, crash,
-// order), reads the side-effect probes settled before and after each, stores
-// every attempt, reading and verdict, and judges whether the handler did its
-// work exactly once per event.
+// engine through the phases (first, dups, burst, lost, order, tamper,
+// latency, crash), reads the side-effect probes settled before and after
+// each, stores every attempt, reading and verdict, and judges whether the
+// handler did its work exactly once per event.
+//
+// The phases are a registry (phase.go), one file each. Progress goes to an
+// Observer; the engine never prints and never names a command-line flag:
+// errors are typed (errors.go) and messages name inputs through
+// Options.Name, so the caller words both.
 package check
 
 import (
 	"context"
 	"crypto/tls"
 	"fmt"
-	"io"
 	"math/rand"
 	"net"
 	"net/url"
+	"slices"
 	"sync/atomic"
 	"time"
 
@@ -23,21 +28,6 @@ import (
 	"github.com/hookreplay/hookreplay/internal/store"
 	"github.com/hookreplay/hookreplay/internal/verify"
 )
-
-// Phase names, in the order they run.
-const (
-	PhaseFirst   = "first"
-	PhaseDups    = "dups"
-	PhaseBurst   = "burst"
-	PhaseLost    = "lost"
-	PhaseOrder   = "order"
-	PhaseTamper  = "tamper"
-	PhaseLatency = "latency"
-	PhaseCrash   = "crash"
-)
-
-// AllPhases lists every phase in run order.
-var AllPhases = []string{PhaseFirst, PhaseDups, PhaseBurst, PhaseLost, PhaseOrder, PhaseTamper, PhaseLatency, PhaseCrash}
 
 // Delivery is one captured delivery to check.
 type Delivery struct {
@@ -91,20 +81,15 @@ type Options struct {
 	Store *store.Store
 	// RunOptions are recorded with the run (never secrets).
 	RunOptions map[string]any
-	// Progress receives one line per step (nil: nothing).
-	Progress io.Writer
+	// Observer follows the run as it happens (nil: NopObserver).
+	Observer Observer
+	// Name is how messages mention an input the user gives: cmd names its
+	// flags ("--secret"). nil, or "" for an input, names it in plain words.
+	Name func(Input) string
+	// ErrorText words the error a run ended with where it is stored with
+	// the run (nil: its Error()); cmd words it as it shows it.
+	ErrorText func(error) string
 }
-
-// SetupError is a problem with the check's inputs or environment (a probe
-// that cannot be read, a reset command that fails): exit 2, never a verdict.
-type SetupError struct{ Err error }
-
-func (e *SetupError) Error() string { return e.Err.Error() }
-
-// Unwrap returns the underlying error.
-func (e *SetupError) Unwrap() error { return e.Err }
-
-func setupf(format string, a ...any) error { return &SetupError{Err: fmt.Errorf(format, a...)} }
 
 // ProviderTimeouts are how long each provider waits for an answer before it
 // counts the delivery as failed and retries (their documentation).
@@ -124,6 +109,7 @@ const defaultProviderTimeout = 10 * time.Second
 
 type runner struct {
 	o        Options
+	obs      Observer
 	c        *report.Check
 	runID    int64
 	target   replay.Target
@@ -149,8 +135,39 @@ func Run(ctx context.Context, o Options) (*report.Check, error) {
 		return nil, setupf("no delivery to check")
 	}
 	if len(o.Probes) == 0 {
-		return nil, setupf("no probe given: add --probe-sql QUERY --dsn DSN, --probe-cmd CMD, --probe-http URL or --sink ADDR")
+		return nil, &SetupError{Err: &MissingInput{Need: InputProbe}}
 	}
+	o = withDefaults(o)
+	if err := checkSecret(o); err != nil {
+		return nil, err
+	}
+	r := newRunner(o)
+	if err := r.startRun(ctx); err != nil {
+		return nil, err
+	}
+	err := r.run(ctx)
+	r.c.FinishedAt = time.Now()
+	if err == nil {
+		r.sinkNote()
+	}
+	if r.effDur > 0 {
+		r.note("effective settle %s: one event's effects took up to %s from sending to the last probe change, so every reading waited until the probes had not changed for %s after the last copy sent (and for at least %s %s)",
+			roundDur(r.effSettle), roundDur(r.effDur), roundDur(r.effSettle), r.name(InputSettle), r.o.Settle)
+	}
+	if err != nil {
+		r.failRun(ctx, err)
+		return nil, err
+	}
+	r.c.Latency = r.latencySummary()
+	r.c.Verdict = r.c.ComputeVerdict()
+	if err := r.finishRun(ctx); err != nil {
+		return nil, err
+	}
+	return r.c, nil
+}
+
+// withDefaults fills in the counts and settle times o leaves at zero.
+func withDefaults(o Options) Options {
 	if o.N <= 0 {
 		o.N = 10
 	}
@@ -163,60 +180,40 @@ func Run(ctx context.Context, o Options) (*report.Check, error) {
 	if o.SettleMax <= 0 {
 		o.SettleMax = probe.DefaultSettleMax
 	}
-	if err := checkSecret(o); err != nil {
-		return nil, err
+	if o.Observer == nil {
+		o.Observer = NopObserver{}
 	}
-	r := &runner{o: o, rng: rand.New(rand.NewSource(o.Seed)), additive: map[int64]*additivity{}, effSettle: o.Settle}
+	return o
+}
+
+func newRunner(o Options) *runner {
+	r := &runner{o: o, obs: o.Observer, rng: rand.New(rand.NewSource(o.Seed)), additive: map[int64]*additivity{}, effSettle: o.Settle}
 	r.c = &report.Check{SchemaVersion: report.SchemaVersion, Target: o.Target.String(), StartedAt: time.Now(),
 		Options: o.RunOptions}
 	for _, p := range o.Probes {
 		r.c.Probes = append(r.c.Probes, p.Name())
 	}
 	r.target = replay.Target{URL: o.Target, Timeout: r.attemptTimeout(), TLS: o.TLS}
-	if o.Store != nil {
-		run := &store.Run{Kind: "check", StartedAt: r.c.StartedAt, Target: o.Target.String(), Seed: o.Seed, Options: o.RunOptions}
-		if err := o.Store.CreateRun(ctx, run); err != nil {
-			return nil, setupf("%v", err)
-		}
-		r.runID, r.c.RunID = run.ID, run.ID
+	return r
+}
+
+// sinkNote says how many of the sink's calls no phase lists.
+func (r *runner) sinkNote() {
+	if r.o.Sink == nil {
+		return
 	}
-	err := r.run(ctx)
-	r.c.FinishedAt = time.Now()
-	if r.o.Sink != nil && err == nil {
-		listed := 0
-		for _, d := range r.c.Deliveries {
-			for _, p := range d.Phases {
-				listed += len(p.Effects)
-			}
-		}
-		if r.c.Order != nil {
-			listed += len(r.c.Order.Effects)
-		}
-		if total := r.o.Sink.Len(); total > listed {
-			r.note("the sink received %d calls in all; %d of them (the control event's, or calls made between two phases' readings) are not listed under a phase", total, total-listed)
+	listed := 0
+	for _, d := range r.c.Deliveries {
+		for _, p := range d.Phases {
+			listed += len(p.Effects)
 		}
 	}
-	if r.effDur > 0 {
-		r.note("effective settle %s: one event's effects took up to %s from sending to the last probe change, so every reading waited until the probes had not changed for %s after the last copy sent (and for at least --settle %s)",
-			roundDur(r.effSettle), roundDur(r.effDur), roundDur(r.effSettle), r.o.Settle)
+	if r.c.Order != nil {
+		listed += len(r.c.Order.Effects)
 	}
-	if err != nil {
-		if o.Store != nil {
-			_ = o.Store.FinishRun(context.WithoutCancel(ctx), r.runID, r.c.FinishedAt, "error", map[string]string{"error": err.Error()})
-		}
-		return nil, err
+	if total := r.o.Sink.Len(); total > listed {
+		r.note("the sink received %d calls in all; %d of them (the control event's, or calls made between two phases' readings) are not listed under a phase", total, total-listed)
 	}
-	r.c.Latency = r.latencySummary()
-	r.c.Verdict = r.c.ComputeVerdict()
-	if o.Store != nil {
-		if err := r.storeVerdicts(ctx); err != nil {
-			return nil, setupf("%v", err)
-		}
-		if err := o.Store.FinishRun(ctx, r.runID, r.c.FinishedAt, r.c.Verdict, r.c); err != nil {
-			return nil, setupf("%v", err)
-		}
-	}
-	return r.c, nil
 }
 
 func (r *runner) attemptTimeout() time.Duration {
@@ -240,21 +237,7 @@ func (r *runner) providerTimeout(provider string) time.Duration {
 }
 
 func (r *runner) enabled(phase string) bool {
-	if len(r.o.Phases) == 0 {
-		return true
-	}
-	for _, p := range r.o.Phases {
-		if p == phase {
-			return true
-		}
-	}
-	return false
-}
-
-func (r *runner) progress(format string, a ...any) {
-	if r.o.Progress != nil {
-		fmt.Fprintf(r.o.Progress, format+"\n", a...)
-	}
+	return len(r.o.Phases) == 0 || slices.Contains(r.o.Phases, phase)
 }
 
 // warn adds a run-level warning (shown next to the verdict), once.
@@ -265,6 +248,7 @@ func (r *runner) warn(w string) {
 		}
 	}
 	r.c.Warnings = append(r.c.Warnings, w)
+	r.obs.Note(Note{Kind: NoteWarning, Text: w})
 }
 
 // sharedKeyWarning puts the control event's warning, when it found that a
@@ -289,6 +273,7 @@ func (r *runner) note(format string, a ...any) {
 		}
 	}
 	r.c.Notes = append(r.c.Notes, n)
+	r.obs.Note(Note{Kind: NoteAdded, Text: n})
 }
 
 func (r *runner) run(ctx context.Context) error {
@@ -298,10 +283,7 @@ func (r *runner) run(ctx context.Context) error {
 		}
 		defer r.o.Serve.Stop()
 	}
-	needFirst := false
-	for _, p := range []string{PhaseFirst, PhaseDups, PhaseBurst, PhaseLost, PhaseTamper, PhaseLatency, PhaseCrash} {
-		needFirst = needFirst || r.enabled(p)
-	}
+	needFirst := r.perDelivery()
 	for _, d := range r.o.Deliveries {
 		if !needFirst { // only order was asked for
 			r.c.Deliveries = append(r.c.Deliveries, report.DeliveryResult{DeliveryID: d.ID, Provider: d.Provider, EventID: d.EventID, EventType: d.EventType})
@@ -313,16 +295,7 @@ func (r *runner) run(ctx context.Context) error {
 		}
 		r.c.Deliveries = append(r.c.Deliveries, *dr)
 	}
-	if r.enabled(PhaseOrder) {
-		ph, err := r.order(ctx)
-		if err != nil {
-			return err
-		}
-		if ph != nil {
-			r.c.Order = ph
-		}
-	}
-	return nil
+	return r.all(ctx)
 }
 
 // listening reports whether a TCP connection to the target can be opened.
@@ -361,75 +334,8 @@ func checkSecret(o Options) error {
 			continue
 		}
 		if _, err := verify.Resign(d.Req, d.Provider, o.Secret, time.Now(), verify.Options{URL: replay.FullURL(o.Target, d.Req.Target)}); err != nil {
-			return setupf("--secret cannot sign delivery %d (%s): %v", d.ID, d.Provider, err)
+			return &SetupError{Err: &SecretError{DeliveryID: d.ID, Provider: d.Provider, Err: err}}
 		}
 	}
 	return nil
-}
-
-func (r *runner) delivery(ctx context.Context, d Delivery) (*report.DeliveryResult, error) {
-	dr := &report.DeliveryResult{DeliveryID: d.ID, Provider: d.Provider, EventID: d.EventID, EventType: d.EventType}
-	phases := map[string]*report.PhaseResult{}
-	skipAll := func(reason string, names ...string) {
-		for _, n := range names {
-			if r.enabled(n) && phases[n] == nil {
-				phases[n] = &report.PhaseResult{Phase: n, Status: report.Skip, Message: reason}
-			}
-		}
-	}
-	defer func() {
-		for _, n := range AllPhases {
-			if p := phases[n]; p != nil {
-				dr.Phases = append(dr.Phases, *p)
-			}
-		}
-	}()
-
-	// first (always run: every other phase is judged against its effect)
-	first, err := r.first(ctx, &d)
-	if err != nil {
-		return nil, err
-	}
-	phases[PhaseFirst] = first.res
-	dr.Effect = first.effect
-	if r.enabled(PhaseLatency) && first.answered {
-		phases[PhaseLatency] = r.latency(&d, first.att)
-	}
-	if !first.usable {
-		skipAll("not run: "+first.why, PhaseDups, PhaseBurst, PhaseLost, PhaseTamper, PhaseCrash)
-		return dr, nil
-	}
-	if r.enabled(PhaseDups) {
-		if phases[PhaseDups], err = r.dups(ctx, &d, first); err != nil {
-			return nil, err
-		}
-	}
-	for _, ph := range []string{PhaseBurst, PhaseLost} {
-		if !r.enabled(ph) {
-			continue
-		}
-		var res *report.PhaseResult
-		if ph == PhaseBurst {
-			res, err = r.burst(ctx, &d, first)
-		} else {
-			res, err = r.lost(ctx, &d, first)
-		}
-		if err != nil {
-			return nil, err
-		}
-		r.sharedKeyWarning(&d, res)
-		phases[ph] = res
-	}
-	if r.enabled(PhaseTamper) {
-		if phases[PhaseTamper], err = r.tamper(ctx, &d, first); err != nil {
-			return nil, err
-		}
-	}
-	if r.enabled(PhaseCrash) {
-		if phases[PhaseCrash], err = r.crash(ctx, &d, first); err != nil {
-			return nil, err
-		}
-		r.sharedKeyWarning(&d, phases[PhaseCrash])
-	}
-	return dr, nil
 }

@@ -2,6 +2,7 @@ package check
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 	"time"
@@ -36,94 +37,31 @@ const ackLostHint = "do the work (or durably enqueue it, e.g. insert it into a j
 func (r *runner) crash(ctx context.Context, d *Delivery, fr *firstResult) (*report.PhaseResult, error) {
 	start := time.Now()
 	ph := &report.PhaseResult{Phase: PhaseCrash, Statuses: map[string]int{}}
-	if r.o.Serve == nil {
-		ph.Status, ph.Message = report.Skip, "not run: needs --serve CMD so hookreplay can kill and restart the handler"
-		return ph, nil
-	}
-	if !fr.fresh {
-		ph.Status, ph.Message = report.Skip, "not run: "+freshReason(d, r.o.Secret)
-		return ph, nil
-	}
 	handling := fr.att.Latency
 	delays := crashDelays(handling)
 	judgedPass, notJudged := 0, 0
 	for i, delay := range delays {
-		exact, err := r.exactJudgement(ctx, d, fr)
+		t, why, err := r.startTrial(ctx, d, fr, PhaseCrash, fmt.Sprintf("trial %d before", i+1))
 		if err != nil {
 			return nil, err
 		}
-		req, id, ok, why := r.freshIdentity(d)
-		if !ok {
-			ph.Status, ph.Message = report.Skip, "not run: "+why
-			return ph, nil
+		if t == nil {
+			return skipped(ph, why), nil
 		}
-		before, err := r.read(ctx, d, PhaseCrash, fmt.Sprintf("trial %d before", i+1))
+		ct, err := r.crashTrial(ctx, d, t, i, delay, ph)
 		if err != nil {
 			return nil, err
 		}
-		sent := make(chan store.Attempt, 1)
-		go func() { sent <- r.send(ctx, req, replay.SendOptions{}) }()
-		time.Sleep(delay)
-		r.o.Serve.Kill()
-		a1 := <-sent
-		a1.Edit = fmt.Sprintf("handler killed %s after sending", delay.Round(time.Microsecond))
-		if err := r.record(ctx, &a1, d, PhaseCrash, 2*i+1, id); err != nil {
-			return nil, err
-		}
-		if err := r.o.Serve.Start(ctx); err != nil {
-			return nil, &SetupError{Err: fmt.Errorf("crash phase: restart: %w", err)}
-		}
-		acked := a1.Err == "" && !a1.Lost && is2xx(a1.Status)
-		var a2 store.Attempt
-		var trial string
-		if acked {
-			ph.Attempts++
-			countStatuses(ph.Statuses, a1)
-			trial = fmt.Sprintf("killed %s after sending, after it had answered %d (a provider does not retry an answered delivery, so no retry was sent), restarted",
-				delay.Round(time.Microsecond), a1.Status)
-		} else {
-			a2 = r.send(ctx, asRetry(d, r.sameIdentity(d, req), 1), replay.SendOptions{})
-			a2.Edit = "provider's retry after the restart"
-			if err := r.record(ctx, &a2, d, PhaseCrash, 2*i+2, id); err != nil {
-				return nil, err
-			}
-			countStatuses(ph.Statuses, a1, a2)
-			ph.Attempts += 2
-			trial = fmt.Sprintf("killed %s after sending (first copy: %s), restarted, retry answered %s",
-				delay.Round(time.Microsecond), statusText(a1), statusText(a2))
-		}
-		after, err := r.readChanged(ctx, d, PhaseCrash, fmt.Sprintf("trial %d after restart", i+1), before)
-		if err != nil {
-			return nil, err
-		}
-		ph.Effects = append(ph.Effects, r.effects(ctx, d, PhaseCrash, before, after)...)
-		j := judgeOnce(r.c.Probes, fr.effect, before.vals, after.vals, exact, r.o.ResetCmd != "", fr.before.vals, fr.after.vals)
-		for _, v := range j.violations {
-			v.EventID = id
-			v.Copy = 2*i + 2
-			if acked {
-				v.Copy = 2*i + 1
-				if strings.Contains(v.Message, "work was lost") {
-					v.Message = strings.Replace(v.Message, "the event's work was lost", fmt.Sprintf("answered %d but the work was lost when the process died", a1.Status), 1)
-					v.Hint = ackLostHint
-				}
-			}
-			v.Message = trial + ": " + v.Message
-			ph.Violations = append(ph.Violations, v)
-		}
-		for _, w := range j.warnings {
-			ph.Warnings = append(ph.Warnings, trial+": "+w)
-		}
+		ph.Effects = append(ph.Effects, r.effects(ctx, d, PhaseCrash, t.before, ct.after)...)
+		j := r.judge(fr, t, ct.after)
+		judgeCrash(ph, t, i, ct, j)
 		switch j.status {
 		case report.Pass:
 			judgedPass++
 		case report.NotJudged:
 			notJudged++
 		}
-		if !acked && (a2.Err != "" || !is2xx(a2.Status)) {
-			ph.Warnings = append(ph.Warnings, fmt.Sprintf("trial %d: the retry after the restart was answered %s (want 2xx)", i+1, statusText(a2)))
-		}
-		r.progress("crash    delivery %d trial %d: %s → %s", d.ID, i+1, trial, j.status)
+		r.step(Step{Phase: PhaseCrash, DeliveryID: d.ID, N: i + 1, What: ct.what, Attempts: ct.attempts(), Status: j.status})
 		if len(j.violations) > 0 {
 			break // proven; later trials would only repeat it
 		}
@@ -141,4 +79,88 @@ func (r *runner) crash(ctx context.Context, d *Delivery, fr *firstResult) (*repo
 		ph.Message = fmt.Sprintf("not judged in %d of %d trials: %s", notJudged, len(delays), firstOr(ph.Warnings, "no probe moved"))
 	}
 	return ph, nil
+}
+
+// crashed is what one crash trial sent and saw.
+type crashed struct {
+	// a1 is the copy the handler was killed handling; a2 the provider's
+	// retry, sent only when a1 got no 2xx (acked false).
+	a1, a2 store.Attempt
+	acked  bool
+	// what describes the trial.
+	what  string
+	after reading
+}
+
+func (c *crashed) attempts() []store.Attempt {
+	if c.acked {
+		return []store.Attempt{c.a1}
+	}
+	return []store.Attempt{c.a1, c.a2}
+}
+
+// crashTrial sends trial i's event, kills the handler delay after sending,
+// restarts it, sends the provider's retry when the killed copy got no 2xx,
+// and reads the probes after. It counts what it sent in ph.
+func (r *runner) crashTrial(ctx context.Context, d *Delivery, t *trial, i int, delay time.Duration, ph *report.PhaseResult) (*crashed, error) {
+	sent := make(chan store.Attempt, 1)
+	go func() { sent <- r.send(ctx, t.req, replay.SendOptions{}) }()
+	time.Sleep(delay)
+	r.o.Serve.Kill()
+	c := &crashed{a1: <-sent}
+	c.a1.Edit = fmt.Sprintf("handler killed %s after sending", delay.Round(time.Microsecond))
+	if err := r.record(ctx, &c.a1, d, PhaseCrash, 2*i+1, t.id); err != nil {
+		return nil, err
+	}
+	if err := r.o.Serve.Start(ctx); err != nil {
+		var se *ServeError
+		if errors.As(err, &se) {
+			se.Restart = true
+			return nil, &SetupError{Err: se}
+		}
+		return nil, &SetupError{Err: fmt.Errorf("crash phase: restart: %w", err)}
+	}
+	c.acked = c.a1.Err == "" && !c.a1.Lost && is2xx(c.a1.Status)
+	if c.acked {
+		ph.Attempts++
+		countStatuses(ph.Statuses, c.a1)
+		c.what = fmt.Sprintf("killed %s after sending, after it had answered %d (a provider does not retry an answered delivery, so no retry was sent), restarted",
+			delay.Round(time.Microsecond), c.a1.Status)
+	} else {
+		c.a2 = r.send(ctx, asRetry(d, r.sameIdentity(d, t.req), 1), replay.SendOptions{})
+		c.a2.Edit = "provider's retry after the restart"
+		if err := r.record(ctx, &c.a2, d, PhaseCrash, 2*i+2, t.id); err != nil {
+			return nil, err
+		}
+		countStatuses(ph.Statuses, c.a1, c.a2)
+		ph.Attempts += 2
+		c.what = fmt.Sprintf("killed %s after sending (first copy: %s), restarted, retry answered %s",
+			delay.Round(time.Microsecond), statusText(c.a1), statusText(c.a2))
+	}
+	var err error
+	c.after, err = r.readChanged(ctx, d, PhaseCrash, fmt.Sprintf("trial %d after restart", i+1), t.before)
+	return c, err
+}
+
+// judgeCrash adds trial i's violations and warnings to ph.
+func judgeCrash(ph *report.PhaseResult, t *trial, i int, c *crashed, j judgement) {
+	for _, v := range j.violations {
+		v.EventID = t.id
+		v.Copy = 2*i + 2
+		if c.acked {
+			v.Copy = 2*i + 1
+			if strings.Contains(v.Message, "work was lost") {
+				v.Message = strings.Replace(v.Message, "the event's work was lost", fmt.Sprintf("answered %d but the work was lost when the process died", c.a1.Status), 1)
+				v.Hint = ackLostHint
+			}
+		}
+		v.Message = c.what + ": " + v.Message
+		ph.Violations = append(ph.Violations, v)
+	}
+	for _, w := range j.warnings {
+		ph.Warnings = append(ph.Warnings, c.what+": "+w)
+	}
+	if !c.acked && (c.a2.Err != "" || !is2xx(c.a2.Status)) {
+		ph.Warnings = append(ph.Warnings, fmt.Sprintf("trial %d: the retry after the restart was answered %s (want 2xx)", i+1, statusText(c.a2)))
+	}
 }

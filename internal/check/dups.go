@@ -8,20 +8,21 @@ import (
 
 	"github.com/hookreplay/hookreplay/internal/replay"
 	"github.com/hookreplay/hookreplay/internal/report"
+	"github.com/hookreplay/hookreplay/internal/store"
 )
 
+// dups sends N-1 more copies of the first delivery's event, one by one:
+// none may change anything, and each must be answered 2xx.
 func (r *runner) dups(ctx context.Context, d *Delivery, fr *firstResult) (*report.PhaseResult, error) {
 	start := time.Now()
 	ph := &report.PhaseResult{Phase: PhaseDups, Statuses: map[string]int{}}
 	if r.o.N < 2 {
 		ph.Status = report.Skip
-		ph.Message = "-n 1 sends no duplicate"
+		ph.Message = r.name(InputCopies) + " 1 sends no duplicate"
 		return ph, nil
 	}
 	prev := fr.after
-	changedCopies, badStatus := 0, 0
-	reported := map[string]bool{}
-	var changedList []string
+	t := &dupsTally{reported: map[string]bool{}}
 	for i := 2; i <= r.o.N; i++ {
 		req := r.sameIdentity(d, fr.req)
 		a := r.send(ctx, req, replay.SendOptions{})
@@ -35,68 +36,88 @@ func (r *runner) dups(ctx context.Context, d *Delivery, fr *firstResult) (*repor
 			return nil, err
 		}
 		ph.Effects = append(ph.Effects, r.effects(ctx, d, PhaseDups, prev, cur)...)
-		// A copy "did the work again" when it moved a probe since the
-		// reading before it; the violation is against the value after first.
-		changed := false
-		for k, name := range r.c.Probes {
-			if !cur.vals[k].Equal(prev.vals[k]) {
-				changed = true
-			}
-			if cur.vals[k].Equal(fr.after.vals[k]) {
-				continue
-			}
-			if reported[name] {
-				continue // the first copy that changed a probe is the one to show; the message counts the rest
-			}
-			reported[name] = true
-			hint := ""
-			if columnHint(fr.after.vals[k], cur.vals[k]) != "" {
-				hint = "probe the business columns, not a timestamp the handler stamps on every call; if those changed too, " + report.Hint(PhaseDups)
-			}
-			ph.Violations = append(ph.Violations, report.Violation{Copy: i, EventID: fr.eventID, Probe: name, Hint: hint,
-				Before: prev.vals[k].String(), After: cur.vals[k].String(), Want: fr.after.vals[k].String(),
-				Message: fmt.Sprintf("copy %d (same event id %s) changed %s from %s to %s (want %s, its value after the first copy)%s",
-					i, fr.eventID, name, prev.vals[k], cur.vals[k], fr.after.vals[k], columnHint(fr.after.vals[k], cur.vals[k]))})
-		}
-		if changed {
-			changedCopies++
-			changedList = append(changedList, fmt.Sprint(i))
-		}
-		switch {
-		case badStatus > 0 && (a.Err != "" || !is2xx(a.Status)):
-			badStatus++ // shown once; the message counts them
-		case a.Err != "":
-			badStatus++
-			ph.Violations = append(ph.Violations, report.Violation{Copy: i, EventID: fr.eventID,
-				Message: fmt.Sprintf("copy %d got no answer: %s", i, a.Err)})
-		case !is2xx(a.Status):
-			badStatus++
-			ph.Violations = append(ph.Violations, report.Violation{Copy: i, EventID: fr.eventID, Status: a.Status,
-				Message: fmt.Sprintf("copy %d was answered %d: a duplicate answered %d makes the provider retry again", i, a.Status, a.Status)})
-		}
+		changed := r.judgeDup(ph, fr, t, i, a, prev, cur)
 		prev = cur
-		r.progress("dups     delivery %d copy %d: %s%s", d.ID, i, statusText(a), map[bool]string{true: ", probes changed", false: ""}[changed])
+		r.step(Step{Phase: PhaseDups, DeliveryID: d.ID, N: i, Attempts: []store.Attempt{a}, Changed: changed})
 	}
 	ph.Duration = time.Since(start)
+	r.dupsVerdict(ph, fr, t, prev)
+	return ph, nil
+}
+
+// dupsTally is what the duplicates did so far.
+type dupsTally struct {
+	// changed lists the copies that moved a probe.
+	changed []string
+	// badStatus counts copies not answered 2xx.
+	badStatus int
+	// reported holds the probes a violation was shown for: the first copy
+	// that changed a probe is the one to show; the message counts the rest.
+	reported map[string]bool
+}
+
+// judgeDup judges copy i (answered a, read cur after prev) and reports
+// whether it moved a probe.
+func (r *runner) judgeDup(ph *report.PhaseResult, fr *firstResult, t *dupsTally, i int, a store.Attempt, prev, cur reading) bool {
+	// A copy "did the work again" when it moved a probe since the reading
+	// before it; the violation is against the value after first.
+	changed := false
+	for k, name := range r.c.Probes {
+		if !cur.vals[k].Equal(prev.vals[k]) {
+			changed = true
+		}
+		if cur.vals[k].Equal(fr.after.vals[k]) || t.reported[name] {
+			continue
+		}
+		t.reported[name] = true
+		hint := ""
+		if columnHint(fr.after.vals[k], cur.vals[k]) != "" {
+			hint = "probe the business columns, not a timestamp the handler stamps on every call; if those changed too, " + report.Hint(PhaseDups)
+		}
+		ph.Violations = append(ph.Violations, report.Violation{Copy: i, EventID: fr.eventID, Probe: name, Hint: hint,
+			Before: prev.vals[k].String(), After: cur.vals[k].String(), Want: fr.after.vals[k].String(),
+			Message: fmt.Sprintf("copy %d (same event id %s) changed %s from %s to %s (want %s, its value after the first copy)%s",
+				i, fr.eventID, name, prev.vals[k], cur.vals[k], fr.after.vals[k], columnHint(fr.after.vals[k], cur.vals[k]))})
+	}
+	if changed {
+		t.changed = append(t.changed, fmt.Sprint(i))
+	}
+	switch {
+	case t.badStatus > 0 && (a.Err != "" || !is2xx(a.Status)):
+		t.badStatus++ // shown once; the message counts them
+	case a.Err != "":
+		t.badStatus++
+		ph.Violations = append(ph.Violations, report.Violation{Copy: i, EventID: fr.eventID,
+			Message: fmt.Sprintf("copy %d got no answer: %s", i, a.Err)})
+	case !is2xx(a.Status):
+		t.badStatus++
+		ph.Violations = append(ph.Violations, report.Violation{Copy: i, EventID: fr.eventID, Status: a.Status,
+			Message: fmt.Sprintf("copy %d was answered %d: a duplicate answered %d makes the provider retry again", i, a.Status, a.Status)})
+	}
+	return changed
+}
+
+// dupsVerdict sets the phase's status and message from the tally; last is
+// the reading after the last copy.
+func (r *runner) dupsVerdict(ph *report.PhaseResult, fr *firstResult, t *dupsTally, last reading) {
 	n := r.o.N - 1
-	if changedCopies == 0 && badStatus == 0 && len(ph.Violations) == 0 {
+	if len(t.changed) == 0 && t.badStatus == 0 && len(ph.Violations) == 0 {
 		ph.Status = report.Pass
 		ph.Message = fmt.Sprintf("%d duplicates (same event id) changed nothing and were answered 2xx", n)
-		return ph, nil
+		return
 	}
 	ph.Status = report.Fail
 	var parts []string
-	if changedCopies > 0 {
-		parts = append(parts, fmt.Sprintf("%d of %d duplicates did the work again (copies %s)", changedCopies, n, strings.Join(changedList, ", ")))
+	if len(t.changed) > 0 {
+		parts = append(parts, fmt.Sprintf("%d of %d duplicates did the work again (copies %s)", len(t.changed), n, strings.Join(t.changed, ", ")))
 		for k, name := range r.c.Probes {
-			if !prev.vals[k].Equal(fr.after.vals[k]) {
-				parts = append(parts, fmt.Sprintf("%s ended at %s (want %s)%s", name, prev.vals[k], fr.after.vals[k], columnHint(fr.after.vals[k], prev.vals[k])))
+			if !last.vals[k].Equal(fr.after.vals[k]) {
+				parts = append(parts, fmt.Sprintf("%s ended at %s (want %s)%s", name, last.vals[k], fr.after.vals[k], columnHint(fr.after.vals[k], last.vals[k])))
 			}
 		}
 	}
-	if badStatus > 0 {
-		parts = append(parts, fmt.Sprintf("%d of %d duplicates were not answered 2xx", badStatus, n))
+	if t.badStatus > 0 {
+		parts = append(parts, fmt.Sprintf("%d of %d duplicates were not answered 2xx", t.badStatus, n))
 	}
 	ph.Message = strings.Join(parts, "; ")
-	return ph, nil
 }

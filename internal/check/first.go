@@ -27,11 +27,15 @@ type firstResult struct {
 	why      string // when !usable
 }
 
+// first sends the delivery once (with a fresh event id when it can be
+// given one) and measures its effect E, which every later phase is judged
+// against.
 func (r *runner) first(ctx context.Context, d *Delivery) (*firstResult, error) {
 	start := time.Now()
 	fr := &firstResult{}
 	ph := &report.PhaseResult{Phase: PhaseFirst}
 	fr.res = ph
+	r.phaseStarted(d, PhaseFirst)
 	if err := r.reset(ctx); err != nil {
 		return nil, err
 	}
@@ -57,15 +61,7 @@ func (r *runner) first(ctx context.Context, d *Delivery) (*firstResult, error) {
 	if fr.answered && !r.haveFirst {
 		r.firstLat, r.haveFirst = a.Latency, true
 	}
-	var after reading
-	if fr.answered && !is4xx(a.Status) {
-		after, err = r.readChanged(ctx, d, PhaseFirst, "after", before)
-		if err == nil {
-			after, err = r.calibrate(ctx, d, PhaseFirst, "after", sentAt, after)
-		}
-	} else {
-		after, err = r.read(ctx, d, PhaseFirst, "after")
-	}
+	after, err := r.firstAfter(ctx, d, fr, before, sentAt)
 	if err != nil {
 		return nil, err
 	}
@@ -75,17 +71,41 @@ func (r *runner) first(ctx context.Context, d *Delivery) (*firstResult, error) {
 	ph.Statuses = countStatuses(nil, a)
 	ph.Effects = r.effects(ctx, d, PhaseFirst, before, after)
 	ph.Duration = time.Since(start)
-	changed := anyChanged(fr.effect)
-	r.progress("first    delivery %d: %s in %s, %s", d.ID, statusText(a), roundDur(a.Latency), effectText(fr.effect))
+	r.step(Step{Phase: PhaseFirst, DeliveryID: d.ID, N: 1, Attempts: []store.Attempt{a}, Effect: fr.effect, Changed: anyChanged(fr.effect)})
+	if err := r.judgeFirst(ctx, d, fr); err != nil {
+		return nil, err
+	}
+	r.phaseDone(d, ph)
+	return fr, nil
+}
 
+// firstAfter reads the probes after the first copy: waiting for a change
+// and calibrating the settle when the copy was accepted, at once otherwise.
+func (r *runner) firstAfter(ctx context.Context, d *Delivery, fr *firstResult, before reading, sentAt time.Time) (reading, error) {
+	if !fr.answered || is4xx(fr.att.Status) {
+		return r.read(ctx, d, PhaseFirst, "after")
+	}
+	after, err := r.readChanged(ctx, d, PhaseFirst, "after", before)
+	if err != nil {
+		return reading{}, err
+	}
+	return r.calibrate(ctx, d, PhaseFirst, "after", sentAt, after)
+}
+
+// judgeFirst sets the first phase's status and message, and whether later
+// phases can be judged against it (fr.usable, or fr.why they cannot). A
+// handler that cannot be reached at all is a setup error.
+func (r *runner) judgeFirst(ctx context.Context, d *Delivery, fr *firstResult) error {
+	ph, a, id := fr.res, fr.att, fr.eventID
+	changed := anyChanged(fr.effect)
 	switch {
 	case !fr.answered && !r.listening(ctx):
 		// No connection at all: a handler that is not running (or a wrong
-		// --to) is a setup problem, not a handler that dropped a delivery.
-		return nil, setupf("nothing is listening at %s (%s): start the handler, or give --serve CMD", r.o.Target, a.Err)
+		// target) is a setup problem, not a handler that dropped a delivery.
+		return &SetupError{Err: &NotListeningError{Target: r.o.Target, Err: a.Err}}
 	case !fr.answered && strings.HasPrefix(a.Err, "tls handshake"):
 		// A certificate hookreplay cannot verify is a setup problem too.
-		return nil, setupf("cannot reach %s: %s", r.o.Target, a.Err)
+		return setupf("cannot reach %s: %s", r.o.Target, a.Err)
 	case !fr.answered:
 		ph.Status = report.Fail
 		ph.Violations = append(ph.Violations, report.Violation{Copy: 1, EventID: id,
@@ -93,46 +113,57 @@ func (r *runner) first(ctx context.Context, d *Delivery) (*firstResult, error) {
 		ph.Message = "the handler did not answer the first copy"
 		fr.why = "the first copy got no answer"
 		fr.usable = changed
-		return fr, nil
 	case !is2xx(a.Status) && !changed && r.o.Secret == "" && d.Provider != "generic" && d.Provider != "":
 		ph.Status = report.Inconclusive
-		ph.Message = fmt.Sprintf("the first copy was answered %d and the probes saw no effect; without --secret it carries its captured signature, which the handler may reject as stale: give --secret so copies are re-signed", a.Status)
-		if d.Provider == "twilio" {
-			ph.Message = fmt.Sprintf("the first copy was answered %d and the probes saw no effect; Twilio signs the full URL it posted to, so without --secret a copy sent to %s carries a signature for the captured URL, which the handler rejects: give --secret so copies are re-signed for --to", a.Status, r.o.Target)
-		}
+		ph.Message = r.staleSignatureMessage(d, a.Status)
 		fr.why = "the first copy was not accepted"
-		return fr, nil
 	case !is2xx(a.Status):
 		ph.Status = report.Fail
 		ph.Violations = append(ph.Violations, report.Violation{Copy: 1, EventID: id, Status: a.Status,
 			Message: fmt.Sprintf("the first copy was answered %d, not 2xx: the provider would retry it", a.Status)})
 		ph.Message = fmt.Sprintf("first copy answered %d", a.Status)
+		fr.usable = changed
 		if !changed {
 			fr.why = "the first copy was not accepted"
-			return fr, nil
 		}
-		fr.usable = true
-		return fr, nil
 	case !changed:
 		ph.Status = report.Inconclusive
-		ph.Message = "the probes saw no effect of the first delivery; probe what the handler changes"
-		if fr.fresh {
-			ph.Message += " (it was sent with a fresh event id; when the handler's effect depends on state, e.g. it sets status=active, give --reset-cmd to restore that state first)"
-		} else {
-			ph.Message += " (it was sent with its captured event id, so the handler may already have processed it, e.g. when it was captured; give --secret so hookreplay sends it with a fresh event id, or --reset-cmd)"
-		}
-		ph.Message += fmt.Sprintf("; a handler that works asynchronously for longer than %s needs a larger --settle", r.changeWait().Round(100*time.Millisecond))
-		if d.EventType != "" {
-			ph.Message += fmt.Sprintf("; a handler that ignores %s events (answers 2xx and does nothing) has nothing to prove for this delivery: check a delivery of a type it acts on", d.EventType)
-		}
+		ph.Message = r.noEffectMessage(d, fr.fresh)
 		fr.why = "the first delivery showed no effect"
-		return fr, nil
+	default:
+		ph.Status = report.Pass
+		ph.Message = fmt.Sprintf("answered %d in %s; effect: %s", a.Status, roundDur(a.Latency), effectText(fr.effect))
+		if fr.fresh {
+			ph.Message = fmt.Sprintf("sent with fresh event id %s, answered %d in %s; effect: %s", id, a.Status, roundDur(a.Latency), effectText(fr.effect))
+		}
+		fr.usable = true
 	}
-	ph.Status = report.Pass
-	ph.Message = fmt.Sprintf("answered %d in %s; effect: %s", a.Status, roundDur(a.Latency), effectText(fr.effect))
-	if fr.fresh {
-		ph.Message = fmt.Sprintf("sent with fresh event id %s, answered %d in %s; effect: %s", id, a.Status, roundDur(a.Latency), effectText(fr.effect))
+	return nil
+}
+
+// staleSignatureMessage explains a first copy that was refused without
+// effect while it carried its captured signature.
+func (r *runner) staleSignatureMessage(d *Delivery, status int) string {
+	secret := r.name(InputSecret)
+	if d.Provider == "twilio" {
+		return fmt.Sprintf("the first copy was answered %d and the probes saw no effect; Twilio signs the full URL it posted to, so without %s a copy sent to %s carries a signature for the captured URL, which the handler rejects: give %s so copies are re-signed for %s",
+			status, secret, r.o.Target, secret, r.name(InputTarget))
 	}
-	fr.usable = true
-	return fr, nil
+	return fmt.Sprintf("the first copy was answered %d and the probes saw no effect; without %s it carries its captured signature, which the handler may reject as stale: give %s so copies are re-signed", status, secret, secret)
+}
+
+// noEffectMessage explains a first delivery the probes saw no effect of.
+func (r *runner) noEffectMessage(d *Delivery, fresh bool) string {
+	reset := r.name(InputReset)
+	m := "the probes saw no effect of the first delivery; probe what the handler changes"
+	if fresh {
+		m += fmt.Sprintf(" (it was sent with a fresh event id; when the handler's effect depends on state, e.g. it sets status=active, give %s to restore that state first)", reset)
+	} else {
+		m += fmt.Sprintf(" (it was sent with its captured event id, so the handler may already have processed it, e.g. when it was captured; give %s so hookreplay sends it with a fresh event id, or %s)", r.name(InputSecret), reset)
+	}
+	m += fmt.Sprintf("; a handler that works asynchronously for longer than %s needs a larger %s", r.changeWait().Round(100*time.Millisecond), r.name(InputSettle))
+	if d.EventType != "" {
+		m += fmt.Sprintf("; a handler that ignores %s events (answers 2xx and does nothing) has nothing to prove for this delivery: check a delivery of a type it acts on", d.EventType)
+	}
+	return m
 }

@@ -115,7 +115,7 @@ type judgement struct {
 
 // judgeOnce judges a phase that sent one fresh event (in however many
 // copies): its combined effect must equal E. exact means the phase started
-// from a known state (--reset-cmd) or effects are known to add up per event,
+// from a known state (reset) or effects are known to add up per event,
 // so that no change means the event's work was lost; without it a probe that
 // did not move cannot be judged. More than E in E's direction is always a
 // violation: the work was done more than once.
@@ -123,78 +123,105 @@ type judgement struct {
 // With reset, the phase started from the same state as the first delivery
 // (firstBefore), so a non-numeric probe that ends where the first delivery
 // left it (firstAfter) is judged: the same final state as one delivery.
-func judgeOnce(names []string, e []report.ProbeDelta, before, after []probe.Value, exact, reset bool, firstBefore, firstAfter []probe.Value) judgement {
-	var j judgement
-	judged, unjudged := 0, 0
-	why := "give --reset-cmd so the state is restored before the phase"
+// resetName is how warnings name the reset command.
+func judgeOnce(names []string, e []report.ProbeDelta, before, after []probe.Value, exact, reset bool, firstBefore, firstAfter []probe.Value, resetName string) judgement {
+	o := &onceJudge{exact: exact, reset: reset, firstBefore: firstBefore, firstAfter: firstAfter,
+		why: "give " + resetName + " so the state is restored before the phase"}
 	if reset {
-		why = "the state was reset before the phase"
+		o.why = "the state was reset before the phase"
 	}
 	for k, name := range names {
 		b, a := before[k], after[k]
-		d, dok := probe.Delta(b, a)
-		if dok && e[k].Delta != nil {
-			// Amounts are compared as decimals: exactly for whole numbers,
-			// within a relative tolerance for fractions (19.99 in a REAL
-			// column), so float rounding is never a finding.
-			ed := *e[k].Delta
-			edExact := new(big.Rat).SetFloat64(ed)
-			tolVals := []probe.Value{b, a}
-			if len(firstBefore) > k && len(firstAfter) > k {
-				if x, ok := probe.ExactDelta(firstBefore[k], firstAfter[k]); ok {
-					edExact = x
-				}
-				tolVals = append(tolVals, firstBefore[k], firstAfter[k])
-			}
-			tol := probe.Tolerance(tolVals...)
-			bExact, _ := b.Rat()
-			want := probe.FormatRat(new(big.Rat).Add(bExact, edExact))
-			switch {
-			case probe.SameAmount(d, ed, tol):
-				if ed != 0 {
-					judged++
-				}
-			case ed != 0 && d*ed > 0 && math.Abs(d) > math.Abs(ed)+tol:
-				times := d / ed
-				extra := ""
-				if rt := math.Round(times); rt >= 2 && math.Abs(times-rt) <= 1e-6*rt {
-					extra = fmt.Sprintf(": the event was processed %s times (%s extra)", num(rt), pluralCopies(int(rt)-1))
-				}
-				j.violations = append(j.violations, report.Violation{Probe: name, Before: b.String(), After: a.String(), Want: want,
-					Message: fmt.Sprintf("%s changed from %s to %s (want %s, one event's effect %s)%s", name, b, a, want, signed(ed), extra)})
-			case !exact:
-				unjudged++
-				j.warnings = append(j.warnings, fmt.Sprintf("%s changed by %s where the first delivery changed it by %s; not judged: the effect depends on state, %s", name, signed(d), signed(ed), why))
-			case probe.SameAmount(d, 0, tol):
-				j.violations = append(j.violations, report.Violation{Probe: name, Before: b.String(), After: a.String(), Want: want,
-					Message: fmt.Sprintf("%s stayed at %s (want %s): the event's work was lost", name, b, want)})
-			default:
-				j.violations = append(j.violations, report.Violation{Probe: name, Before: b.String(), After: a.String(), Want: want,
-					Message: fmt.Sprintf("%s changed from %s to %s (want %s, one event's effect %s)", name, b, a, want, signed(ed))})
-			}
+		if d, ok := probe.Delta(b, a); ok && e[k].Delta != nil {
+			o.amount(k, name, b, a, d, *e[k].Delta)
 			continue
 		}
-		changed := !b.Equal(a)
-		sameAsFirst := reset && len(firstBefore) > k && len(firstAfter) > k && b.Equal(firstBefore[k]) && a.Equal(firstAfter[k])
-		switch {
-		case !e[k].Changed && !changed:
-		case e[k].Changed && sameAsFirst:
-			judged++
-		case e[k].Changed && !changed && exact:
-			j.violations = append(j.violations, report.Violation{Probe: name, Before: b.String(), After: a.String(),
-				Message: fmt.Sprintf("%s did not change, but the first delivery changed it: the event's work was lost", name)})
-		case e[k].Changed && changed:
-			unjudged++
-			j.warnings = append(j.warnings, fmt.Sprintf("%s is not a number: it changed, but whether once or more cannot be judged (probe a count or a sum to judge it)", name))
-		default:
-			unjudged++
-			if changed {
-				j.warnings = append(j.warnings, fmt.Sprintf("%s changed although the first delivery did not change it; not judged", name))
-			} else {
-				j.warnings = append(j.warnings, fmt.Sprintf("%s did not change; not judged: the effect may depend on state, %s", name, why))
-			}
-		}
+		o.state(k, name, b, a, e[k].Changed)
 	}
+	o.conclude()
+	return o.j
+}
+
+// onceJudge is judgeOnce's work in progress: the judgement so far and how
+// many probes were judged and not.
+type onceJudge struct {
+	exact, reset            bool
+	firstBefore, firstAfter []probe.Value
+	// why ends a warning about a probe that cannot be judged.
+	why              string
+	j                judgement
+	judged, unjudged int
+}
+
+// amount judges probe k, name, a number that moved by d from b to a,
+// against the first delivery's change ed.
+func (o *onceJudge) amount(k int, name string, b, a probe.Value, d, ed float64) {
+	// Amounts are compared as decimals: exactly for whole numbers, within a
+	// relative tolerance for fractions (19.99 in a REAL column), so float
+	// rounding is never a finding.
+	edExact := new(big.Rat).SetFloat64(ed)
+	tolVals := []probe.Value{b, a}
+	if len(o.firstBefore) > k && len(o.firstAfter) > k {
+		if x, ok := probe.ExactDelta(o.firstBefore[k], o.firstAfter[k]); ok {
+			edExact = x
+		}
+		tolVals = append(tolVals, o.firstBefore[k], o.firstAfter[k])
+	}
+	tol := probe.Tolerance(tolVals...)
+	bExact, _ := b.Rat()
+	want := probe.FormatRat(new(big.Rat).Add(bExact, edExact))
+	violation := func(msg string) {
+		o.j.violations = append(o.j.violations, report.Violation{Probe: name, Before: b.String(), After: a.String(), Want: want, Message: msg})
+	}
+	switch {
+	case probe.SameAmount(d, ed, tol):
+		if ed != 0 {
+			o.judged++
+		}
+	case ed != 0 && d*ed > 0 && math.Abs(d) > math.Abs(ed)+tol:
+		times := d / ed
+		extra := ""
+		if rt := math.Round(times); rt >= 2 && math.Abs(times-rt) <= 1e-6*rt {
+			extra = fmt.Sprintf(": the event was processed %s times (%s extra)", num(rt), pluralCopies(int(rt)-1))
+		}
+		violation(fmt.Sprintf("%s changed from %s to %s (want %s, one event's effect %s)%s", name, b, a, want, signed(ed), extra))
+	case !o.exact:
+		o.unjudged++
+		o.j.warnings = append(o.j.warnings, fmt.Sprintf("%s changed by %s where the first delivery changed it by %s; not judged: the effect depends on state, %s", name, signed(d), signed(ed), o.why))
+	case probe.SameAmount(d, 0, tol):
+		violation(fmt.Sprintf("%s stayed at %s (want %s): the event's work was lost", name, b, want))
+	default:
+		violation(fmt.Sprintf("%s changed from %s to %s (want %s, one event's effect %s)", name, b, a, want, signed(ed)))
+	}
+}
+
+// state judges probe k, name, whose values (b, then a) are not amounts to
+// compare; eChanged says whether the first delivery changed it.
+func (o *onceJudge) state(k int, name string, b, a probe.Value, eChanged bool) {
+	changed := !b.Equal(a)
+	sameAsFirst := o.reset && len(o.firstBefore) > k && len(o.firstAfter) > k && b.Equal(o.firstBefore[k]) && a.Equal(o.firstAfter[k])
+	switch {
+	case !eChanged && !changed:
+	case eChanged && sameAsFirst:
+		o.judged++
+	case eChanged && !changed && o.exact:
+		o.j.violations = append(o.j.violations, report.Violation{Probe: name, Before: b.String(), After: a.String(),
+			Message: fmt.Sprintf("%s did not change, but the first delivery changed it: the event's work was lost", name)})
+	case eChanged && changed:
+		o.unjudged++
+		o.j.warnings = append(o.j.warnings, fmt.Sprintf("%s is not a number: it changed, but whether once or more cannot be judged (probe a count or a sum to judge it)", name))
+	case changed:
+		o.unjudged++
+		o.j.warnings = append(o.j.warnings, fmt.Sprintf("%s changed although the first delivery did not change it; not judged", name))
+	default:
+		o.unjudged++
+		o.j.warnings = append(o.j.warnings, fmt.Sprintf("%s did not change; not judged: the effect may depend on state, %s", name, o.why))
+	}
+}
+
+// conclude sets the judgement's status and message from its findings.
+func (o *onceJudge) conclude() {
+	j := &o.j
 	switch {
 	case len(j.violations) > 0:
 		j.status = report.Fail
@@ -203,11 +230,11 @@ func judgeOnce(names []string, e []report.ProbeDelta, before, after []probe.Valu
 			ms = append(ms, v.Message)
 		}
 		j.message = strings.Join(ms, "; ")
-	case judged > 0:
+	case o.judged > 0:
 		j.status = report.Pass
 		j.message = "combined effect equals the first delivery's"
-		if unjudged > 0 {
-			j.message += fmt.Sprintf(" (%d probe(s) not judged, see warnings)", unjudged)
+		if o.unjudged > 0 {
+			j.message += fmt.Sprintf(" (%d probe(s) not judged, see warnings)", o.unjudged)
 		}
 	default:
 		j.status = report.NotJudged
@@ -217,7 +244,6 @@ func judgeOnce(names []string, e []report.ProbeDelta, before, after []probe.Valu
 			j.message = "not judged: no probe changed in the first delivery"
 		}
 	}
-	return j
 }
 
 func pluralCopies(n int) string {

@@ -48,7 +48,7 @@ func TestJudgeOnce(t *testing.T) {
 			if tc.e[0].Delta == nil {
 				n = []string{"http: status"}
 			}
-			j := judgeOnce(n, tc.e, tc.before, tc.after, tc.exact, false, nil, nil)
+			j := judgeOnce(n, tc.e, tc.before, tc.after, tc.exact, false, nil, nil, "--reset-cmd")
 			if j.status != tc.want {
 				t.Fatalf("status %s, want %s (%s)", j.status, tc.want, j.message)
 			}
@@ -63,11 +63,11 @@ func TestJudgeOnce(t *testing.T) {
 func TestJudgeOnceTextWithReset(t *testing.T) {
 	names := []string{"sql: status"}
 	e := deltas(names, vals(probe.NoRows), vals("status=active"))
-	j := judgeOnce(names, e, vals(probe.NoRows), vals("status=active"), true, true, vals(probe.NoRows), vals("status=active"))
+	j := judgeOnce(names, e, vals(probe.NoRows), vals("status=active"), true, true, vals(probe.NoRows), vals("status=active"), "--reset-cmd")
 	if j.status != report.Pass {
 		t.Fatalf("same state as one delivery after a reset: %s %s", j.status, j.message)
 	}
-	j = judgeOnce(names, e, vals(probe.NoRows), vals("status=active, n=2"), true, true, vals(probe.NoRows), vals("status=active"))
+	j = judgeOnce(names, e, vals(probe.NoRows), vals("status=active, n=2"), true, true, vals(probe.NoRows), vals("status=active"), "--reset-cmd")
 	if j.status != report.NotJudged {
 		t.Fatalf("a different text is not judged: %s", j.status)
 	}

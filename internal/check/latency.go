@@ -1,22 +1,28 @@
 package check
 
 import (
+	"context"
 	"fmt"
 	"sort"
 	"time"
 
 	"github.com/hookreplay/hookreplay/internal/report"
-	"github.com/hookreplay/hookreplay/internal/store"
 )
 
-func (r *runner) latency(d *Delivery, a store.Attempt) *report.PhaseResult {
+// latency judges the first copy's answer time against the provider's
+// timeout; it shows nothing when the first copy was not answered.
+func (r *runner) latency(_ context.Context, d *Delivery, fr *firstResult) (*report.PhaseResult, error) {
+	if !fr.answered {
+		return nil, nil
+	}
+	a := fr.att
 	limit := r.providerTimeout(d.Provider)
 	ph := &report.PhaseResult{Phase: PhaseLatency, Attempts: 1}
 	src := d.Provider + "'s timeout"
 	if r.o.ProviderTimeout > 0 {
-		src = "--provider-timeout"
+		src = r.name(InputProviderTimeout)
 	} else if _, ok := ProviderTimeouts[d.Provider]; !ok {
-		src = "the default timeout (no known timeout for provider " + orGeneric(d.Provider) + "; set --provider-timeout)"
+		src = "the default timeout (no known timeout for provider " + orGeneric(d.Provider) + "; set " + r.name(InputProviderTimeout) + ")"
 	}
 	lat := roundDur(a.Latency)
 	switch {
@@ -32,7 +38,7 @@ func (r *runner) latency(d *Delivery, a store.Attempt) *report.PhaseResult {
 		ph.Status = report.Pass
 		ph.Message = fmt.Sprintf("the first answer took %s (%s %s)", lat, src, limit)
 	}
-	return ph
+	return ph, nil
 }
 
 func (r *runner) latencySummary() *report.LatencySummary {

@@ -8,6 +8,7 @@ import (
 
 	"github.com/hookreplay/hookreplay/internal/replay"
 	"github.com/hookreplay/hookreplay/internal/report"
+	"github.com/hookreplay/hookreplay/internal/store"
 )
 
 // lost sends a fresh event whose answer the sender never sees, then the
@@ -18,86 +19,100 @@ import (
 func (r *runner) lost(ctx context.Context, d *Delivery, fr *firstResult) (*report.PhaseResult, error) {
 	start := time.Now()
 	ph := &report.PhaseResult{Phase: PhaseLost, Statuses: map[string]int{}}
-	if !fr.fresh {
-		ph.Status, ph.Message = report.Skip, "not run: "+freshReason(d, r.o.Secret)
-		return ph, nil
-	}
-	trials := []struct {
-		what string
-		opt  replay.SendOptions
-	}{
-		{"answer lost on its way back", replay.SendOptions{Lose: true}},
-		{"sender gave up before the answer", replay.SendOptions{Lose: true, LoseEarly: true}},
-	}
 	var passed, notJudged []string
-	for ti, tr := range trials {
-		exact, err := r.exactJudgement(ctx, d, fr)
+	for ti, lt := range lostTrials {
+		t, why, err := r.startTrial(ctx, d, fr, PhaseLost, fmt.Sprintf("trial %d before", ti+1))
 		if err != nil {
 			return nil, err
 		}
-		req, id, ok, why := r.freshIdentity(d)
-		if !ok {
-			ph.Status, ph.Message = report.Skip, "not run: "+why
-			return ph, nil
+		if t == nil {
+			return skipped(ph, why), nil
 		}
-		before, err := r.read(ctx, d, PhaseLost, fmt.Sprintf("trial %d before", ti+1))
-		if err != nil {
-			return nil, err
-		}
-		a1 := r.send(ctx, req, tr.opt)
-		a1.Edit = tr.what
-		if err := r.record(ctx, &a1, d, PhaseLost, 2*ti+1, id); err != nil {
-			return nil, err
-		}
-		mid, err := r.readChanged(ctx, d, PhaseLost, fmt.Sprintf("trial %d after the lost copy", ti+1), before)
-		if err != nil {
-			return nil, err
-		}
-		a2 := r.send(ctx, asRetry(d, r.sameIdentity(d, req), 1), replay.SendOptions{})
-		a2.Edit = "provider's retry"
-		if err := r.record(ctx, &a2, d, PhaseLost, 2*ti+2, id); err != nil {
-			return nil, err
-		}
-		after, err := r.read(ctx, d, PhaseLost, fmt.Sprintf("trial %d after the retry", ti+1))
+		a1, a2, mid, after, err := r.lostTrial(ctx, d, t, ti, lt)
 		if err != nil {
 			return nil, err
 		}
 		ph.Attempts += 2
 		countStatuses(ph.Statuses, a1, a2)
-		ph.Effects = append(ph.Effects, r.effects(ctx, d, PhaseLost, before, after)...)
-		j := judgeOnce(r.c.Probes, fr.effect, before.vals, after.vals, exact, r.o.ResetCmd != "", fr.before.vals, fr.after.vals)
-		label := fmt.Sprintf("fresh event %s, %s, then the provider's retry", id, tr.what)
-		for _, v := range j.violations {
-			v.EventID = id
-			v.Copy = 2*ti + 2
-			v.Message = label + ": " + v.Message
-			if anyChangedVals(before.vals, mid.vals) && !sameValues(mid.vals, after.vals) {
-				v.Message += " (the retry did the work again after the lost copy had done it)"
-			}
-			ph.Violations = append(ph.Violations, v)
-		}
-		for _, w := range j.warnings {
-			ph.Warnings = append(ph.Warnings, label+": "+w)
-		}
-		switch {
-		case a2.Err != "":
-			ph.Violations = append(ph.Violations, report.Violation{Copy: 2*ti + 2, EventID: id, Message: label + ": the retry got no answer: " + a2.Err})
-		case !is2xx(a2.Status):
-			ph.Violations = append(ph.Violations, report.Violation{Copy: 2*ti + 2, EventID: id, Status: a2.Status,
-				Message: fmt.Sprintf("%s: the retry was answered %d: a duplicate answered %d makes the provider retry again", label, a2.Status, a2.Status)})
-		}
-		r.progress("lost     delivery %d trial %d (%s): retry %s → %s", d.ID, ti+1, tr.what, statusText(a2), j.status)
+		ph.Effects = append(ph.Effects, r.effects(ctx, d, PhaseLost, t.before, after)...)
+		j := r.judge(fr, t, after)
+		judgeLost(ph, t, ti, lt.what, j, a2, mid, after)
+		r.step(Step{Phase: PhaseLost, DeliveryID: d.ID, N: ti + 1, What: lt.what, Attempts: []store.Attempt{a1, a2}, Status: j.status})
 		if len(ph.Violations) > 0 {
 			break
 		}
 		switch j.status {
 		case report.Pass:
-			passed = append(passed, tr.what)
+			passed = append(passed, lt.what)
 		default:
-			notJudged = append(notJudged, tr.what)
+			notJudged = append(notJudged, lt.what)
 		}
 	}
 	ph.Duration = time.Since(start)
+	lostVerdict(ph, passed, notJudged)
+	return ph, nil
+}
+
+// lostWay is one way a provider loses an answer: what it is, and how the
+// copy is sent to lose it.
+type lostWay struct {
+	what string
+	opt  replay.SendOptions
+}
+
+// lostTrials are the two ways a provider loses an answer.
+var lostTrials = []lostWay{
+	{"answer lost on its way back", replay.SendOptions{Lose: true}},
+	{"sender gave up before the answer", replay.SendOptions{Lose: true, LoseEarly: true}},
+}
+
+// lostTrial sends trial ti's event with its answer lost (a1), reads the
+// probes (mid), sends the provider's retry (a2) and reads them again (after).
+func (r *runner) lostTrial(ctx context.Context, d *Delivery, t *trial, ti int, lt lostWay) (a1, a2 store.Attempt, mid, after reading, err error) {
+	a1 = r.send(ctx, t.req, lt.opt)
+	a1.Edit = lt.what
+	if err = r.record(ctx, &a1, d, PhaseLost, 2*ti+1, t.id); err != nil {
+		return
+	}
+	if mid, err = r.readChanged(ctx, d, PhaseLost, fmt.Sprintf("trial %d after the lost copy", ti+1), t.before); err != nil {
+		return
+	}
+	a2 = r.send(ctx, asRetry(d, r.sameIdentity(d, t.req), 1), replay.SendOptions{})
+	a2.Edit = "provider's retry"
+	if err = r.record(ctx, &a2, d, PhaseLost, 2*ti+2, t.id); err != nil {
+		return
+	}
+	after, err = r.read(ctx, d, PhaseLost, fmt.Sprintf("trial %d after the retry", ti+1))
+	return
+}
+
+// judgeLost adds trial ti's violations and warnings to ph: j's, labelled,
+// and the retry's answer (a2) when it was not 2xx.
+func judgeLost(ph *report.PhaseResult, t *trial, ti int, what string, j judgement, a2 store.Attempt, mid, after reading) {
+	label := fmt.Sprintf("fresh event %s, %s, then the provider's retry", t.id, what)
+	for _, v := range j.violations {
+		v.EventID = t.id
+		v.Copy = 2*ti + 2
+		v.Message = label + ": " + v.Message
+		if anyChangedVals(t.before.vals, mid.vals) && !sameValues(mid.vals, after.vals) {
+			v.Message += " (the retry did the work again after the lost copy had done it)"
+		}
+		ph.Violations = append(ph.Violations, v)
+	}
+	for _, w := range j.warnings {
+		ph.Warnings = append(ph.Warnings, label+": "+w)
+	}
+	switch {
+	case a2.Err != "":
+		ph.Violations = append(ph.Violations, report.Violation{Copy: 2*ti + 2, EventID: t.id, Message: label + ": the retry got no answer: " + a2.Err})
+	case !is2xx(a2.Status):
+		ph.Violations = append(ph.Violations, report.Violation{Copy: 2*ti + 2, EventID: t.id, Status: a2.Status,
+			Message: fmt.Sprintf("%s: the retry was answered %d: a duplicate answered %d makes the provider retry again", label, a2.Status, a2.Status)})
+	}
+}
+
+// lostVerdict sets the phase's status and message from its trials.
+func lostVerdict(ph *report.PhaseResult, passed, notJudged []string) {
 	switch {
 	case len(ph.Violations) > 0:
 		ph.Status = report.Fail
@@ -115,5 +130,4 @@ func (r *runner) lost(ctx context.Context, d *Delivery, fr *firstResult) (*repor
 		ph.Status = report.NotJudged
 		ph.Message = "not judged: " + firstOr(ph.Warnings, "no probe moved")
 	}
-	return ph, nil
 }

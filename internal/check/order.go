@@ -18,18 +18,37 @@ import (
 func (r *runner) order(ctx context.Context) (*report.PhaseResult, error) {
 	start := time.Now()
 	ph := &report.PhaseResult{Phase: PhaseOrder, Statuses: map[string]int{}}
-	n := len(r.o.Deliveries)
-	explicit := len(r.o.Phases) > 0
-	switch {
-	case n < 2 && !explicit:
-		return nil, nil
-	case n < 2:
-		ph.Status, ph.Message = report.Skip, "not run: needs two or more deliveries"
-		return ph, nil
-	case r.o.ResetCmd == "":
-		ph.Status, ph.Message = report.Skip, "not run: needs --reset-cmd to restore the handler's state before each ordering"
+	orderings := r.orderings()
+	r.note("order: %d orderings (captured, reversed, %d seeded shuffles); seed %d, repeat with %s %d", len(orderings), len(orderings)-2, r.o.Seed, r.name(InputSeed), r.o.Seed)
+	runs := make([]orderRun, len(orderings))
+	for oi, ord := range orderings {
+		var err error
+		if runs[oi], err = r.sendOrdering(ctx, ph, oi, ord); err != nil {
+			return nil, err
+		}
+		r.step(Step{Phase: PhaseOrder, N: oi + 1, What: runs[oi].name, Values: runs[oi].final})
+	}
+	unjudged := r.judgeOrderings(ph, runs)
+	ph.Duration = time.Since(start)
+	if len(ph.Violations) > 0 {
+		ph.Status = report.Fail
+		ph.Message = fmt.Sprintf("the final state depends on delivery order: %s", ph.Violations[0].Message)
 		return ph, nil
 	}
+	if unjudged == len(orderings)-1 {
+		ph.Status = report.NotJudged
+		ph.Message = "not judged: " + firstOr(ph.Warnings, "")
+		return ph, nil
+	}
+	ph.Status = report.Pass
+	ph.Message = fmt.Sprintf("%d orderings of deliveries %s left the same final state (seed %d)", len(orderings)-unjudged, runs[0].name, r.o.Seed)
+	return ph, nil
+}
+
+// orderings are the orders the deliveries are sent in (indexes into
+// Deliveries): captured, reversed, and up to 5 distinct seeded shuffles.
+func (r *runner) orderings() [][]int {
+	n := len(r.o.Deliveries)
 	captured := make([]int, n)
 	for i := range captured {
 		captured[i] = i
@@ -43,85 +62,87 @@ func (r *runner) order(ctx context.Context) (*report.PhaseResult, error) {
 			orderings = append(orderings, p)
 		}
 	}
-	r.note("order: %d orderings (captured, reversed, %d seeded shuffles); seed %d, repeat with --seed %d", len(orderings), len(orderings)-2, r.o.Seed, r.o.Seed)
-	var finals, starts [][]string
-	var names []string
-	for oi, ord := range orderings {
-		if err := r.reset(ctx); err != nil {
-			return nil, err
-		}
-		var ids []string
-		for _, idx := range ord {
-			ids = append(ids, fmt.Sprint(r.o.Deliveries[idx].ID))
-		}
-		name := strings.Join(ids, ",")
-		names = append(names, name)
-		st, err := r.read(ctx, nil, PhaseOrder, "after reset, before "+name)
-		if err != nil {
-			return nil, err
-		}
-		starts = append(starts, valueTexts(st.vals))
-		for k, idx := range ord {
-			d := &r.o.Deliveries[idx]
-			a := r.send(ctx, r.sameIdentity(d, d.Req), replay.SendOptions{})
-			if err := r.record(ctx, &a, d, PhaseOrder, oi*n+k+1, d.EventID); err != nil {
-				return nil, err
-			}
-			countStatuses(ph.Statuses, a)
-			ph.Attempts++
-			if a.Err != "" || !is2xx(a.Status) {
-				ph.Warnings = append(ph.Warnings, fmt.Sprintf("in order %s delivery %d was answered %s (want 2xx: the provider would retry it)", name, d.ID, statusText(a)))
-			}
-			if _, err := r.read(ctx, d, PhaseOrder, fmt.Sprintf("order %s after %d", name, d.ID)); err != nil {
-				return nil, err
-			}
-		}
-		fin, err := r.read(ctx, nil, PhaseOrder, "final "+name)
-		if err != nil {
-			return nil, err
-		}
-		vs := valueTexts(fin.vals)
-		finals = append(finals, vs)
-		r.progress("order    %s → %s", name, strings.Join(vs, "; "))
+	return orderings
+}
+
+// orderRun is one ordering sent: its name (the delivery ids in order) and
+// the probe values after the reset before it and after its last delivery.
+type orderRun struct {
+	name         string
+	start, final []string
+}
+
+// sendOrdering resets the state and sends the deliveries in ordering ord
+// (number oi), counting the attempts in ph.
+func (r *runner) sendOrdering(ctx context.Context, ph *report.PhaseResult, oi int, ord []int) (orderRun, error) {
+	var run orderRun
+	if err := r.reset(ctx); err != nil {
+		return run, err
 	}
-	unjudged := 0
-	for oi := 1; oi < len(finals); oi++ {
+	var ids []string
+	for _, idx := range ord {
+		ids = append(ids, fmt.Sprint(r.o.Deliveries[idx].ID))
+	}
+	run.name = strings.Join(ids, ",")
+	st, err := r.read(ctx, nil, PhaseOrder, "after reset, before "+run.name)
+	if err != nil {
+		return run, err
+	}
+	run.start = valueTexts(st.vals)
+	n := len(r.o.Deliveries)
+	for k, idx := range ord {
+		d := &r.o.Deliveries[idx]
+		a := r.send(ctx, r.sameIdentity(d, d.Req), replay.SendOptions{})
+		if err := r.record(ctx, &a, d, PhaseOrder, oi*n+k+1, d.EventID); err != nil {
+			return run, err
+		}
+		countStatuses(ph.Statuses, a)
+		ph.Attempts++
+		if a.Err != "" || !is2xx(a.Status) {
+			ph.Warnings = append(ph.Warnings, fmt.Sprintf("in order %s delivery %d was answered %s (want 2xx: the provider would retry it)", run.name, d.ID, statusText(a)))
+		}
+		if _, err := r.read(ctx, d, PhaseOrder, fmt.Sprintf("order %s after %d", run.name, d.ID)); err != nil {
+			return run, err
+		}
+	}
+	fin, err := r.read(ctx, nil, PhaseOrder, "final "+run.name)
+	if err != nil {
+		return run, err
+	}
+	run.final = valueTexts(fin.vals)
+	return run, nil
+}
+
+// judgeOrderings compares every ordering's final state with the captured
+// order's, adding violations and warnings to ph; it returns how many
+// orderings could not be judged.
+func (r *runner) judgeOrderings(ph *report.PhaseResult, runs []orderRun) (unjudged int) {
+	reset := r.name(InputReset)
+	base := runs[0]
+	for _, o := range runs[1:] {
 		// Judge an ordering only from the same starting state, and only when
 		// its deliveries did something: a reset that leaves the handler's
 		// record of processed events behind turns every later ordering into
 		// duplicates, which says nothing about order.
-		if !slices.Equal(starts[oi], starts[0]) {
+		if !slices.Equal(o.start, base.start) {
 			unjudged++
-			ph.Warnings = append(ph.Warnings, fmt.Sprintf("order %s not judged: --reset-cmd did not restore the same state (before it: %s; before the captured order: %s)",
-				names[oi], strings.Join(starts[oi], "; "), strings.Join(starts[0], "; ")))
+			ph.Warnings = append(ph.Warnings, fmt.Sprintf("order %s not judged: %s did not restore the same state (before it: %s; before the captured order: %s)",
+				o.name, reset, strings.Join(o.start, "; "), strings.Join(base.start, "; ")))
 			continue
 		}
-		if slices.Equal(finals[oi], starts[oi]) && !slices.Equal(finals[0], starts[0]) {
+		if slices.Equal(o.final, o.start) && !slices.Equal(base.final, base.start) {
 			unjudged++
-			ph.Warnings = append(ph.Warnings, fmt.Sprintf("order %s not judged: its deliveries changed nothing (were they taken for duplicates? --reset-cmd should also clear the handler's record of processed events)", names[oi]))
+			ph.Warnings = append(ph.Warnings, fmt.Sprintf("order %s not judged: its deliveries changed nothing (were they taken for duplicates? %s should also clear the handler's record of processed events)", o.name, reset))
 			continue
 		}
 		for k, name := range r.c.Probes {
-			if finals[oi][k] != finals[0][k] {
-				ph.Violations = append(ph.Violations, report.Violation{Probe: name, Before: finals[0][k], After: finals[oi][k], Want: finals[0][k],
-					Message: fmt.Sprintf("in order %s %s ended at %s; in the captured order %s it ended at %s", names[oi], name, finals[oi][k], names[0], finals[0][k])})
+			if o.final[k] != base.final[k] {
+				ph.Violations = append(ph.Violations, report.Violation{Probe: name, Before: base.final[k], After: o.final[k], Want: base.final[k],
+					Message: fmt.Sprintf("in order %s %s ended at %s; in the captured order %s it ended at %s", o.name, name, o.final[k], base.name, base.final[k])})
 			}
 		}
 	}
-	ph.Duration = time.Since(start)
-	if len(ph.Violations) > 0 {
-		ph.Status = report.Fail
-		ph.Message = fmt.Sprintf("the final state depends on delivery order: %s", ph.Violations[0].Message)
-		return ph, nil
-	}
-	if unjudged == len(orderings)-1 {
-		ph.Status = report.NotJudged
-		ph.Message = "not judged: " + firstOr(ph.Warnings, "")
-		return ph, nil
-	}
-	ph.Status = report.Pass
-	ph.Message = fmt.Sprintf("%d orderings of deliveries %s left the same final state (seed %d)", len(orderings)-unjudged, names[0], r.o.Seed)
-	return ph, nil
+	return unjudged
 }
 
 func valueTexts(vs []probe.Value) []string {

@@ -71,7 +71,7 @@ func (r *runner) readUntil(ctx context.Context, d *Delivery, phase, point string
 	if err != nil {
 		var ns *probe.NotSettledError
 		if errors.As(err, &ns) {
-			r.note("probes were still changing after --settle-max %s (%s); values read then were used", r.o.SettleMax, strings.Join(ns.Probes, "; "))
+			r.note("probes were still changing after %s %s (%s); values read then were used", r.name(InputSettleMax), r.o.SettleMax, strings.Join(ns.Probes, "; "))
 		} else if ctx.Err() != nil {
 			return reading{}, ctx.Err()
 		} else {
@@ -85,20 +85,8 @@ func (r *runner) readUntil(ctx context.Context, d *Delivery, phase, point string
 	if r.o.Sink != nil {
 		rd.sinkLen = r.o.Sink.Len()
 	}
-	if r.o.Store != nil {
-		for i, p := range r.o.Probes {
-			pr := &store.ProbeReading{RunID: r.runID, Phase: phase, Point: point, Probe: p.Name(), Value: vals[i].Text, ReadAt: rd.at}
-			if d != nil {
-				pr.DeliveryID = d.ID
-			}
-			if vals[i].IsNum {
-				n := vals[i].Num
-				pr.Numeric = &n
-			}
-			if err := r.o.Store.InsertProbeReading(ctx, pr); err != nil {
-				return reading{}, setupf("%v", err)
-			}
-		}
+	if err := r.storeReading(ctx, d, phase, point, rd); err != nil {
+		return reading{}, err
 	}
 	return rd, nil
 }
@@ -151,7 +139,7 @@ func (r *runner) calibrate(ctx context.Context, d *Delivery, phase, point string
 		if cur.lastChange.After(last) {
 			last = cur.lastChange
 		}
-		r.progress("settle   delivery %d %s: a probe changed %s after sending, later than --settle %s", d.ID, phase, roundDur(last.Sub(sent)), r.o.Settle)
+		r.obs.Note(Note{Kind: NoteLateEffect, DeliveryID: d.ID, Phase: phase, After: last.Sub(sent), Settle: r.o.Settle})
 		if next := time.Now().Add(window); next.Before(limit) {
 			deadline = next
 		} else {

@@ -9,6 +9,46 @@ import (
 	"github.com/hookreplay/hookreplay/internal/store"
 )
 
+// startRun stores the run, when there is a store.
+func (r *runner) startRun(ctx context.Context) error {
+	if r.o.Store == nil {
+		return nil
+	}
+	run := &store.Run{Kind: "check", StartedAt: r.c.StartedAt, Target: r.o.Target.String(), Seed: r.o.Seed, Options: r.o.RunOptions}
+	if err := r.o.Store.CreateRun(ctx, run); err != nil {
+		return setupf("%v", err)
+	}
+	r.runID, r.c.RunID = run.ID, run.ID
+	return nil
+}
+
+// failRun marks the stored run as ended by err, worded by
+// Options.ErrorText.
+func (r *runner) failRun(ctx context.Context, err error) {
+	if r.o.Store == nil {
+		return
+	}
+	text := err.Error()
+	if r.o.ErrorText != nil {
+		text = r.o.ErrorText(err)
+	}
+	_ = r.o.Store.FinishRun(context.WithoutCancel(ctx), r.runID, r.c.FinishedAt, "error", map[string]string{"error": text})
+}
+
+// finishRun stores the verdicts and the finished report as the run's summary.
+func (r *runner) finishRun(ctx context.Context) error {
+	if r.o.Store == nil {
+		return nil
+	}
+	if err := r.storeVerdicts(ctx); err != nil {
+		return setupf("%v", err)
+	}
+	if err := r.o.Store.FinishRun(ctx, r.runID, r.c.FinishedAt, r.c.Verdict, r.c); err != nil {
+		return setupf("%v", err)
+	}
+	return nil
+}
+
 // record stores an attempt and keeps its latency for the summary.
 func (r *runner) record(ctx context.Context, a *store.Attempt, d *Delivery, phase string, copyN int, eventID string) error {
 	a.RunID, a.Phase, a.Copy, a.EventID = r.runID, phase, copyN, eventID
@@ -23,6 +63,29 @@ func (r *runner) record(ctx context.Context, a *store.Attempt, d *Delivery, phas
 			return setupf("%v", err)
 		}
 	}
+	r.obs.Attempt(*a)
+	return nil
+}
+
+// storeReading stores every probe's value in rd, taken at point of phase,
+// and tells the Observer.
+func (r *runner) storeReading(ctx context.Context, d *Delivery, phase, point string, rd reading) error {
+	if r.o.Store != nil {
+		for i, p := range r.o.Probes {
+			pr := &store.ProbeReading{RunID: r.runID, Phase: phase, Point: point, Probe: p.Name(), Value: rd.vals[i].Text, ReadAt: rd.at}
+			if d != nil {
+				pr.DeliveryID = d.ID
+			}
+			if rd.vals[i].IsNum {
+				n := rd.vals[i].Num
+				pr.Numeric = &n
+			}
+			if err := r.o.Store.InsertProbeReading(ctx, pr); err != nil {
+				return setupf("%v", err)
+			}
+		}
+	}
+	r.obs.Reading(Reading{DeliveryID: deliveryID(d), Phase: phase, Point: point, Probes: r.c.Probes, Values: rd.vals, At: rd.at})
 	return nil
 }
 

@@ -35,11 +35,12 @@ type Server struct {
 	out  *tailBuffer
 }
 
-// Start runs the command and waits until Addr accepts connections. When the
-// process exits first or the wait times out, the error includes its output.
+// Start runs the command and waits until Addr accepts connections. It
+// fails with a *ServeError (which carries the process's output when it
+// exited first or the wait timed out), or ctx's error.
 func (s *Server) Start(ctx context.Context) error {
 	if canDial(s.Addr) {
-		return fmt.Errorf("--serve: %s already accepts connections before the handler was started: stop whatever listens there, or drop --serve", s.Addr)
+		return &ServeError{Problem: ServeAddrInUse, Cmd: s.Cmd, Addr: s.Addr}
 	}
 	s.mu.Lock()
 	s.out = &tailBuffer{max: 16 << 10}
@@ -49,7 +50,7 @@ func (s *Server) Start(ctx context.Context) error {
 	ownGroup(c)
 	if err := c.Start(); err != nil {
 		s.mu.Unlock()
-		return fmt.Errorf("--serve %q: %w", s.Cmd, err)
+		return &ServeError{Problem: ServeNoStart, Cmd: s.Cmd, Addr: s.Addr, Err: err}
 	}
 	done := make(chan struct{})
 	s.cmd, s.done = c, done
@@ -66,7 +67,7 @@ func (s *Server) Start(ctx context.Context) error {
 		}
 		select {
 		case <-done:
-			return fmt.Errorf("--serve %q exited (%v) before %s accepted connections; its output:\n%s", s.Cmd, c.ProcessState, s.Addr, indent(s.out.String()))
+			return &ServeError{Problem: ServeExited, Cmd: s.Cmd, Addr: s.Addr, State: c.ProcessState.String(), Output: indent(s.out.String())}
 		case <-ctx.Done():
 			s.Stop()
 			return ctx.Err()
@@ -74,7 +75,7 @@ func (s *Server) Start(ctx context.Context) error {
 		}
 		if time.Now().After(deadline) {
 			s.Stop()
-			return fmt.Errorf("--serve %q: nothing accepted connections on %s within %s; its output:\n%s", s.Cmd, s.Addr, timeout, indent(s.out.String()))
+			return &ServeError{Problem: ServeNotReady, Cmd: s.Cmd, Addr: s.Addr, Timeout: timeout, Output: indent(s.out.String())}
 		}
 	}
 }
@@ -174,13 +175,13 @@ func (t *tailBuffer) String() string {
 	return t.b.String()
 }
 
-// reset runs --reset-cmd.
+// reset runs the reset command, when one is given.
 func (r *runner) reset(ctx context.Context) error {
 	if r.o.ResetCmd == "" {
 		return nil
 	}
 	if err := runShell(ctx, r.o.ResetCmd, time.Minute); err != nil {
-		return setupf("--reset-cmd: %v", err)
+		return &SetupError{Err: &ResetError{Err: err}}
 	}
 	return nil
 }

@@ -11,6 +11,7 @@ import (
 	"github.com/hookreplay/hookreplay/internal/message"
 	"github.com/hookreplay/hookreplay/internal/replay"
 	"github.com/hookreplay/hookreplay/internal/report"
+	"github.com/hookreplay/hookreplay/internal/store"
 	"github.com/hookreplay/hookreplay/internal/verify"
 )
 
@@ -20,52 +21,16 @@ import (
 func (r *runner) tamper(ctx context.Context, d *Delivery, fr *firstResult) (*report.PhaseResult, error) {
 	start := time.Now()
 	ph := &report.PhaseResult{Phase: PhaseTamper, Statuses: map[string]int{}}
-	if r.o.Secret == "" {
-		ph.Status, ph.Message = report.Skip, "not run: needs --secret to sign the copies it tampers with"
-		return ph, nil
-	}
-	if !fr.fresh {
-		ph.Status, ph.Message = report.Skip, "not run: "+freshReason(d, r.o.Secret)
-		return ph, nil
-	}
-	type trial struct {
-		what string
-		req  *message.Request
-		id   string
-	}
-	var trials []trial
-	// 1: one body byte changed after signing, JSON kept valid.
-	req, id, ok, why := r.freshIdentity(d)
-	if !ok {
-		ph.Status, ph.Message = report.Skip, "not run: "+why
-		return ph, nil
-	}
-	if body, desc, ok := tamperBody(req.Body, id); ok {
-		t := req.Clone()
-		t.Body = body
-		trials = append(trials, trial{what: "a copy whose body was changed after signing (" + desc + ")", req: t, id: id})
-	} else {
-		ph.Warnings = append(ph.Warnings, "no body byte could be changed without touching the event id; the tampered-body copy was not sent")
-	}
-	// 2: correctly signed an hour ago, for schemes with a timestamp.
-	if req2, id2, ok, _ := r.freshIdentity(d); ok {
-		old, err := verify.Sign(req2, d.Provider, r.o.Secret, verify.Options{Now: time.Now().Add(-time.Hour), URL: r.urlFor(req2)})
-		if _, has := verify.SignedAt(req2, d.Provider); err == nil && has {
-			trials = append(trials, trial{what: "a correctly signed copy whose signature timestamp is 1h old", req: old, id: id2})
-		} else {
-			r.note("tamper: %s signatures carry no timestamp, so the 1h-old signature copy was not sent", d.Provider)
-		}
-	}
-	if len(trials) == 0 {
-		ph.Status, ph.Message = report.Skip, "not run: nothing to tamper with"
-		return ph, nil
+	copies, why := r.tamperedCopies(d, ph)
+	if len(copies) == 0 {
+		return skipped(ph, why), nil
 	}
 	prev, err := r.read(ctx, d, PhaseTamper, "before")
 	if err != nil {
 		return nil, err
 	}
 	warned := 0
-	for i, t := range trials {
+	for i, t := range copies {
 		a := r.send(ctx, t.req, replay.SendOptions{})
 		a.Edit = t.what
 		if err := r.record(ctx, &a, d, PhaseTamper, i+1, t.id); err != nil {
@@ -77,37 +42,16 @@ func (r *runner) tamper(ctx context.Context, d *Delivery, fr *firstResult) (*rep
 		if err != nil {
 			return nil, err
 		}
-		for k, name := range r.c.Probes {
-			if !cur.vals[k].Equal(prev.vals[k]) {
-				why := "the handler does not verify signatures before acting"
-				if is4xx(a.Status) {
-					// Rejected, yet something moved: acting before the check, or
-					// work from an earlier phase landing later than learned.
-					why = fmt.Sprintf("it was answered %d, so the handler acts before it rejects (or this is late work of an earlier phase: raise --settle)", a.Status)
-				}
-				ph.Violations = append(ph.Violations, report.Violation{Copy: i + 1, EventID: t.id, Probe: name, Status: a.Status,
-					Before: prev.vals[k].String(), After: cur.vals[k].String(), Want: prev.vals[k].String(),
-					Message: fmt.Sprintf("%s was acted on: %s changed from %s to %s; %s", t.what, name, prev.vals[k], cur.vals[k], why)})
-			}
-		}
-		switch {
-		case a.Err != "":
-			ph.Warnings = append(ph.Warnings, fmt.Sprintf("%s got no answer: %s", t.what, a.Err))
-			warned++
-		case is2xx(a.Status):
-			ph.Violations = append(ph.Violations, report.Violation{Copy: i + 1, EventID: t.id, Status: a.Status,
-				Message: fmt.Sprintf("%s was accepted with %d; the handler does not verify signatures before acting (want 4xx)", t.what, a.Status)})
-		case !is4xx(a.Status):
-			ph.Warnings = append(ph.Warnings, fmt.Sprintf("%s was answered %d (want 4xx: a 5xx makes the provider retry a forged request)", t.what, a.Status))
+		if !r.judgeTampered(ph, i+1, t, a, prev, cur) {
 			warned++
 		}
 		ph.Effects = append(ph.Effects, r.effects(ctx, d, PhaseTamper, prev, cur)...)
 		prev = cur
-		r.progress("tamper   delivery %d copy %d: %s", d.ID, i+1, statusText(a))
+		r.step(Step{Phase: PhaseTamper, DeliveryID: d.ID, N: i + 1, What: t.what, Attempts: []store.Attempt{a}})
 	}
 	ph.Duration = time.Since(start)
 	var whats []string
-	for _, t := range trials {
+	for _, t := range copies {
 		whats = append(whats, t.what)
 	}
 	switch {
@@ -122,6 +66,72 @@ func (r *runner) tamper(ctx context.Context, d *Delivery, fr *firstResult) (*rep
 		ph.Message = "rejected with 4xx and no effect: " + strings.Join(whats, "; ")
 	}
 	return ph, nil
+}
+
+// tamperedCopy is one forged copy tamper sends.
+type tamperedCopy struct {
+	what string
+	req  *message.Request
+	id   string
+}
+
+// tamperedCopies makes the forged copies of fresh events: one whose body
+// was changed after signing, and one correctly signed an hour ago (for
+// schemes whose signature has a timestamp). With none, why says why.
+func (r *runner) tamperedCopies(d *Delivery, ph *report.PhaseResult) (copies []tamperedCopy, why string) {
+	// 1: one body byte changed after signing, JSON kept valid.
+	req, id, ok, why := r.freshIdentity(d)
+	if !ok {
+		return nil, why
+	}
+	if body, desc, ok := tamperBody(req.Body, id); ok {
+		t := req.Clone()
+		t.Body = body
+		copies = append(copies, tamperedCopy{what: "a copy whose body was changed after signing (" + desc + ")", req: t, id: id})
+	} else {
+		ph.Warnings = append(ph.Warnings, "no body byte could be changed without touching the event id; the tampered-body copy was not sent")
+	}
+	// 2: correctly signed an hour ago, for schemes with a timestamp.
+	if req2, id2, ok, _ := r.freshIdentity(d); ok {
+		old, err := verify.Sign(req2, d.Provider, r.o.Secret, verify.Options{Now: time.Now().Add(-time.Hour), URL: r.urlFor(req2)})
+		if _, has := verify.SignedAt(req2, d.Provider); err == nil && has {
+			copies = append(copies, tamperedCopy{what: "a correctly signed copy whose signature timestamp is 1h old", req: old, id: id2})
+		} else {
+			r.note("tamper: %s signatures carry no timestamp, so the 1h-old signature copy was not sent", d.Provider)
+		}
+	}
+	return copies, "nothing to tamper with"
+}
+
+// judgeTampered adds the violations and warnings of forged copy n (t,
+// answered a, read cur after prev) to ph, and reports false when it
+// warned about the answer.
+func (r *runner) judgeTampered(ph *report.PhaseResult, n int, t tamperedCopy, a store.Attempt, prev, cur reading) bool {
+	for k, name := range r.c.Probes {
+		if !cur.vals[k].Equal(prev.vals[k]) {
+			why := "the handler does not verify signatures before acting"
+			if is4xx(a.Status) {
+				// Rejected, yet something moved: acting before the check, or
+				// work from an earlier phase landing later than learned.
+				why = fmt.Sprintf("it was answered %d, so the handler acts before it rejects (or this is late work of an earlier phase: raise %s)", a.Status, r.name(InputSettle))
+			}
+			ph.Violations = append(ph.Violations, report.Violation{Copy: n, EventID: t.id, Probe: name, Status: a.Status,
+				Before: prev.vals[k].String(), After: cur.vals[k].String(), Want: prev.vals[k].String(),
+				Message: fmt.Sprintf("%s was acted on: %s changed from %s to %s; %s", t.what, name, prev.vals[k], cur.vals[k], why)})
+		}
+	}
+	switch {
+	case a.Err != "":
+		ph.Warnings = append(ph.Warnings, fmt.Sprintf("%s got no answer: %s", t.what, a.Err))
+		return false
+	case is2xx(a.Status):
+		ph.Violations = append(ph.Violations, report.Violation{Copy: n, EventID: t.id, Status: a.Status,
+			Message: fmt.Sprintf("%s was accepted with %d; the handler does not verify signatures before acting (want 4xx)", t.what, a.Status)})
+	case !is4xx(a.Status):
+		ph.Warnings = append(ph.Warnings, fmt.Sprintf("%s was answered %d (want 4xx: a 5xx makes the provider retry a forged request)", t.what, a.Status))
+		return false
+	}
+	return true
 }
 
 // tamperBody changes one byte of body, keeping JSON valid and the event id

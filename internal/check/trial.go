@@ -7,6 +7,7 @@ import (
 
 	"github.com/hookreplay/hookreplay/internal/message"
 	"github.com/hookreplay/hookreplay/internal/replay"
+	"github.com/hookreplay/hookreplay/internal/report"
 	"github.com/hookreplay/hookreplay/internal/store"
 	"github.com/hookreplay/hookreplay/internal/verify"
 )
@@ -59,28 +60,77 @@ func (r *runner) exactJudgement(ctx context.Context, d *Delivery, fr *firstResul
 		return false, err
 	}
 	ctl := deltas(r.c.Probes, before.vals, after.vals)
+	r.judgeControl(ad, d, fr, id, a, ctl)
+	r.step(Step{Phase: "control", DeliveryID: d.ID, N: 1, Attempts: []store.Attempt{a}, Effect: ctl, Changed: anyChanged(ctl)})
+	return ad.yes, nil
+}
+
+// judgeControl records in ad what the control event (fresh event id, sent
+// as a, effect ctl) showed, with the note or warning that says so.
+func (r *runner) judgeControl(ad *additivity, d *Delivery, fr *firstResult, id string, a store.Attempt, ctl []report.ProbeDelta) {
+	reset := r.name(InputReset)
 	ad.yes = is2xx(a.Status) && sameEffect(fr.effect, ctl)
 	if !anyChanged(ctl) && anyChanged(fr.effect) && r.o.ResetCmd == "" {
 		ad.none = true
 		ad.warning = fmt.Sprintf("delivery %d: a second event with another fresh id (%s, answered %s) changed nothing, while the first delivery changed %s: "+
-			"either the effect depends on state (give --reset-cmd to judge exactly), or the handler deduplicates on something other than the event id "+
-			"(a hook or subscription id, the signature, a timestamp) and drops distinct events", d.ID, id, statusText(a), effectText(fr.effect))
+			"either the effect depends on state (give %s to judge exactly), or the handler deduplicates on something other than the event id "+
+			"(a hook or subscription id, the signature, a timestamp) and drops distinct events", d.ID, id, statusText(a), effectText(fr.effect), reset)
 		r.warn(ad.warning)
 	}
 	if ad.yes {
 		r.note("delivery %d: a control event with another fresh id changed the probes exactly as the first did (%s), so every fresh event must have exactly that effect", d.ID, effectText(ctl))
 	} else if !ad.none {
-		r.note("delivery %d: a control event with another fresh id changed the probes by %s, not %s: the effect depends on state, not only on the event; give --reset-cmd to judge burst, lost and crash exactly", d.ID, effectText(ctl), effectText(fr.effect))
+		r.note("delivery %d: a control event with another fresh id changed the probes by %s, not %s: the effect depends on state, not only on the event; give %s to judge burst, lost and crash exactly", d.ID, effectText(ctl), effectText(fr.effect), reset)
 	}
-	r.progress("control  delivery %d: %s, %s", d.ID, statusText(a), effectText(ctl))
-	return ad.yes, nil
+}
+
+// trial is one fresh event a phase sends (in however many copies), judged
+// against the first delivery's effect.
+type trial struct {
+	// exact: zero effect can be judged as lost work (see exactJudgement).
+	exact  bool
+	req    *message.Request
+	id     string
+	before reading
+}
+
+// startTrial prepares a fresh-event trial of phase: the exact judgement
+// (resetting the state, or sending the control event once), a fresh
+// identity, and the reading before it, taken at point. When the delivery
+// cannot be given a fresh identity it returns nil and why.
+func (r *runner) startTrial(ctx context.Context, d *Delivery, fr *firstResult, phase, point string) (t *trial, why string, err error) {
+	exact, err := r.exactJudgement(ctx, d, fr)
+	if err != nil {
+		return nil, "", err
+	}
+	req, id, ok, why := r.freshIdentity(d)
+	if !ok {
+		return nil, why, nil
+	}
+	before, err := r.read(ctx, d, phase, point)
+	if err != nil {
+		return nil, "", err
+	}
+	return &trial{exact: exact, req: req, id: id, before: before}, "", nil
+}
+
+// judge judges the trial's combined effect, read after it, against the
+// first delivery's.
+func (r *runner) judge(fr *firstResult, t *trial, after reading) judgement {
+	return judgeOnce(r.c.Probes, fr.effect, t.before.vals, after.vals, t.exact, r.o.ResetCmd != "", fr.before.vals, fr.after.vals, r.name(InputReset))
+}
+
+// skipped marks ph as not run, for why.
+func skipped(ph *report.PhaseResult, why string) *report.PhaseResult {
+	ph.Status, ph.Message = report.Skip, "not run: "+why
+	return ph
 }
 
 // freshIdentity returns a copy of d's request with a new event id (re-signed
 // when a secret is known), or ok false with the reason it cannot be made.
 func (r *runner) freshIdentity(d *Delivery) (req *message.Request, id string, ok bool, why string) {
 	if !canFresh(d, r.o.Secret) {
-		return nil, "", false, freshReason(d, r.o.Secret)
+		return nil, "", false, r.freshReason(d)
 	}
 	id = verify.NewEventID(d.Provider)
 	req, err := verify.Reidentify(d.Req, d.Provider, id, r.o.Secret, time.Now(), verify.Options{URL: r.urlFor(d.Req)})
@@ -147,12 +197,13 @@ func canFresh(d *Delivery, secret string) bool {
 	return secret != "" || !identitySigned(d.Provider)
 }
 
-func freshReason(d *Delivery, secret string) string {
+// freshReason says why d cannot be given a fresh event id.
+func (r *runner) freshReason(d *Delivery) string {
 	if d.Provider == "" || d.Provider == "generic" || d.EventID == "" {
 		return "the delivery has no event id hookreplay knows how to change (provider " + orGeneric(d.Provider) + ")"
 	}
-	if secret == "" && identitySigned(d.Provider) {
-		return fmt.Sprintf("a fresh event id would break the %s signature: give --secret (or --secret-env) to enable it", d.Provider)
+	if r.o.Secret == "" && identitySigned(d.Provider) {
+		return fmt.Sprintf("a fresh event id would break the %s signature: give %s to enable it", d.Provider, r.name(InputSecretSources))
 	}
 	return "provider " + d.Provider + " has no event identity scheme"
 }

@@ -49,6 +49,9 @@ type Options struct {
 	// Dir is the work dir; "" makes a temp dir (removed unless Keep).
 	Dir  string
 	Keep bool
+	// Name is how the checks' messages mention an input the user gives
+	// (check.Options.Name; nil: plain words).
+	Name func(check.Input) string
 	// Out receives the reports and the commands; Progress short status lines.
 	Out, Progress io.Writer
 	Color         bool
@@ -177,7 +180,7 @@ func checkVariant(ctx context.Context, o Options, st *store.Store, d *store.Deli
 	opts := check.Options{
 		Target: u, Deliveries: []check.Delivery{check.FromStore(d)}, Probes: []probe.Probe{p}, Secret: Secret,
 		N: 10, Burst: 20, Phases: Phases, Serve: srv, Settle: o.Settle, SettleMax: 5 * time.Second, Seed: 1,
-		Store: st, RunOptions: map[string]any{"demo": variant, "n": 10, "burst": 20, "settle": o.Settle.String(), "secret": true},
+		Name: o.Name, Store: st, RunOptions: map[string]any{"demo": variant, "n": 10, "burst": 20, "settle": o.Settle.String(), "secret": true},
 	}
 	c, err := check.Run(ctx, opts)
 	if err != nil {

@@ -1,0 +1,191 @@
+package cmd
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"slices"
+	"strings"
+
+	"github.com/hookreplay/hookreplay/internal/check"
+	"github.com/hookreplay/hookreplay/internal/store"
+)
+
+// checkProgress is the check's Observer on the command line: one line on
+// stderr per step, and one when effects land later than --settle.
+type checkProgress struct {
+	check.NopObserver
+	w io.Writer
+}
+
+var _ check.Observer = checkProgress{}
+
+func (p checkProgress) line(format string, a ...any) { fmt.Fprintf(p.w, format+"\n", a...) }
+
+// Step writes the step's line.
+func (p checkProgress) Step(s check.Step) {
+	first := store.Attempt{}
+	if len(s.Attempts) > 0 {
+		first = s.Attempts[0]
+	}
+	switch s.Phase {
+	case check.PhaseFirst:
+		p.line("first    delivery %d: %s in %s, %s", s.DeliveryID, check.AttemptText(first), check.RoundDuration(first.Latency), check.EffectText(s.Effect))
+	case "control":
+		p.line("control  delivery %d: %s, %s", s.DeliveryID, check.AttemptText(first), check.EffectText(s.Effect))
+	case check.PhaseDups:
+		changed := ""
+		if s.Changed {
+			changed = ", probes changed"
+		}
+		p.line("dups     delivery %d copy %d: %s%s", s.DeliveryID, s.N, check.AttemptText(first), changed)
+	case check.PhaseBurst:
+		p.line("burst    delivery %d round %d: %d copies (spread %s), %s → %s", s.DeliveryID, s.N, len(s.Attempts), s.Spread, check.StatusCounts(s.Attempts...), s.Status)
+	case check.PhaseLost:
+		retry := store.Attempt{}
+		if len(s.Attempts) > 1 {
+			retry = s.Attempts[1]
+		}
+		p.line("lost     delivery %d trial %d (%s): retry %s → %s", s.DeliveryID, s.N, s.What, check.AttemptText(retry), s.Status)
+	case check.PhaseTamper:
+		p.line("tamper   delivery %d copy %d: %s", s.DeliveryID, s.N, check.AttemptText(first))
+	case check.PhaseCrash:
+		p.line("crash    delivery %d trial %d: %s → %s", s.DeliveryID, s.N, s.What, s.Status)
+	case check.PhaseOrder:
+		p.line("order    %s → %s", s.What, strings.Join(s.Values, "; "))
+	}
+}
+
+// Note writes a line for effects that landed later than --settle.
+func (p checkProgress) Note(n check.Note) {
+	if n.Kind == check.NoteLateEffect {
+		p.line("settle   delivery %d %s: a probe changed %s after sending, later than --settle %s", n.DeliveryID, n.Phase, check.RoundDuration(n.After), n.Settle)
+	}
+}
+
+// checkFlag names a check input as the command line gives it; "" for an
+// input no flag gives (the engine's plain words are used).
+func checkFlag(in check.Input) string {
+	switch in {
+	case check.InputProbe:
+		return "--probe-sql QUERY --dsn DSN, --probe-cmd CMD, --probe-http URL or --sink ADDR"
+	case check.InputSecret:
+		return "--secret"
+	case check.InputSecretSources:
+		return "--secret (or --secret-env)"
+	case check.InputServe:
+		return "--serve CMD"
+	case check.InputReset:
+		return "--reset-cmd"
+	case check.InputSettle:
+		return "--settle"
+	case check.InputSettleMax:
+		return "--settle-max"
+	case check.InputProviderTimeout:
+		return "--provider-timeout"
+	case check.InputSeed:
+		return "--seed"
+	case check.InputTarget:
+		return "--to"
+	case check.InputCopies:
+		return "-n"
+	}
+	return ""
+}
+
+// checkErr words an error of check.Run for the command line: a setup
+// problem (exit 2) in terms of the flags that fix it.
+func checkErr(err error) error {
+	var se *check.SetupError
+	if errors.As(err, &se) {
+		return setupErr("%s", checkErrText(se.Err))
+	}
+	if errors.Is(err, context.Canceled) {
+		return err
+	}
+	return setupErr("%s", checkErrText(err))
+}
+
+func checkErrText(err error) string {
+	var (
+		sv  *check.ServeError
+		mi  *check.MissingInput
+		sec *check.SecretError
+		re  *check.ResetError
+		nl  *check.NotListeningError
+	)
+	switch {
+	case errors.As(err, &sv):
+		return serveErrText(sv)
+	case errors.As(err, &mi) && mi.Phase == "" && mi.Need == check.InputProbe:
+		return "no probe given: add " + checkFlag(check.InputProbe)
+	case errors.As(err, &mi):
+		return fmt.Sprintf("phase %s needs %s", mi.Phase, orPlain(mi.Need))
+	case errors.As(err, &sec):
+		return fmt.Sprintf("--secret cannot sign delivery %d (%s): %v", sec.DeliveryID, sec.Provider, sec.Err)
+	case errors.As(err, &re):
+		return fmt.Sprintf("--reset-cmd: %v", re.Err)
+	case errors.As(err, &nl):
+		return fmt.Sprintf("nothing is listening at %s (%s): start the handler, or give --serve CMD", nl.Target, nl.Err)
+	}
+	return err.Error()
+}
+
+func serveErrText(e *check.ServeError) string {
+	var s string
+	switch e.Problem {
+	case check.ServeAddrInUse:
+		s = fmt.Sprintf("--serve: %s already accepts connections before the handler was started: stop whatever listens there, or drop --serve", e.Addr)
+	case check.ServeNoStart:
+		s = fmt.Sprintf("--serve %q: %v", e.Cmd, e.Err)
+	case check.ServeExited:
+		s = fmt.Sprintf("--serve %q exited (%s) before %s accepted connections; its output:\n%s", e.Cmd, e.State, e.Addr, e.Output)
+	default:
+		s = fmt.Sprintf("--serve %q: nothing accepted connections on %s within %s; its output:\n%s", e.Cmd, e.Addr, e.Timeout, e.Output)
+	}
+	if e.Restart {
+		return "crash phase: restart: " + s
+	}
+	return s
+}
+
+// orPlain is the flag for in, or the engine's words when no flag gives it.
+func orPlain(in check.Input) string {
+	if f := checkFlag(in); f != "" {
+		return f
+	}
+	return in.String()
+}
+
+// checkUnmet returns a phase asked for by name with a need that has says
+// the command line does not give. With several, the last in run order is
+// the one reported (crash before tamper before order, as always).
+func checkUnmet(phases []string, has func(check.Input) bool) (phase string, req check.Requirement, unmet bool) {
+	all := check.Phases()
+	for i := len(all) - 1; i >= 0; i-- {
+		p := all[i]
+		if !slices.Contains(phases, p.Name) {
+			continue
+		}
+		for _, req := range p.Needs {
+			if !has(req.Need) {
+				return p.Name, req, true
+			}
+		}
+	}
+	return "", check.Requirement{}, false
+}
+
+// checkNeedErr refuses phase, asked for by name without req's input.
+func checkNeedErr(phase string, req check.Requirement) error {
+	name := orPlain(req.Need)
+	if req.Need == check.InputSecret {
+		name = checkFlag(check.InputSecretSources)
+	}
+	why := req.Why
+	if req.Usage != "" {
+		why = req.Usage
+	}
+	return usageErr("phase %s needs %s", phase, strings.TrimSpace(name+" "+why))
+}

@@ -1,0 +1,184 @@
+package check
+
+import (
+	"fmt"
+	"net/url"
+	"time"
+)
+
+// SetupError is a problem with the check's inputs or environment (a probe
+// that cannot be read, a reset command that fails): exit 2, never a verdict.
+// Err is often one of the typed errors below, which the caller words for
+// its users (cmd names its flags).
+type SetupError struct{ Err error }
+
+func (e *SetupError) Error() string { return e.Err.Error() }
+
+// Unwrap returns the underlying error.
+func (e *SetupError) Unwrap() error { return e.Err }
+
+func setupf(format string, a ...any) error { return &SetupError{Err: fmt.Errorf(format, a...)} }
+
+// Input is something the user gives a check run, as a message mentions it.
+// The engine never names a CLI flag: messages that tell the user what to
+// give ask Options.Name for the input's name (cmd answers with its flag,
+// "--secret"), and errors carry the Input typed.
+type Input int
+
+// The inputs messages mention.
+const (
+	// InputProbe is at least one probe.
+	InputProbe Input = iota + 1
+	// InputSecret is the handler's signing secret.
+	InputSecret
+	// InputSecretSources is the signing secret, mentioning every way to give it.
+	InputSecretSources
+	// InputServe is the command that starts the handler.
+	InputServe
+	// InputReset is the command that restores the handler's state.
+	InputReset
+	// InputTwoDeliveries is two or more deliveries to check.
+	InputTwoDeliveries
+	// InputSettle is how long probes must hold still before a reading counts.
+	InputSettle
+	// InputSettleMax is the longest wait for probes to settle.
+	InputSettleMax
+	// InputProviderTimeout is the answer timeout latency is judged against.
+	InputProviderTimeout
+	// InputSeed is the seed of the order phase's shuffles.
+	InputSeed
+	// InputTarget is the handler's URL.
+	InputTarget
+	// InputCopies is the number of copies first and dups send.
+	InputCopies
+)
+
+// String names the input in plain words: what messages say when
+// Options.Name does not name it.
+func (in Input) String() string {
+	switch in {
+	case InputProbe:
+		return "a probe"
+	case InputSecret, InputSecretSources:
+		return "the signing secret"
+	case InputServe:
+		return "the command that starts the handler"
+	case InputReset:
+		return "a reset command"
+	case InputTwoDeliveries:
+		return "two or more deliveries"
+	case InputSettle:
+		return "the settle time"
+	case InputSettleMax:
+		return "the longest settle time"
+	case InputProviderTimeout:
+		return "the provider timeout"
+	case InputSeed:
+		return "the seed"
+	case InputTarget:
+		return "the handler's URL"
+	case InputCopies:
+		return "a copy count of"
+	}
+	return fmt.Sprintf("input %d", int(in))
+}
+
+// MissingInput is a check that cannot start without an input: Phase is the
+// phase that needs it, or "" when the whole check does.
+type MissingInput struct {
+	Need  Input
+	Phase string
+}
+
+func (e *MissingInput) Error() string {
+	if e.Phase == "" {
+		return "no " + e.Need.String() + " given"
+	}
+	return "phase " + e.Phase + " needs " + e.Need.String()
+}
+
+// SecretError is a secret that a delivery's provider scheme cannot sign
+// with (a Standard Webhooks secret that is not whsec_ + base64).
+type SecretError struct {
+	DeliveryID int64
+	Provider   string
+	Err        error
+}
+
+func (e *SecretError) Error() string {
+	return fmt.Sprintf("the secret cannot sign delivery %d (%s): %v", e.DeliveryID, e.Provider, e.Err)
+}
+
+// Unwrap returns the underlying error.
+func (e *SecretError) Unwrap() error { return e.Err }
+
+// ResetError is a reset command that failed or did not finish.
+type ResetError struct{ Err error }
+
+func (e *ResetError) Error() string { return "reset command: " + e.Err.Error() }
+
+// Unwrap returns the underlying error.
+func (e *ResetError) Unwrap() error { return e.Err }
+
+// NotListeningError is a first copy that found nothing listening at the
+// target: a handler that is not running (or a wrong URL), not a handler
+// that dropped a delivery. Err is the connection error.
+type NotListeningError struct {
+	Target *url.URL
+	Err    string
+}
+
+func (e *NotListeningError) Error() string {
+	return fmt.Sprintf("nothing is listening at %s (%s): start the handler", e.Target, e.Err)
+}
+
+// ServeProblem is what went wrong starting the handler process.
+type ServeProblem int
+
+// The ways starting the handler fails.
+const (
+	// ServeAddrInUse: something already accepted connections on Addr before
+	// the handler was started.
+	ServeAddrInUse ServeProblem = iota + 1
+	// ServeNoStart: the process could not be started (Err).
+	ServeNoStart
+	// ServeExited: the process exited (State) before Addr accepted connections.
+	ServeExited
+	// ServeNotReady: nothing accepted connections on Addr within Timeout.
+	ServeNotReady
+)
+
+// ServeError is a handler process (Server) that did not start serving.
+// Restart is set when it was the crash phase's restart that failed. Output
+// is the tail of what the process printed, indented.
+type ServeError struct {
+	Problem ServeProblem
+	Cmd     string
+	Addr    string
+	State   string
+	Timeout time.Duration
+	Output  string
+	Err     error
+	Restart bool
+}
+
+func (e *ServeError) Error() string {
+	var s string
+	switch e.Problem {
+	case ServeAddrInUse:
+		s = fmt.Sprintf("%s already accepts connections before the handler was started: stop whatever listens there", e.Addr)
+	case ServeNoStart:
+		s = fmt.Sprintf("start the handler %q: %v", e.Cmd, e.Err)
+	case ServeExited:
+		s = fmt.Sprintf("the handler %q exited (%s) before %s accepted connections; its output:\n%s", e.Cmd, e.State, e.Addr, e.Output)
+	default:
+		s = fmt.Sprintf("the handler %q: nothing accepted connections on %s within %s; its output:\n%s", e.Cmd, e.Addr, e.Timeout, e.Output)
+	}
+	if e.Restart {
+		return "crash phase: restart: " + s
+	}
+	return s
+}
+
+// Unwrap returns the underlying error.
+func (e *ServeError) Unwrap() error { return e.Err }

@@ -1,0 +1,241 @@
+package check
+
+import (
+	"context"
+
+	"github.com/hookreplay/hookreplay/internal/report"
+)
+
+// Phase names, in the order they run.
+const (
+	PhaseFirst   = "first"
+	PhaseDups    = "dups"
+	PhaseBurst   = "burst"
+	PhaseLost    = "lost"
+	PhaseOrder   = "order"
+	PhaseTamper  = "tamper"
+	PhaseLatency = "latency"
+	PhaseCrash   = "crash"
+)
+
+// Requirement is an input a phase cannot run without. Why ends the message
+// "needs INPUT why" that says so; Usage, when set, ends the refusal of a
+// command line that asks for the phase without the input instead.
+type Requirement struct {
+	Need  Input
+	Why   string
+	Usage string
+}
+
+// phase is one entry of the registry: adding a phase is one file with its
+// run function and one entry here.
+type phase struct {
+	name  string
+	needs []Requirement
+	// always: shown whenever any per-delivery phase runs (first: every
+	// other phase is judged against its effect).
+	always bool
+	// afterFirst: judged against the first delivery's effect, so skipped
+	// (with the first phase's reason) when that was not usable.
+	afterFirst bool
+	// fresh: sends fresh events, so skipped when the delivery cannot be
+	// given a fresh event id.
+	fresh bool
+	// control: judges zero effect through the control event, whose
+	// shared-key warning (a second event changed nothing) shows on it.
+	control bool
+	// delivery runs the phase for one delivery (nil result: not shown);
+	// all runs it once over every delivery. Exactly one is set.
+	delivery func(r *runner, ctx context.Context, d *Delivery, fr *firstResult) (*report.PhaseResult, error)
+	all      func(r *runner, ctx context.Context) (*report.PhaseResult, error)
+}
+
+// phases is the registry, in run and report order. cmd's --phases
+// validation and help, the runner and Phases read it.
+var phases = []phase{
+	{name: PhaseFirst, always: true, delivery: func(_ *runner, _ context.Context, _ *Delivery, fr *firstResult) (*report.PhaseResult, error) {
+		return fr.res, nil
+	}},
+	{name: PhaseDups, afterFirst: true, delivery: (*runner).dups},
+	{name: PhaseBurst, afterFirst: true, fresh: true, control: true, delivery: (*runner).burst},
+	{name: PhaseLost, afterFirst: true, fresh: true, control: true, delivery: (*runner).lost},
+	{name: PhaseOrder, all: (*runner).order, needs: []Requirement{
+		{Need: InputTwoDeliveries},
+		{Need: InputReset, Why: "to restore the handler's state before each ordering"},
+	}},
+	{name: PhaseTamper, afterFirst: true, fresh: true, delivery: (*runner).tamper, needs: []Requirement{
+		{Need: InputSecret, Why: "to sign the copies it tampers with"},
+	}},
+	{name: PhaseLatency, delivery: (*runner).latency},
+	{name: PhaseCrash, afterFirst: true, fresh: true, control: true, delivery: (*runner).crash, needs: []Requirement{
+		{Need: InputServe, Why: "so hookreplay can kill and restart the handler", Usage: "(hookreplay kills and restarts the handler)"},
+	}},
+}
+
+// AllPhases lists every phase in run order.
+var AllPhases = phaseNames()
+
+func phaseNames() []string {
+	out := make([]string, len(phases))
+	for i, p := range phases {
+		out[i] = p.name
+	}
+	return out
+}
+
+// Phase describes one phase of the check, from the registry.
+type Phase struct {
+	Name string
+	// Needs are the inputs without which the phase is skipped, or refused
+	// when asked for by name.
+	Needs []Requirement
+	// Hint is the fix for a violation found by the phase.
+	Hint string
+}
+
+// Phases returns every phase, in run order.
+func Phases() []Phase {
+	out := make([]Phase, len(phases))
+	for i, p := range phases {
+		out[i] = Phase{Name: p.name, Needs: p.needs, Hint: report.Hint(p.name)}
+	}
+	return out
+}
+
+// PhaseNamed returns the phase called name; ok is false when there is none.
+func PhaseNamed(name string) (p Phase, ok bool) {
+	for _, x := range Phases() {
+		if x.Name == name {
+			return x, true
+		}
+	}
+	return Phase{}, false
+}
+
+// has reports whether the run was given in.
+func (r *runner) has(in Input) bool {
+	switch in {
+	case InputSecret, InputSecretSources:
+		return r.o.Secret != ""
+	case InputServe:
+		return r.o.Serve != nil
+	case InputReset:
+		return r.o.ResetCmd != ""
+	case InputTwoDeliveries:
+		return len(r.o.Deliveries) >= 2
+	case InputProbe:
+		return len(r.o.Probes) > 0
+	}
+	return true
+}
+
+// unmet returns the result of a phase whose needs the run does not meet:
+// skipped, saying what it needs; nil when they are met. show is false when
+// the phase is not shown at all: a phase over several deliveries that was
+// not asked for by name, in a run of one.
+func (r *runner) unmet(p phase) (res *report.PhaseResult, show bool) {
+	for _, req := range p.needs {
+		if r.has(req.Need) {
+			continue
+		}
+		if req.Need == InputTwoDeliveries && len(r.o.Phases) == 0 {
+			return nil, false
+		}
+		msg := "not run: needs " + r.name(req.Need)
+		if req.Why != "" {
+			msg += " " + req.Why
+		}
+		return &report.PhaseResult{Phase: p.name, Status: report.Skip, Message: msg, Statuses: map[string]int{}}, true
+	}
+	return nil, true
+}
+
+// perDelivery reports whether any phase that runs per delivery is enabled.
+func (r *runner) perDelivery() bool {
+	for _, p := range phases {
+		if p.delivery != nil && r.enabled(p.name) {
+			return true
+		}
+	}
+	return false
+}
+
+// delivery runs the first phase for d, then every enabled phase judged
+// against it, in registry order.
+func (r *runner) delivery(ctx context.Context, d Delivery) (*report.DeliveryResult, error) {
+	dr := &report.DeliveryResult{DeliveryID: d.ID, Provider: d.Provider, EventID: d.EventID, EventType: d.EventType}
+	fr, err := r.first(ctx, &d)
+	if err != nil {
+		return nil, err
+	}
+	dr.Effect = fr.effect
+	for _, p := range phases {
+		if p.delivery == nil || !(p.always || r.enabled(p.name)) {
+			continue
+		}
+		res, err := r.deliveryPhase(ctx, p, &d, fr)
+		if err != nil {
+			return nil, err
+		}
+		if res != nil {
+			dr.Phases = append(dr.Phases, *res)
+		}
+	}
+	return dr, nil
+}
+
+// deliveryPhase runs one per-delivery phase, or says why it was not run.
+func (r *runner) deliveryPhase(ctx context.Context, p phase, d *Delivery, fr *firstResult) (*report.PhaseResult, error) {
+	if p.afterFirst && !fr.usable {
+		res := &report.PhaseResult{Phase: p.name, Status: report.Skip, Message: "not run: " + fr.why}
+		r.phaseDone(d, res)
+		return res, nil
+	}
+	res, _ := r.unmet(p)
+	switch {
+	case res != nil:
+	case p.fresh && !fr.fresh:
+		res = &report.PhaseResult{Phase: p.name, Status: report.Skip, Message: "not run: " + r.freshReason(d), Statuses: map[string]int{}}
+	case p.name == PhaseFirst:
+		res = fr.res // run before every other phase, shown in its place
+	default:
+		r.phaseStarted(d, p.name)
+		var err error
+		if res, err = p.delivery(r, ctx, d, fr); err != nil {
+			return nil, err
+		}
+	}
+	if res == nil {
+		return nil, nil
+	}
+	if p.control {
+		r.sharedKeyWarning(d, res)
+	}
+	if p.name != PhaseFirst {
+		r.phaseDone(d, res)
+	}
+	return res, nil
+}
+
+// all runs the phases that run once over every delivery (order).
+func (r *runner) all(ctx context.Context) error {
+	for _, p := range phases {
+		if p.all == nil || !r.enabled(p.name) {
+			continue
+		}
+		res, show := r.unmet(p)
+		if !show {
+			continue
+		}
+		if res == nil {
+			r.phaseStarted(nil, p.name)
+			var err error
+			if res, err = p.all(r, ctx); err != nil {
+				return err
+			}
+		}
+		r.phaseDone(nil, res)
+		r.c.Order = res
+	}
+	return nil
+}
