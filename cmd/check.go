@@ -16,6 +16,7 @@ import (
 	"github.com/hookreplay/hookreplay/internal/check"
 	"github.com/hookreplay/hookreplay/internal/iostreams"
 	"github.com/hookreplay/hookreplay/internal/probe"
+	"github.com/hookreplay/hookreplay/internal/redact"
 	"github.com/hookreplay/hookreplay/internal/report"
 	"github.com/hookreplay/hookreplay/internal/store"
 )
@@ -51,6 +52,11 @@ type checkOptions struct {
 	Reports         []string
 	JSON            bool
 	Quiet           bool
+
+	// secrets are every secret the flags hold (the signing secret, the DSN
+	// password, passwords and tokens in --probe-http URLs), hidden wherever
+	// they appear in what check prints or stores.
+	secrets redact.Secrets
 }
 
 func newCheckCmd(f *factory, runF func(*checkOptions) error) *cobra.Command {
@@ -119,7 +125,7 @@ effect of the first delivery).`,
 			if runF != nil {
 				return runF(o)
 			}
-			return checkRun(cmd.Context(), o)
+			return redactExit(checkRun(cmd.Context(), o), &o.secrets)
 		},
 	}
 	fl := cmd.Flags()
@@ -169,7 +175,23 @@ func resolveCheckSecret(o *checkOptions) error {
 		return err
 	}
 	o.Secret = secret
+	o.secrets.Add(secret)
+	o.secrets.AddURL(o.DSN)
+	for _, h := range o.ProbeHTTP {
+		o.secrets.AddURL(h)
+	}
 	return nil
+}
+
+// redactExit hides secrets in the message of the error check ends with.
+func redactExit(err error, s *redact.Secrets) error {
+	var ee *ExitError
+	if errors.As(err, &ee) {
+		c := *ee
+		c.Msg = s.String(c.Msg)
+		return &c
+	}
+	return s.Error(err)
 }
 
 // checkValidate catches usage errors before anything is sent.
@@ -333,14 +355,9 @@ func checkRunOptions(o *checkOptions) map[string]any {
 	if len(o.Phases) > 0 {
 		m["phases"] = strings.Join(o.Phases, ",")
 	}
-	// Commands may carry the secret literally (--serve "server --secret …"):
+	// Commands may carry a secret literally (--serve "server --secret …"):
 	// it never reaches the store or a report.
-	redact := func(s string) string {
-		if o.Secret == "" {
-			return s
-		}
-		return strings.ReplaceAll(s, o.Secret, "[secret]")
-	}
+	redact := o.secrets.String
 	if o.ResetCmd != "" {
 		m["reset_cmd"] = redact(o.ResetCmd)
 	}
@@ -409,7 +426,7 @@ func loadCheckDeliveries(ctx context.Context, o *checkOptions, st *store.Store) 
 }
 
 func checkProbeSpecs(o *checkOptions) probe.Specs {
-	return probe.Specs{SQL: o.ProbeSQL, DSN: o.DSN, Cmd: o.ProbeCmd, HTTP: o.ProbeHTTP, Sink: o.Sink}
+	return probe.Specs{SQL: o.ProbeSQL, DSN: o.DSN, Cmd: o.ProbeCmd, HTTP: o.ProbeHTTP, Sink: o.Sink, Redact: o.secrets.String}
 }
 
 // probeSpecErr words a probe that could not be built with the flag that named it.

@@ -14,6 +14,9 @@ type Specs struct {
 	Cmd  []string
 	HTTP []string
 	Sink string
+	// Redact, when set, hides secrets in what Labels returns and in every
+	// probe's Name and errors (a password inside a command or URL).
+	Redact func(string) string
 }
 
 // Empty reports whether Specs names no probe at all.
@@ -38,6 +41,11 @@ func (s Specs) Labels() []string {
 	if s.Sink != "" {
 		out = append(out, "sink: "+s.Sink)
 	}
+	if s.Redact != nil {
+		for i := range out {
+			out[i] = s.Redact(out[i])
+		}
+	}
 	return out
 }
 
@@ -60,6 +68,53 @@ type SpecError struct {
 }
 
 func (e *SpecError) Error() string { return string(e.Kind) + " probe " + e.Spec + ": " + e.Err.Error() }
+
+// Redacted wraps p so that its name and the text of its errors pass through
+// redact: a command or URL may hold a password, a failing command may print
+// one. Values are the handler's effects and are kept.
+func Redacted(p Probe, redact func(string) string) Probe {
+	return &redactedProbe{p: p, redact: redact}
+}
+
+type redactedProbe struct {
+	p      Probe
+	redact func(string) string
+}
+
+func (r *redactedProbe) Name() string { return r.redact(r.p.Name()) }
+
+func (r *redactedProbe) Read(ctx context.Context) (Value, error) {
+	v, err := r.p.Read(ctx)
+	if err == nil {
+		return v, nil
+	}
+	inner := err
+	var pe *Error
+	if errors.As(err, &pe) {
+		inner = pe.Err
+	}
+	return v, &Error{Probe: r.Name(), Err: &redactedErr{msg: r.redact(inner.Error()), err: inner}}
+}
+
+// Close closes the wrapped probe when it holds resources (the sink is
+// stopped by its Set, as Close does).
+func (r *redactedProbe) Close() error {
+	if _, isSink := r.p.(*sinkProbe); isSink {
+		return nil
+	}
+	if c, ok := r.p.(interface{ Close() error }); ok {
+		return c.Close()
+	}
+	return nil
+}
+
+type redactedErr struct {
+	msg string
+	err error
+}
+
+func (e *redactedErr) Error() string { return e.msg }
+func (e *redactedErr) Unwrap() error { return e.err }
 
 // Unwrap returns the underlying error.
 func (e *SpecError) Unwrap() error { return e.Err }
@@ -108,6 +163,11 @@ func FromSpecs(ctx context.Context, s Specs) (*Set, error) {
 		}
 		set.Sink = sink
 		set.Probes = append(set.Probes, sink.Probe())
+	}
+	if s.Redact != nil {
+		for i, p := range set.Probes {
+			set.Probes[i] = Redacted(p, s.Redact)
+		}
 	}
 	return set, nil
 }

@@ -1,0 +1,123 @@
+package redact
+
+import (
+	"net/url"
+	"sort"
+	"strings"
+)
+
+// minSecret is the shortest value treated as a secret: a shorter one would
+// blank out ordinary words wherever it occurs.
+const minSecret = 4
+
+// credentialParams are query parameter names whose values are credentials
+// (compared in lower case, '-' read as '_').
+var credentialParams = []string{"token", "access_token", "api_key", "apikey", "key", "secret", "password", "passwd",
+	"pass", "pwd", "auth", "signature", "sig", "client_secret"}
+
+// Secrets are the secret values one command knows (signing secrets, the
+// value of --secret-env, DSN and URL passwords, credential query
+// parameters). String replaces them wherever they occur in text that is
+// printed or stored, including inside commands and URLs the user wrote.
+// The zero value knows no secret. It is not safe for concurrent Add.
+type Secrets struct {
+	vals []string
+}
+
+// Add learns secret values; empty and very short values are ignored.
+func (s *Secrets) Add(vals ...string) {
+	for _, v := range vals {
+		if len(v) < minSecret {
+			continue
+		}
+		if !contains(s.vals, v) {
+			s.vals = append(s.vals, v)
+			// Longest first, so a secret that contains another is replaced whole.
+			sort.SliceStable(s.vals, func(i, j int) bool { return len(s.vals[i]) > len(s.vals[j]) })
+		}
+	}
+}
+
+// AddURL learns the secrets inside a URL or URL-shaped DSN
+// (postgres://user:PASSWORD@host/db?sslpassword=...): the userinfo password
+// and the values of credential-like query parameters, as written and
+// decoded. Anything that does not parse as a URL with a scheme is ignored.
+func (s *Secrets) AddURL(raw string) {
+	u, err := url.Parse(strings.TrimSpace(raw))
+	if err != nil || u.Scheme == "" {
+		return
+	}
+	if p, ok := u.User.Password(); ok {
+		s.Add(p, url.PathEscape(p), url.QueryEscape(p))
+	}
+	for k, vs := range u.Query() {
+		if !credentialParam(k) {
+			continue
+		}
+		for _, v := range vs {
+			s.Add(v, url.QueryEscape(v))
+		}
+	}
+}
+
+// Empty reports whether no secret is known.
+func (s *Secrets) Empty() bool { return s == nil || len(s.vals) == 0 }
+
+// String returns text with every known secret replaced by Marker.
+func (s *Secrets) String(text string) string {
+	if s == nil {
+		return text
+	}
+	for _, v := range s.vals {
+		text = strings.ReplaceAll(text, v, Marker)
+	}
+	return text
+}
+
+// Strings applies String to each element of a copy of texts.
+func (s *Secrets) Strings(texts []string) []string {
+	if texts == nil {
+		return nil
+	}
+	out := make([]string, len(texts))
+	for i, t := range texts {
+		out[i] = s.String(t)
+	}
+	return out
+}
+
+// Error returns err with its message redacted; errors.Is and errors.As still
+// see the original (whose own message is never printed through it).
+func (s *Secrets) Error(err error) error {
+	if err == nil || s.Empty() {
+		return err
+	}
+	msg := s.String(err.Error())
+	if msg == err.Error() {
+		return err
+	}
+	return &redactedError{msg: msg, err: err}
+}
+
+type redactedError struct {
+	msg string
+	err error
+}
+
+func (e *redactedError) Error() string { return e.msg }
+func (e *redactedError) Unwrap() error { return e.err }
+
+func credentialParam(k string) bool {
+	k = strings.ReplaceAll(strings.ToLower(k), "-", "_")
+	return contains(credentialParams, k) || strings.HasSuffix(k, "_token") || strings.HasSuffix(k, "_key") ||
+		strings.HasSuffix(k, "_secret") || strings.HasSuffix(k, "password")
+}
+
+func contains(xs []string, x string) bool {
+	for _, y := range xs {
+		if y == x {
+			return true
+		}
+	}
+	return false
+}
