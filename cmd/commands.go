@@ -23,5 +23,7 @@ func addCommands(root *cobra.Command, f *factory) {
 		newDemoCmd(f, nil),
 		newExportCmd(f, nil),
 		newImportCmd(f, nil),
+		// interactive (tui.go)
+		newTUICmd(f, nil),
 	)
 }

@@ -140,12 +140,16 @@ type Filter struct {
 	TypeGlob string // SQLite GLOB on event_type, e.g. "invoice.*"
 	EventID  string
 	Since    time.Time
-	Limit    int // 0 means no limit
-	Oldest   bool
+	// Text, when set, keeps deliveries whose body contains it (ASCII case
+	// ignored).
+	Text   string
+	Limit  int // 0 means no limit
+	Oldest bool
 }
 
-// ListDeliveries returns matching deliveries, newest first (oldest first with f.Oldest).
-func (s *Store) ListDeliveries(ctx context.Context, f Filter) ([]*Delivery, error) {
+// where returns f's conditions as an SQL expression ("" for none) and its
+// arguments.
+func (f Filter) where() (string, []any) {
 	var where []string
 	var args []any
 	if f.Provider != "" {
@@ -164,9 +168,21 @@ func (s *Store) ListDeliveries(ctx context.Context, f Filter) ([]*Delivery, erro
 		where = append(where, "received_at >= ?")
 		args = append(args, f.Since.UnixNano())
 	}
+	if f.Text != "" {
+		where = append(where, `CAST(body AS TEXT) LIKE ? ESCAPE '\'`)
+		args = append(args, "%"+likeEscaper.Replace(f.Text)+"%")
+	}
+	return strings.Join(where, " AND "), args
+}
+
+var likeEscaper = strings.NewReplacer(`\`, `\\`, `%`, `\%`, `_`, `\_`)
+
+// ListDeliveries returns matching deliveries, newest first (oldest first with f.Oldest).
+func (s *Store) ListDeliveries(ctx context.Context, f Filter) ([]*Delivery, error) {
+	where, args := f.where()
 	q := `SELECT ` + deliveryCols + ` FROM deliveries`
-	if len(where) > 0 {
-		q += " WHERE " + strings.Join(where, " AND ")
+	if where != "" {
+		q += " WHERE " + where
 	}
 	if f.Oldest {
 		q += " ORDER BY id ASC"

@@ -100,4 +100,6 @@ CREATE TABLE effects (
 );
 CREATE INDEX effects_run ON effects(run_id);
 `,
+	// 2: a delivery's past attempts across runs (the TUI's delivery view).
+	`CREATE INDEX attempts_delivery ON attempts(delivery_id);`,
 }

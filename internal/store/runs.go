@@ -136,14 +136,20 @@ func (s *Store) ListRuns(ctx context.Context, kind string, limit int) ([]*Run, e
 	return out, rows.Err()
 }
 
+const attemptCols = `id, run_id, delivery_id, phase, copy, conn_id, event_id, sent_at,
+	completed_at, status, response_headers, response_body, latency_ns, error, lost, edit, stands_for_ns, detail`
+
 // ListAttempts returns run id's attempts in the order they were recorded.
 func (s *Store) ListAttempts(ctx context.Context, runID int64) ([]*Attempt, error) {
-	rows, err := s.db.QueryContext(ctx, `SELECT id, run_id, delivery_id, phase, copy, conn_id, event_id, sent_at,
-		completed_at, status, response_headers, response_body, latency_ns, error, lost, edit, stands_for_ns, detail
-		FROM attempts WHERE run_id=? ORDER BY id`, runID)
+	rows, err := s.db.QueryContext(ctx, `SELECT `+attemptCols+` FROM attempts WHERE run_id=? ORDER BY id`, runID)
 	if err != nil {
 		return nil, fmt.Errorf("list attempts of run %d: %w", runID, err)
 	}
+	return scanAttempts(rows)
+}
+
+// scanAttempts reads and closes rows of attemptCols.
+func scanAttempts(rows *sql.Rows) ([]*Attempt, error) {
 	defer rows.Close()
 	var out []*Attempt
 	for rows.Next() {
@@ -231,4 +237,23 @@ func (s *Store) InsertAttempts(ctx context.Context, as []*Attempt) error {
 		return fmt.Errorf("record attempts: %w", err)
 	}
 	return nil
+}
+
+// AttemptCounts returns how many attempts each run recorded, by run id.
+func (s *Store) AttemptCounts(ctx context.Context) (map[int64]int, error) {
+	rows, err := s.db.QueryContext(ctx, `SELECT run_id, count(*) FROM attempts GROUP BY run_id`)
+	if err != nil {
+		return nil, fmt.Errorf("count attempts: %w", err)
+	}
+	defer rows.Close()
+	out := map[int64]int{}
+	for rows.Next() {
+		var id int64
+		var n int
+		if err := rows.Scan(&id, &n); err != nil {
+			return nil, fmt.Errorf("count attempts: %w", err)
+		}
+		out[id] = n
+	}
+	return out, rows.Err()
 }

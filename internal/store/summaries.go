@@ -1,0 +1,168 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"time"
+)
+
+// DeliverySummary is a delivery without its bytes: what a list shows. Reading
+// summaries never loads bodies, so a page of a large store stays cheap.
+type DeliverySummary struct {
+	ID             int64
+	ReceivedAt     time.Time
+	Source         string
+	Provider       string
+	EventID        string
+	EventType      string
+	Method         string
+	Target         string
+	BodySize       int
+	RawSize        int
+	Verification   string
+	ResponseStatus int
+	ForwardError   string
+}
+
+// Page is a keyset page of summaries, newest first: at most Limit rows with
+// an id below Before (0: from the newest); with After set, the Limit rows just
+// above After; with Oldest, the Limit oldest rows. Rows are returned newest
+// first in every case.
+type Page struct {
+	Before int64
+	After  int64
+	Oldest bool
+	Limit  int
+}
+
+const summaryCols = `id, received_at, source, provider, event_id, event_type, method, target,
+	length(body), length(raw_request), verification, response_status, forward_error`
+
+// ListSummaries returns one page of the deliveries matching f (f.Limit and
+// f.Oldest are ignored; p decides), newest first.
+func (s *Store) ListSummaries(ctx context.Context, f Filter, p Page) ([]DeliverySummary, error) {
+	where, args := f.where()
+	order := "DESC"
+	switch {
+	case p.After > 0:
+		where = and(where, "id > ?")
+		args = append(args, p.After)
+		order = "ASC"
+	case p.Oldest:
+		order = "ASC"
+	case p.Before > 0:
+		where = and(where, "id < ?")
+		args = append(args, p.Before)
+	}
+	q := `SELECT ` + summaryCols + ` FROM deliveries`
+	if where != "" {
+		q += " WHERE " + where
+	}
+	q += " ORDER BY id " + order
+	if p.Limit > 0 {
+		q += fmt.Sprintf(" LIMIT %d", p.Limit)
+	}
+	rows, err := s.db.QueryContext(ctx, q, args...)
+	if err != nil {
+		return nil, fmt.Errorf("list deliveries: %w", err)
+	}
+	defer rows.Close()
+	var out []DeliverySummary
+	for rows.Next() {
+		var d DeliverySummary
+		var recv int64
+		if err := rows.Scan(&d.ID, &recv, &d.Source, &d.Provider, &d.EventID, &d.EventType, &d.Method, &d.Target,
+			&d.BodySize, &d.RawSize, &d.Verification, &d.ResponseStatus, &d.ForwardError); err != nil {
+			return nil, fmt.Errorf("read delivery: %w", err)
+		}
+		d.ReceivedAt = time.Unix(0, recv)
+		out = append(out, d)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("list deliveries: %w", err)
+	}
+	if order == "ASC" {
+		for i, j := 0, len(out)-1; i < j; i, j = i+1, j-1 {
+			out[i], out[j] = out[j], out[i]
+		}
+	}
+	return out, nil
+}
+
+// CountDeliveries returns how many deliveries match f (f.Limit ignored).
+func (s *Store) CountDeliveries(ctx context.Context, f Filter) (int, error) {
+	where, args := f.where()
+	q := `SELECT count(*) FROM deliveries`
+	if where != "" {
+		q += " WHERE " + where
+	}
+	var n int
+	if err := s.db.QueryRowContext(ctx, q, args...).Scan(&n); err != nil {
+		return 0, fmt.Errorf("count deliveries: %w", err)
+	}
+	return n, nil
+}
+
+// CountBefore returns how many deliveries matching f are newer than id: the
+// position of id in a newest-first list.
+func (s *Store) CountBefore(ctx context.Context, f Filter, id int64) (int, error) {
+	where, args := f.where()
+	where = and(where, "id > ?")
+	args = append(args, id)
+	var n int
+	if err := s.db.QueryRowContext(ctx, `SELECT count(*) FROM deliveries WHERE `+where, args...).Scan(&n); err != nil {
+		return 0, fmt.Errorf("count deliveries: %w", err)
+	}
+	return n, nil
+}
+
+func and(where, cond string) string {
+	if where == "" {
+		return cond
+	}
+	return where + " AND " + cond
+}
+
+// DeliveryAttempts returns the attempts that sent delivery id, in any run,
+// newest first, at most limit (0: all).
+func (s *Store) DeliveryAttempts(ctx context.Context, id int64, limit int) ([]*Attempt, error) {
+	q := `SELECT ` + attemptCols + ` FROM attempts WHERE delivery_id=? ORDER BY id DESC`
+	if limit > 0 {
+		q += fmt.Sprintf(" LIMIT %d", limit)
+	}
+	rows, err := s.db.QueryContext(ctx, q, id)
+	if err != nil {
+		return nil, fmt.Errorf("list attempts of delivery %d: %w", id, err)
+	}
+	return scanAttempts(rows)
+}
+
+// Watcher tells cheaply whether the database changed, also by another process
+// (a capture running in another terminal): it holds one connection and reads
+// PRAGMA data_version, which changes when another connection commits.
+type Watcher struct {
+	conn *sql.Conn
+}
+
+// Watch returns a Watcher; the caller closes it.
+func (s *Store) Watch(ctx context.Context) (*Watcher, error) {
+	c, err := s.db.Conn(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("watch database: %w", err)
+	}
+	return &Watcher{conn: c}, nil
+}
+
+// Version returns the current data version; it differs from the previous
+// call's once anyone else committed.
+func (w *Watcher) Version(ctx context.Context) (int64, error) {
+	var v int64
+	if err := w.conn.QueryRowContext(ctx, "PRAGMA data_version").Scan(&v); err != nil {
+		return 0, fmt.Errorf("watch database: %w", err)
+	}
+	return v, nil
+}
+
+// Close releases the watcher's connection.
+func (w *Watcher) Close() error { return w.conn.Close() }

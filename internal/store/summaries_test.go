@@ -1,0 +1,123 @@
+package store
+
+import (
+	"context"
+	"fmt"
+	"path/filepath"
+	"testing"
+	"time"
+)
+
+func TestSummariesPagesAndCounts(t *testing.T) {
+	ctx := context.Background()
+	s, err := Open(ctx, filepath.Join(t.TempDir(), "s.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	var ds []*Delivery
+	for i := 1; i <= 10; i++ {
+		p := "stripe"
+		if i%2 == 0 {
+			p = "github"
+		}
+		ds = append(ds, &Delivery{Method: "POST", Target: "/", Provider: p, EventID: fmt.Sprint("e", i),
+			Raw: []byte("raw"), Body: []byte(fmt.Sprintf(`{"n":%d,"Name":"Ada_%d%%"}`, i, i)), ReceivedAt: time.Unix(int64(i), 0)})
+	}
+	if err := s.ImportDeliveries(ctx, ds); err != nil {
+		t.Fatal(err)
+	}
+	ids := func(ss []DeliverySummary) string {
+		out := ""
+		for _, d := range ss {
+			out += fmt.Sprint(d.ID, " ")
+		}
+		return out
+	}
+	for _, tc := range []struct {
+		f    Filter
+		p    Page
+		want string
+	}{
+		{p: Page{Limit: 3}, want: "10 9 8 "},
+		{p: Page{Before: 8, Limit: 3}, want: "7 6 5 "},
+		{p: Page{After: 5, Limit: 2}, want: "7 6 "},
+		{p: Page{Oldest: true, Limit: 3}, want: "3 2 1 "},
+		{f: Filter{Provider: "github"}, p: Page{Before: 8, Limit: 2}, want: "6 4 "},
+		{f: Filter{Text: "ada_1"}, want: "10 1 "},
+		{f: Filter{Text: "_1%"}, want: "1 "},
+	} {
+		got, err := s.ListSummaries(ctx, tc.f, tc.p)
+		if err != nil || ids(got) != tc.want {
+			t.Errorf("%+v %+v: %q, %v; want %q", tc.f, tc.p, ids(got), err, tc.want)
+		}
+	}
+	got, _ := s.ListSummaries(ctx, Filter{}, Page{Limit: 1})
+	if d := got[0]; d.BodySize != len(ds[9].Body) || d.RawSize != 3 || d.Provider != "github" || !d.ReceivedAt.Equal(time.Unix(10, 0)) {
+		t.Errorf("summary %+v", d)
+	}
+	if n, err := s.CountDeliveries(ctx, Filter{Provider: "stripe"}); n != 5 || err != nil {
+		t.Errorf("count %d, %v", n, err)
+	}
+	if n, err := s.CountBefore(ctx, Filter{}, 7); n != 3 || err != nil {
+		t.Errorf("count before 7: %d, %v", n, err)
+	}
+}
+
+func TestWatcherSeesOtherConnections(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "w.db")
+	s, err := Open(ctx, path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	w, err := s.Watch(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	v1, _ := w.Version(ctx)
+	if v, _ := w.Version(ctx); v != v1 {
+		t.Fatalf("version moved without a write: %d → %d", v1, v)
+	}
+	other, err := Open(ctx, path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer other.Close()
+	if err := other.InsertDelivery(ctx, &Delivery{Method: "POST", Target: "/", Raw: []byte("x")}); err != nil {
+		t.Fatal(err)
+	}
+	if v, _ := w.Version(ctx); v == v1 {
+		t.Fatal("a commit by another process did not change the data version")
+	}
+}
+
+func TestDeliveryAttempts(t *testing.T) {
+	ctx := context.Background()
+	s, err := Open(ctx, filepath.Join(t.TempDir(), "a.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	for range 2 {
+		r := &Run{Kind: "replay"}
+		if err := s.CreateRun(ctx, r); err != nil {
+			t.Fatal(err)
+		}
+		for _, did := range []int64{1, 2, 1} {
+			if err := s.InsertAttempt(ctx, &Attempt{RunID: r.ID, DeliveryID: did, Status: 200}); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	as, err := s.DeliveryAttempts(ctx, 1, 3)
+	if err != nil || len(as) != 3 || as[0].ID != 6 || as[2].ID != 3 {
+		t.Fatalf("attempts %v, %v", as, err)
+	}
+	counts, err := s.AttemptCounts(ctx)
+	if err != nil || counts[1] != 3 || counts[2] != 3 {
+		t.Fatalf("counts %v, %v", counts, err)
+	}
+}

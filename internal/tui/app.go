@@ -1,0 +1,226 @@
+package tui
+
+import (
+	"strings"
+
+	"github.com/charmbracelet/bubbles/help"
+	"github.com/charmbracelet/bubbles/key"
+	tea "github.com/charmbracelet/bubbletea"
+	"github.com/charmbracelet/lipgloss"
+)
+
+// view is one screen: the root routes keys to the top view and every other
+// message to all open views (each ignores what is not its own).
+type view interface {
+	Init() tea.Cmd
+	Update(msg tea.Msg) tea.Cmd
+	View() string
+	SetSize(w, h int)
+	Title() string
+	// Status is the status bar's text when there is no note or error.
+	Status() string
+	// Keys are the bindings the footer shows.
+	Keys() []key.Binding
+	// Capturing is true while the view takes typed text (a filter, a form):
+	// q and ? are then text, not commands.
+	Capturing() bool
+}
+
+// model is the root: a stack of views over the deliveries view, the status
+// bar, the help overlay and the window size.
+type model struct {
+	env    *env
+	views  []view
+	width  int
+	height int
+
+	note     string
+	err      error
+	showHelp bool
+	help     help.Model
+	version  int64
+	quitting bool
+}
+
+func newModel(e *env) *model {
+	h := help.New()
+	h.ShortSeparator = " · "
+	h.Styles.ShortKey = e.styles.Bold
+	h.Styles.FullKey = e.styles.Bold
+	h.Styles.ShortDesc = e.styles.Faint
+	h.Styles.FullDesc = e.styles.Faint
+	h.Styles.ShortSeparator = e.styles.Faint
+	m := &model{env: e, help: h, width: 80, height: 24}
+	m.views = []view{newDeliveries(e)}
+	return m
+}
+
+func (m *model) top() view { return m.views[len(m.views)-1] }
+
+// Init loads the deliveries and starts watching the store.
+func (m *model) Init() tea.Cmd {
+	cmds := []tea.Cmd{m.views[0].Init()}
+	if m.env.watcher != nil {
+		cmds = append(cmds, readVersion(m.env.watcher))
+	}
+	return tea.Batch(cmds...)
+}
+
+// bodyHeight is the lines left for a view: the window minus the title, status
+// and help lines.
+func (m *model) bodyHeight() int { return max(1, m.height-3) }
+
+func (m *model) push(v view) tea.Cmd {
+	v.SetSize(m.width, m.bodyHeight())
+	m.views = append(m.views, v)
+	return v.Init()
+}
+
+// Update routes msg.
+func (m *model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
+	switch msg := msg.(type) {
+	case tea.WindowSizeMsg:
+		m.width, m.height = msg.Width, msg.Height
+		m.help.Width = msg.Width
+		for _, v := range m.views {
+			v.SetSize(m.width, m.bodyHeight())
+		}
+		return m, nil
+	case statusMsg:
+		m.note, m.err = msg.text, msg.err
+		return m, nil
+	case pollMsg:
+		if m.env.watcher == nil {
+			return m, nil
+		}
+		return m, readVersion(m.env.watcher)
+	case versionMsg:
+		next := tick(m.env.poll)
+		if msg.err != nil {
+			m.err = msg.err
+			return m, next
+		}
+		changed := m.version != 0 && msg.v != m.version
+		m.version = msg.v
+		if changed {
+			return m, tea.Batch(next, m.broadcast(changedMsg{}))
+		}
+		return m, next
+	case openDeliveryMsg:
+		return m, m.push(newDelivery(m.env, msg.id))
+	case openRunsMsg:
+		return m, m.push(newRuns(m.env))
+	case openRunMsg:
+		return m, m.push(newRun(m.env, msg.id))
+	case openReplayMsg:
+		return m, m.openReplay(msg)
+	case openCheckMsg:
+		return m, m.openCheck(msg)
+	case backMsg:
+		if len(m.views) > 1 {
+			m.views = m.views[:len(m.views)-1]
+		}
+		return m, nil
+	case quitMsg:
+		m.quitting = true
+		return m, tea.Quit
+	case tea.KeyMsg:
+		return m, m.key(msg)
+	case tea.MouseMsg:
+		return m, m.top().Update(msg)
+	}
+	return m, m.broadcast(msg)
+}
+
+// quitMsg ends the program once running work was stopped.
+type quitMsg struct{}
+
+func (m *model) broadcast(msg tea.Msg) tea.Cmd {
+	var cmds []tea.Cmd
+	for _, v := range m.views {
+		cmds = append(cmds, v.Update(msg))
+	}
+	return tea.Batch(cmds...)
+}
+
+func (m *model) key(msg tea.KeyMsg) tea.Cmd {
+	k := m.env.keys
+	m.note, m.err = "", nil
+	if msg.Type == tea.KeyCtrlC {
+		return m.quit()
+	}
+	if m.showHelp {
+		m.showHelp = false
+		if key.Matches(msg, k.Quit) {
+			return m.quit()
+		}
+		return nil
+	}
+	if !m.top().Capturing() {
+		switch {
+		case key.Matches(msg, k.Quit):
+			return m.quit()
+		case key.Matches(msg, k.Help):
+			m.showHelp = true
+			return nil
+		case key.Matches(msg, k.Runs):
+			if _, ok := m.top().(*runsModel); !ok {
+				return send(openRunsMsg{})
+			}
+		}
+	}
+	return m.top().Update(msg)
+}
+
+// quit stops running work (what was sent stays stored) and ends the program.
+func (m *model) quit() tea.Cmd {
+	if m.env.stop != nil {
+		return m.env.stop()
+	}
+	m.quitting = true
+	return tea.Quit
+}
+
+// View draws the title line, the top view, the status bar and the footer.
+func (m *model) View() string {
+	if m.quitting {
+		return ""
+	}
+	st := m.env.styles
+	var crumbs []string
+	for _, v := range m.views {
+		crumbs = append(crumbs, v.Title())
+	}
+	title := st.Title.Render("hookreplay") + st.Faint.Render(" · "+strings.Join(crumbs, " › "))
+	body := m.top().View()
+	if m.showHelp {
+		body = m.helpOverlay()
+	}
+	body = lipgloss.NewStyle().Height(m.bodyHeight()).MaxHeight(m.bodyHeight()).MaxWidth(m.width).Render(body)
+	var bar string
+	switch {
+	case m.err != nil:
+		bar = st.StatusErr.Render("error: " + oneLineText(m.err.Error()))
+	case m.note != "":
+		bar = st.Info.Render(oneLineText(m.note))
+	default:
+		bar = st.Status.Render(m.top().Status())
+	}
+	bar = lipgloss.NewStyle().MaxWidth(m.width).Render(bar)
+	footer := lipgloss.NewStyle().MaxWidth(m.width).Render(m.help.ShortHelpView(m.top().Keys()))
+	return title + "\n" + body + "\n" + bar + "\n" + footer
+}
+
+func (m *model) helpOverlay() string {
+	h := m.help
+	h.ShowAll = true
+	h.FullSeparator = "  "
+	w := max(20, m.width-4)
+	keys := h.FullHelpView(m.env.keys.FullHelp())
+	note := lipgloss.NewStyle().Width(w).Render("filter: " + filterHelp + "\nany key closes this help")
+	return m.env.styles.Overlay.Render(m.env.styles.Bold.Render("keys") + "\n\n" + keys + "\n\n" + m.env.styles.Faint.Render(note))
+}
+
+func oneLineText(s string) string {
+	return pr(strings.ReplaceAll(s, "\n", " "))
+}

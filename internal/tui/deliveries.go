@@ -1,0 +1,529 @@
+package tui
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/charmbracelet/bubbles/cursor"
+	"github.com/charmbracelet/bubbles/key"
+	"github.com/charmbracelet/bubbles/table"
+	"github.com/charmbracelet/bubbles/textinput"
+	tea "github.com/charmbracelet/bubbletea"
+
+	"github.com/hookreplay/hookreplay/internal/capture"
+	"github.com/hookreplay/hookreplay/internal/message"
+	"github.com/hookreplay/hookreplay/internal/store"
+)
+
+// The deliveries view holds a window of at most pageSize summaries around the
+// cursor; moving within edgeMargin of its end loads the next window. Bodies
+// are never read here, so a store of any size opens and scrolls alike.
+const (
+	pageSize   = 200
+	edgeMargin = 50
+)
+
+type anchorKind int
+
+const (
+	anchorTop    anchorKind = iota // the newest rows
+	anchorBottom                   // the oldest rows
+	anchorID                       // rows around one delivery
+)
+
+// windowMsg is a loaded window: rows[0] is the start-th newest match of total.
+type windowMsg struct {
+	gen    int
+	kind   anchorKind
+	rows   []store.DeliverySummary
+	start  int
+	total  int
+	err    error
+	silent bool // a live reload: errors go to the status bar quietly
+}
+
+func loadWindow(st *store.Store, f store.Filter, gen int, kind anchorKind, id int64) tea.Cmd {
+	return func() tea.Msg {
+		ctx := context.Background()
+		m := windowMsg{gen: gen, kind: kind}
+		if m.total, m.err = st.CountDeliveries(ctx, f); m.err != nil {
+			return m
+		}
+		switch kind {
+		case anchorTop:
+			m.rows, m.err = st.ListSummaries(ctx, f, store.Page{Limit: pageSize})
+		case anchorBottom:
+			m.rows, m.err = st.ListSummaries(ctx, f, store.Page{Oldest: true, Limit: pageSize})
+			m.start = max(0, m.total-len(m.rows))
+		case anchorID:
+			var above, below []store.DeliverySummary
+			var pos int
+			if above, m.err = st.ListSummaries(ctx, f, store.Page{After: id, Limit: pageSize / 2}); m.err != nil {
+				return m
+			}
+			if below, m.err = st.ListSummaries(ctx, f, store.Page{Before: id + 1, Limit: pageSize / 2}); m.err != nil {
+				return m
+			}
+			if pos, m.err = st.CountBefore(ctx, f, id); m.err != nil {
+				return m
+			}
+			m.rows = append(above, below...)
+			m.start = max(0, pos-len(above))
+		}
+		return m
+	}
+}
+
+// deletedMsg reports a finished delete.
+type deletedMsg struct {
+	n   int64
+	err error
+}
+
+// deliveriesModel is the start view: every captured delivery, newest first.
+type deliveriesModel struct {
+	env    *env
+	width  int
+	height int
+
+	filter store.Filter
+	query  string
+	gen    int
+	busy   bool // a window load is in flight
+	loaded bool
+
+	rows   []store.DeliverySummary
+	start  int // absolute index of rows[0]
+	total  int
+	cursor int // absolute index of the selected row
+	top    int // absolute index of the first visible row
+	marked map[int64]bool
+
+	table     table.Model
+	input     textinput.Model
+	filtering bool
+	confirm   []int64 // ids awaiting a delete confirmation
+}
+
+func newDeliveries(e *env) *deliveriesModel {
+	in := textinput.New()
+	in.Prompt = "/"
+	in.Placeholder = filterHelp
+	in.Cursor.SetMode(cursor.CursorStatic)
+	t := table.New(table.WithStyles(e.styles.Table), table.WithFocused(true))
+	return &deliveriesModel{env: e, marked: map[int64]bool{}, input: in, table: t}
+}
+
+func (m *deliveriesModel) Init() tea.Cmd {
+	m.busy = true
+	return loadWindow(m.env.st, m.filter, m.gen, anchorTop, 0)
+}
+
+func (m *deliveriesModel) Title() string { return "deliveries" }
+
+// visible is how many rows fit: the body minus the table header and the
+// filter line.
+func (m *deliveriesModel) visible() int { return max(1, m.height-2) }
+
+func (m *deliveriesModel) SetSize(w, h int) {
+	m.width, m.height = w, h
+	m.input.Width = max(10, w-2)
+	m.scrollTo(m.cursor)
+}
+
+func (m *deliveriesModel) Capturing() bool { return m.filtering || m.confirm != nil }
+
+func (m *deliveriesModel) Keys() []key.Binding {
+	k := m.env.keys
+	if m.filtering {
+		return []key.Binding{key.NewBinding(key.WithKeys("enter"), key.WithHelp("enter", "apply")),
+			key.NewBinding(key.WithKeys("esc"), key.WithHelp("esc", "cancel"))}
+	}
+	if m.confirm != nil {
+		return []key.Binding{k.Confirm, k.Cancel}
+	}
+	return []key.Binding{k.Open, k.Filter, k.Mark, k.Replay, k.Check, k.Runs, k.Copy, k.Export, k.Delete, k.Help, k.Quit}
+}
+
+// Status is the status bar's text when nothing else is to be said.
+func (m *deliveriesModel) Status() string {
+	if !m.loaded {
+		return "loading " + m.env.dbPath
+	}
+	s := fmt.Sprintf("%d/%d", min(m.cursor+1, m.total), m.total)
+	if m.total == 0 {
+		s = "0"
+	}
+	s += " deliveries"
+	if m.query != "" {
+		s += " matching " + m.query
+	}
+	if n := len(m.marked); n > 0 {
+		s += fmt.Sprintf(" · %d marked", n)
+	}
+	return s + " · " + m.env.dbPath
+}
+
+// selected is the id under the cursor (0 when the list is empty).
+func (m *deliveriesModel) selected() int64 {
+	i := m.cursor - m.start
+	if i < 0 || i >= len(m.rows) {
+		return 0
+	}
+	return m.rows[i].ID
+}
+
+// selection is the marked deliveries, or the selected one, oldest first.
+func (m *deliveriesModel) selection() []int64 {
+	var ids []int64
+	for id := range m.marked {
+		ids = append(ids, id)
+	}
+	if len(ids) == 0 {
+		if id := m.selected(); id != 0 {
+			ids = append(ids, id)
+		}
+	}
+	sort.Slice(ids, func(i, j int) bool { return ids[i] < ids[j] })
+	return ids
+}
+
+func (m *deliveriesModel) Update(msg tea.Msg) tea.Cmd {
+	switch msg := msg.(type) {
+	case windowMsg:
+		return m.applyWindow(msg)
+	case changedMsg:
+		return m.reload(true)
+	case deletedMsg:
+		if msg.err != nil {
+			return failed(msg.err)
+		}
+		m.marked = map[int64]bool{}
+		return tea.Batch(status(fmt.Sprintf("deleted %s", plural(int(msg.n), "delivery", "deliveries"))), m.reload(false))
+	case tea.MouseMsg:
+		switch msg.Button {
+		case tea.MouseButtonWheelUp:
+			return m.move(-3)
+		case tea.MouseButtonWheelDown:
+			return m.move(3)
+		}
+	case tea.KeyMsg:
+		return m.key(msg)
+	}
+	return nil
+}
+
+func (m *deliveriesModel) key(msg tea.KeyMsg) tea.Cmd {
+	k := m.env.keys
+	if m.filtering {
+		switch msg.Type {
+		case tea.KeyEnter:
+			f, err := parseFilter(m.input.Value(), m.env.now())
+			if err != nil {
+				return failed(fmt.Errorf("filter: %v", err))
+			}
+			m.filtering = false
+			m.input.Blur()
+			m.filter, m.query = f, strings.TrimSpace(m.input.Value())
+			return m.reset()
+		case tea.KeyEsc:
+			m.filtering = false
+			m.input.Blur()
+			m.input.SetValue(m.query)
+			return nil
+		}
+		var cmd tea.Cmd
+		m.input, cmd = m.input.Update(msg)
+		return cmd
+	}
+	if m.confirm != nil {
+		ids := m.confirm
+		m.confirm = nil
+		if key.Matches(msg, k.Confirm) {
+			st := m.env.st
+			return func() tea.Msg {
+				n, err := st.DeleteDeliveries(context.Background(), ids...)
+				return deletedMsg{n: n, err: err}
+			}
+		}
+		return status("nothing deleted")
+	}
+	switch {
+	case key.Matches(msg, k.Up):
+		return m.move(-1)
+	case key.Matches(msg, k.Down):
+		return m.move(1)
+	case key.Matches(msg, k.PageUp):
+		return m.move(-m.visible())
+	case key.Matches(msg, k.PageDown):
+		return m.move(m.visible())
+	case key.Matches(msg, k.Top):
+		return m.jump(anchorTop)
+	case key.Matches(msg, k.Bottom):
+		return m.jump(anchorBottom)
+	case key.Matches(msg, k.Filter):
+		m.filtering = true
+		m.input.SetValue(m.query)
+		m.input.CursorEnd()
+		return m.input.Focus()
+	case key.Matches(msg, k.Back):
+		if m.query != "" {
+			m.filter, m.query = store.Filter{}, ""
+			m.input.SetValue("")
+			return m.reset()
+		}
+		if len(m.marked) > 0 {
+			m.marked = map[int64]bool{}
+		}
+	case key.Matches(msg, k.Mark):
+		if id := m.selected(); id != 0 {
+			if m.marked[id] {
+				delete(m.marked, id)
+			} else {
+				m.marked[id] = true
+			}
+			return m.move(1)
+		}
+	case key.Matches(msg, k.Open):
+		if id := m.selected(); id != 0 {
+			return send(openDeliveryMsg{id: id})
+		}
+	case key.Matches(msg, k.Delete):
+		if ids := m.selection(); len(ids) > 0 {
+			m.confirm = ids
+		}
+	case key.Matches(msg, k.Copy):
+		if id := m.selected(); id != 0 {
+			return copyCurl(m.env, id)
+		}
+	case key.Matches(msg, k.Export):
+		if ids := m.selection(); len(ids) > 0 {
+			return exportJSONL(m.env, ids)
+		}
+	case key.Matches(msg, k.Replay):
+		if ids := m.selection(); len(ids) > 0 {
+			return send(openReplayMsg{ids: ids})
+		}
+	case key.Matches(msg, k.Check):
+		if ids := m.selection(); len(ids) > 0 {
+			return send(openCheckMsg{ids: ids})
+		}
+	}
+	return nil
+}
+
+// reset loads the newest matches of a new filter.
+func (m *deliveriesModel) reset() tea.Cmd {
+	m.gen++
+	m.busy = true
+	m.cursor, m.top = 0, 0
+	return loadWindow(m.env.st, m.filter, m.gen, anchorTop, 0)
+}
+
+// reload re-reads the window after the store changed. On the newest row the
+// view follows new deliveries (like tail -f); elsewhere it keeps the selected
+// one under the cursor.
+func (m *deliveriesModel) reload(live bool) tea.Cmd {
+	m.gen++
+	m.busy = true
+	if m.cursor == 0 || m.selected() == 0 {
+		return loadWindow(m.env.st, m.filter, m.gen, anchorTop, 0)
+	}
+	return loadWindow(m.env.st, m.filter, m.gen, anchorID, m.selected())
+}
+
+func (m *deliveriesModel) jump(kind anchorKind) tea.Cmd {
+	m.gen++
+	m.busy = true
+	return loadWindow(m.env.st, m.filter, m.gen, kind, 0)
+}
+
+func (m *deliveriesModel) applyWindow(w windowMsg) tea.Cmd {
+	if w.gen != m.gen {
+		return nil // a newer load is on its way
+	}
+	m.busy = false
+	if w.err != nil {
+		return failed(w.err)
+	}
+	sel, offset := m.selected(), m.cursor-m.top
+	m.rows, m.start, m.total, m.loaded = w.rows, w.start, w.total, true
+	switch w.kind {
+	case anchorTop:
+		m.cursor, m.top = 0, 0
+	case anchorBottom:
+		m.cursor = max(0, m.total-1)
+		m.top = max(0, m.total-m.visible())
+	case anchorID:
+		i := sort.Search(len(m.rows), func(i int) bool { return m.rows[i].ID <= sel })
+		m.cursor = m.start + min(i, max(0, len(m.rows)-1))
+		m.top = m.cursor - offset
+	}
+	m.scrollTo(m.cursor)
+	return m.extend()
+}
+
+// move moves the cursor by delta rows within the loaded window.
+func (m *deliveriesModel) move(delta int) tea.Cmd {
+	if len(m.rows) == 0 {
+		return nil
+	}
+	m.scrollTo(m.cursor + delta)
+	return m.extend()
+}
+
+// scrollTo puts the cursor on row i (clamped to the loaded rows) and scrolls
+// so it is visible.
+func (m *deliveriesModel) scrollTo(i int) {
+	if len(m.rows) == 0 {
+		m.cursor, m.top = 0, 0
+		return
+	}
+	m.cursor = min(max(i, m.start), m.start+len(m.rows)-1)
+	v := m.visible()
+	m.top = min(m.top, m.cursor)
+	if m.cursor >= m.top+v {
+		m.top = m.cursor - v + 1
+	}
+	m.top = max(0, min(m.top, m.total-v))
+}
+
+// extend loads a window around the cursor when it came near an end of the
+// loaded rows and more rows lie beyond.
+func (m *deliveriesModel) extend() tea.Cmd {
+	if m.busy || len(m.rows) == 0 {
+		return nil
+	}
+	end := m.start + len(m.rows)
+	if (m.cursor-m.start < edgeMargin && m.start > 0) || (end-1-m.cursor < edgeMargin && end < m.total) {
+		m.gen++
+		m.busy = true
+		return loadWindow(m.env.st, m.filter, m.gen, anchorID, m.selected())
+	}
+	return nil
+}
+
+func (m *deliveriesModel) columns() []table.Column {
+	provider := 9
+	flex := m.width - (2 + 8 + 15 + 4 + 7 + 8) - 2
+	if m.width < 100 {
+		provider = 0
+	} else {
+		flex -= provider + 1
+	}
+	flex = max(flex-2, 10)
+	typ := flex / 2
+	return []table.Column{
+		{Title: " ", Width: 1}, {Title: "ID", Width: 7}, {Title: "RECEIVED", Width: 14},
+		{Title: "PROVIDER", Width: provider}, {Title: "EVENT TYPE", Width: typ}, {Title: "EVENT ID", Width: flex - typ},
+		{Title: "SIG", Width: 3}, {Title: "STATUS", Width: 6}, {Title: "SIZE", Width: 7},
+	}
+}
+
+func (m *deliveriesModel) View() string {
+	st := m.env.styles
+	v := m.visible()
+	var rows []table.Row
+	for i := m.top; i < m.top+v && i < m.total; i++ {
+		j := i - m.start
+		if j < 0 || j >= len(m.rows) {
+			rows = append(rows, table.Row{" ", "…"})
+			continue
+		}
+		rows = append(rows, m.row(m.rows[j], i == m.cursor))
+	}
+	for len(rows) < v {
+		rows = append(rows, table.Row{})
+	}
+	m.table.SetColumns(m.columns())
+	m.table.SetHeight(v + 1)
+	m.table.SetWidth(m.width)
+	m.table.SetRows(rows)
+	m.table.SetCursor(m.cursor - m.top)
+	body := m.table.View()
+	if m.loaded && m.total == 0 {
+		empty := "no deliveries yet: run 'hookreplay capture' (they appear here as they arrive) or 'hookreplay import'"
+		if m.query != "" {
+			empty = "no delivery matches " + m.query + " (esc clears the filter)"
+		}
+		lines := strings.Split(body, "\n")
+		if len(lines) > 1 {
+			lines[1] = st.Faint.Render(empty)
+		}
+		body = strings.Join(lines, "\n")
+	}
+	var line string
+	switch {
+	case m.filtering:
+		line = m.input.View()
+	case m.confirm != nil:
+		line = st.Warn.Render(fmt.Sprintf("delete %s? y/n", describeIDs(m.confirm)))
+	case m.query != "":
+		line = st.Faint.Render("filter: " + m.query + " (/ to change, esc to clear)")
+	}
+	return body + "\n" + line
+}
+
+func (m *deliveriesModel) row(d store.DeliverySummary, cur bool) table.Row {
+	mark := " "
+	switch {
+	case cur:
+		mark = ">"
+	case m.marked[d.ID]:
+		mark = "*"
+	}
+	if cur && m.marked[d.ID] {
+		mark = "»"
+	}
+	status := "–"
+	if d.ResponseStatus != 0 {
+		status = fmt.Sprint(d.ResponseStatus)
+	}
+	return table.Row{mark, fmt.Sprint(d.ID), d.ReceivedAt.Local().Format("01-02 15:04:05"),
+		pr(d.Provider), dash(pr(d.EventType)), dash(pr(d.EventID)), sigMark(d.Verification), status, capture.HumanSize(d.BodySize)}
+}
+
+// sigMark is ✓ for a signature verified at capture, ✗ for one that failed and
+// – when capture had no secret.
+func sigMark(v string) string {
+	switch {
+	case strings.HasPrefix(v, "valid"):
+		return "✓"
+	case strings.HasPrefix(v, "invalid"):
+		return "✗"
+	}
+	return "–"
+}
+
+func describeIDs(ids []int64) string {
+	if len(ids) == 1 {
+		return fmt.Sprintf("delivery %d", ids[0])
+	}
+	s := make([]string, len(ids))
+	for i, id := range ids {
+		s[i] = fmt.Sprint(id)
+	}
+	if len(s) > 6 {
+		s = append(s[:5], "…")
+	}
+	return fmt.Sprintf("%d deliveries (%s)", len(ids), strings.Join(s, ", "))
+}
+
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return "1 " + one
+	}
+	return fmt.Sprintf("%d %s", n, many)
+}
+
+// pr makes sender-controlled text safe for the terminal.
+func pr(s string) string { return message.Printable(s) }
+
+func dash(s string) string {
+	if s == "" {
+		return "–"
+	}
+	return s
+}

@@ -1,0 +1,339 @@
+package tui
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/charmbracelet/bubbles/key"
+	"github.com/charmbracelet/bubbles/viewport"
+	tea "github.com/charmbracelet/bubbletea"
+	"github.com/charmbracelet/lipgloss"
+	"github.com/charmbracelet/x/ansi"
+
+	"github.com/hookreplay/hookreplay/internal/capture"
+	"github.com/hookreplay/hookreplay/internal/store"
+	"github.com/hookreplay/hookreplay/internal/verify"
+)
+
+// The delivery view's tabs, in order.
+var deliveryTabs = []string{"headers", "body", "raw", "response", "signature", "attempts"}
+
+const (
+	tabHeaders = iota
+	tabBody
+	tabRaw
+	tabResponse
+	tabSignature
+	tabAttempts
+)
+
+// maxAttemptsShown bounds the past attempts the delivery view reads.
+const maxAttemptsShown = 500
+
+// deliveryMsg is a loaded delivery with its past attempts.
+type deliveryMsg struct {
+	id       int64
+	d        *store.Delivery
+	attempts []*store.Attempt
+	verified string // the signature checked now with the TUI's --secret ("" without one)
+	err      error
+}
+
+func loadDelivery(e *env, id int64) tea.Cmd {
+	st, secret := e.st, e.secret
+	return func() tea.Msg {
+		ctx := context.Background()
+		m := deliveryMsg{id: id}
+		if m.d, m.err = st.GetDelivery(ctx, id); m.err != nil {
+			return m
+		}
+		if m.attempts, m.err = st.DeliveryAttempts(ctx, id, maxAttemptsShown); m.err != nil {
+			return m
+		}
+		if secret != "" {
+			m.verified = verifyNow(m.d, secret)
+		}
+		return m
+	}
+}
+
+// verifyNow checks d's signature with secret, judged at the time it was received.
+func verifyNow(d *store.Delivery, secret string) string {
+	if d.Provider == "generic" || d.Provider == "" {
+		return "unverified: no provider signature scheme recognised in the headers"
+	}
+	res, err := verify.Verify(d.Request(), d.Provider, secret, verify.Options{Now: d.ReceivedAt})
+	if err != nil {
+		return "unverified: " + err.Error()
+	}
+	if !res.Valid && res.Reason == "" {
+		res.Reason = "signature mismatch"
+	}
+	return res.String()
+}
+
+// deliveryModel shows one delivery, a tab at a time.
+type deliveryModel struct {
+	env    *env
+	id     int64
+	width  int
+	height int
+
+	d        *store.Delivery
+	attempts []*store.Attempt
+	verified string
+	err      error
+	tab      int
+	vp       viewport.Model
+}
+
+func newDelivery(e *env, id int64) *deliveryModel {
+	return &deliveryModel{env: e, id: id, vp: viewport.New(0, 0)}
+}
+
+func (m *deliveryModel) Init() tea.Cmd { return loadDelivery(m.env, m.id) }
+
+func (m *deliveryModel) Title() string { return fmt.Sprintf("delivery %d", m.id) }
+
+func (m *deliveryModel) Capturing() bool { return false }
+
+func (m *deliveryModel) Keys() []key.Binding {
+	k := m.env.keys
+	return []key.Binding{k.NextTab, k.PrevTab, k.Up, k.Down, k.Replay, k.Check, k.Copy, k.Back, k.Help, k.Quit}
+}
+
+func (m *deliveryModel) Status() string {
+	if m.d == nil {
+		return "loading delivery " + fmt.Sprint(m.id)
+	}
+	return fmt.Sprintf("delivery %d · %s · %d%% · %s", m.id, deliveryTabs[m.tab], int(m.vp.ScrollPercent()*100), m.env.dbPath)
+}
+
+func (m *deliveryModel) SetSize(w, h int) {
+	m.width, m.height = w, h
+	m.vp.Width, m.vp.Height = w, max(1, h-2)
+	m.refresh()
+}
+
+func (m *deliveryModel) Update(msg tea.Msg) tea.Cmd {
+	switch msg := msg.(type) {
+	case deliveryMsg:
+		if msg.id != m.id {
+			return nil
+		}
+		if msg.err != nil {
+			m.err = msg.err
+			return failed(msg.err)
+		}
+		m.d, m.attempts, m.verified = msg.d, msg.attempts, msg.verified
+		m.refresh()
+	case changedMsg:
+		return loadDelivery(m.env, m.id)
+	case tea.MouseMsg:
+		var cmd tea.Cmd
+		m.vp, cmd = m.vp.Update(msg)
+		return cmd
+	case tea.KeyMsg:
+		k := m.env.keys
+		switch {
+		case key.Matches(msg, k.NextTab):
+			m.setTab((m.tab + 1) % len(deliveryTabs))
+		case key.Matches(msg, k.PrevTab):
+			m.setTab((m.tab + len(deliveryTabs) - 1) % len(deliveryTabs))
+		case msg.String() >= "1" && msg.String() <= fmt.Sprint(len(deliveryTabs)) && len(msg.String()) == 1:
+			m.setTab(int(msg.String()[0] - '1'))
+		case key.Matches(msg, k.Back):
+			return send(backMsg{})
+		case key.Matches(msg, k.Top):
+			m.vp.GotoTop()
+		case key.Matches(msg, k.Bottom):
+			m.vp.GotoBottom()
+		case key.Matches(msg, k.Replay):
+			return send(openReplayMsg{ids: []int64{m.id}})
+		case key.Matches(msg, k.Check):
+			return send(openCheckMsg{ids: []int64{m.id}})
+		case key.Matches(msg, k.Copy):
+			return copyCurl(m.env, m.id)
+		case key.Matches(msg, k.Export):
+			return exportJSONL(m.env, []int64{m.id})
+		default:
+			var cmd tea.Cmd
+			m.vp, cmd = m.vp.Update(msg)
+			return cmd
+		}
+	}
+	return nil
+}
+
+func (m *deliveryModel) setTab(t int) {
+	m.tab = t
+	m.refresh()
+	m.vp.GotoTop()
+}
+
+func (m *deliveryModel) refresh() {
+	if m.d == nil {
+		return
+	}
+	// Long lines wrap instead of being cut: the raw tab must show every byte.
+	m.vp.SetContent(ansi.Hardwrap(m.content(), max(10, m.width), true))
+}
+
+func (m *deliveryModel) View() string {
+	st := m.env.styles
+	if m.d == nil {
+		msg := "loading…"
+		if m.err != nil {
+			msg = m.err.Error()
+		}
+		return st.Faint.Render(msg)
+	}
+	d := m.d
+	title := fmt.Sprintf("delivery %d  %s", d.ID, pr(d.Provider))
+	if d.EventType != "" {
+		title += "  " + pr(d.EventType)
+	}
+	if d.EventID != "" {
+		title += "  " + pr(d.EventID)
+	}
+	title = lipgloss.NewStyle().MaxWidth(m.width).Render(st.Title.Render(title))
+	var tabs []string
+	for i, t := range deliveryTabs {
+		label := fmt.Sprintf("%d %s", i+1, t)
+		if t == "attempts" {
+			label += fmt.Sprintf(" (%d)", len(m.attempts))
+		}
+		if i == m.tab {
+			tabs = append(tabs, st.ActiveTab.Render("["+label+"]"))
+		} else {
+			tabs = append(tabs, st.Tab.Render(" "+label+" "))
+		}
+	}
+	bar := lipgloss.NewStyle().MaxWidth(m.width).Render(strings.Join(tabs, ""))
+	return title + "\n" + bar + "\n" + m.vp.View()
+}
+
+func (m *deliveryModel) content() string {
+	st, d := m.env.styles, m.d
+	switch m.tab {
+	case tabHeaders:
+		return st.Bold.Render(pr(d.Method)+" "+pr(d.Target)+" "+pr(d.Proto)) + "\n" + renderHeaders(st, d.Headers)
+	case tabBody:
+		return renderBody(st, d.Headers.Get("Content-Type"), d.Body)
+	case tabRaw:
+		return st.Faint.Render(fmt.Sprintf("%d bytes as read from the wire (\\r \\n shown, other bytes escaped as \\xNN)", len(d.Raw))) +
+			"\n" + renderRaw(st, d.Raw)
+	case tabResponse:
+		return m.response()
+	case tabSignature:
+		return m.signature()
+	default:
+		return m.attemptsView()
+	}
+}
+
+func (m *deliveryModel) response() string {
+	st, d := m.env.styles, m.d
+	if d.ResponseStatus == 0 {
+		s := "no response recorded (the handler had not answered when capture stopped)"
+		if d.ForwardError != "" {
+			s += "\n" + pr(d.ForwardError)
+		}
+		return st.Faint.Render(s)
+	}
+	line := st.status(d.ResponseStatus, fmt.Sprintf("%d %s", d.ResponseStatus, http.StatusText(d.ResponseStatus)))
+	switch {
+	case d.ForwardError != "":
+		line += "  " + st.Fail.Render(pr(d.ForwardError))
+	case d.Latency > 0:
+		line += " from the handler in " + capture.FormatLatency(d.Latency)
+	default:
+		line += st.Faint.Render(" answered by capture itself (no --forward)")
+	}
+	return line + "\n" + renderHeaders(st, d.ResponseHeaders) + "\n\n" +
+		renderBody(st, d.ResponseHeaders.Get("Content-Type"), d.ResponseBody)
+}
+
+func (m *deliveryModel) signature() string {
+	st, d := m.env.styles, m.d
+	var b strings.Builder
+	verdict := func(label, v string) {
+		paint := st.Warn
+		switch {
+		case strings.HasPrefix(v, "valid"):
+			paint = st.OK
+		case strings.HasPrefix(v, "invalid"):
+			paint = st.Fail
+		}
+		fmt.Fprintf(&b, "%-18s %s\n", label, paint.Render(pr(v)))
+	}
+	if d.Verification != "" {
+		verdict("at capture", d.Verification)
+	} else {
+		fmt.Fprintf(&b, "%-18s %s\n", "at capture", st.Faint.Render("not verified (capture had no --secret)"))
+	}
+	if m.verified != "" {
+		verdict("with tui --secret", m.verified)
+	} else if m.env.secret == "" {
+		fmt.Fprintf(&b, "%-18s %s\n", "now", st.Faint.Render("start 'hookreplay tui --secret-env NAME' to verify here"))
+	}
+	b.WriteString("\n")
+	row := func(k, v string) { fmt.Fprintf(&b, "%-18s %s\n", k, dash(pr(v))) }
+	row("provider", d.Provider)
+	row("event id", d.EventID)
+	row("event type", d.EventType)
+	keys := make([]string, 0, len(d.Identity))
+	for k := range d.Identity {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		row(strings.ReplaceAll(k, "_", " "), d.Identity[k])
+	}
+	row("received", d.ReceivedAt.Local().Format("2006-01-02 15:04:05.000000000 MST"))
+	row("from", d.RemoteAddr)
+	row("source", d.Source)
+	row("size", fmt.Sprintf("%d bytes on the wire, body %d bytes", len(d.Raw), len(d.Body)))
+	return strings.TrimRight(b.String(), "\n")
+}
+
+func (m *deliveryModel) attemptsView() string {
+	st := m.env.styles
+	if len(m.attempts) == 0 {
+		return st.Faint.Render("never replayed or checked (r replays it, c checks it)")
+	}
+	var b strings.Builder
+	b.WriteString(st.Bold.Render(fmt.Sprintf("%-6s %-8s %-5s %-14s %-7s %-9s %s", "RUN", "PHASE", "COPY", "SENT", "STATUS", "LATENCY", "NOTE")) + "\n")
+	for _, a := range m.attempts {
+		status := "–"
+		if a.Status != 0 {
+			status = st.status(a.Status, fmt.Sprintf("%-7d", a.Status))
+		} else {
+			status = st.Fail.Render(fmt.Sprintf("%-7s", "–"))
+		}
+		note := a.Err
+		if a.Lost {
+			note = strings.TrimSpace("answer lost on purpose " + note)
+		}
+		if a.Edit != "" {
+			note = strings.TrimSpace(note + " edited: " + a.Edit)
+		}
+		fmt.Fprintf(&b, "%-6d %-8s %-5d %-14s %s %-9s %s\n", a.RunID, pr(a.Phase), a.Copy, a.SentAt.Local().Format("01-02 15:04:05"),
+			status, latency(a.Latency), pr(note))
+	}
+	if len(m.attempts) == maxAttemptsShown {
+		b.WriteString(st.Faint.Render(fmt.Sprintf("(the newest %d; 'hookreplay runs' lists them all)", maxAttemptsShown)))
+	}
+	return strings.TrimRight(b.String(), "\n")
+}
+
+func latency(d time.Duration) string {
+	if d <= 0 {
+		return "–"
+	}
+	return capture.FormatLatency(d)
+}

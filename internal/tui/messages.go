@@ -1,0 +1,71 @@
+package tui
+
+import (
+	"context"
+	"time"
+
+	tea "github.com/charmbracelet/bubbletea"
+
+	"github.com/hookreplay/hookreplay/internal/store"
+)
+
+// Messages views exchange with the root model. Store I/O happens only inside
+// the tea.Cmds below; each returns one of these typed messages.
+
+// statusMsg sets the status bar: a note, or an error (shown in red until the
+// next note). The TUI stays usable after an error.
+type statusMsg struct {
+	text string
+	err  error
+}
+
+func status(format string) tea.Cmd {
+	return func() tea.Msg { return statusMsg{text: format} }
+}
+
+func failed(err error) tea.Cmd {
+	return func() tea.Msg { return statusMsg{err: err} }
+}
+
+// pollMsg asks the root to look whether the database changed.
+type pollMsg struct{}
+
+// versionMsg is the database's data version after a poll.
+type versionMsg struct {
+	v   int64
+	err error
+}
+
+// changedMsg tells every view the store changed (a capture in another process,
+// a replay's attempts, a delete): reload what is shown, keep the selection.
+type changedMsg struct{}
+
+// openDeliveryMsg asks the root to show delivery id.
+type openDeliveryMsg struct{ id int64 }
+
+// backMsg asks the root to close the top view.
+type backMsg struct{}
+
+// openRunsMsg asks the root to show the runs view.
+type openRunsMsg struct{}
+
+// openRunMsg asks the root to show one run.
+type openRunMsg struct{ id int64 }
+
+func tick(d time.Duration) tea.Cmd {
+	if d <= 0 {
+		return nil
+	}
+	return tea.Tick(d, func(time.Time) tea.Msg { return pollMsg{} })
+}
+
+func readVersion(w *store.Watcher) tea.Cmd {
+	return func() tea.Msg {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		v, err := w.Version(ctx)
+		return versionMsg{v: v, err: err}
+	}
+}
+
+func send(msg tea.Msg) tea.Cmd { return func() tea.Msg { return msg } }

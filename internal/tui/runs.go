@@ -1,0 +1,318 @@
+package tui
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/charmbracelet/bubbles/key"
+	"github.com/charmbracelet/bubbles/table"
+	"github.com/charmbracelet/bubbles/viewport"
+	tea "github.com/charmbracelet/bubbletea"
+	"github.com/charmbracelet/x/ansi"
+
+	"github.com/hookreplay/hookreplay/internal/iostreams"
+	"github.com/hookreplay/hookreplay/internal/replay"
+	"github.com/hookreplay/hookreplay/internal/report"
+	"github.com/hookreplay/hookreplay/internal/store"
+)
+
+// maxRuns bounds the runs view.
+const maxRuns = 1000
+
+type runsMsg struct {
+	runs   []*store.Run
+	counts map[int64]int
+	err    error
+}
+
+func loadRuns(st *store.Store) tea.Cmd {
+	return func() tea.Msg {
+		ctx := context.Background()
+		var m runsMsg
+		if m.runs, m.err = st.ListRuns(ctx, "", maxRuns); m.err != nil {
+			return m
+		}
+		m.counts, m.err = st.AttemptCounts(ctx)
+		return m
+	}
+}
+
+// runsModel lists past replay and check runs, newest first.
+type runsModel struct {
+	env    *env
+	width  int
+	height int
+	runs   []*store.Run
+	counts map[int64]int
+	loaded bool
+	table  table.Model
+}
+
+func newRuns(e *env) *runsModel {
+	km := table.DefaultKeyMap()
+	km.PageDown.SetKeys("pgdown", "ctrl+f", " ")
+	km.HalfPageDown.SetEnabled(false) // d is delete elsewhere; keep keys consistent
+	km.HalfPageUp.SetEnabled(false)
+	return &runsModel{env: e, table: table.New(table.WithStyles(e.styles.Table), table.WithFocused(true), table.WithKeyMap(km))}
+}
+
+func (m *runsModel) Init() tea.Cmd   { return loadRuns(m.env.st) }
+func (m *runsModel) Title() string   { return "runs" }
+func (m *runsModel) Capturing() bool { return false }
+
+func (m *runsModel) Keys() []key.Binding {
+	k := m.env.keys
+	return []key.Binding{k.Up, k.Down, k.Open, k.Back, k.Help, k.Quit}
+}
+
+func (m *runsModel) Status() string {
+	if !m.loaded {
+		return "loading runs"
+	}
+	if len(m.runs) == 0 {
+		return "0 runs · " + m.env.dbPath
+	}
+	return fmt.Sprintf("%d/%d runs · %s", m.table.Cursor()+1, len(m.runs), m.env.dbPath)
+}
+
+func (m *runsModel) SetSize(w, h int) {
+	m.width, m.height = w, h
+	m.table.SetWidth(w)
+	m.table.SetHeight(h)
+	m.table.SetColumns(m.columns())
+}
+
+func (m *runsModel) columns() []table.Column {
+	target := max(10, m.width-(5+7+14+10+8+12)-6)
+	return []table.Column{{Title: "RUN", Width: 5}, {Title: "KIND", Width: 7}, {Title: "STARTED", Width: 14},
+		{Title: "TOOK", Width: 10}, {Title: "ATTEMPTS", Width: 8}, {Title: "VERDICT", Width: 12}, {Title: "TARGET", Width: target}}
+}
+
+func (m *runsModel) Update(msg tea.Msg) tea.Cmd {
+	switch msg := msg.(type) {
+	case runsMsg:
+		if msg.err != nil {
+			return failed(msg.err)
+		}
+		m.runs, m.counts, m.loaded = msg.runs, msg.counts, true
+		rows := make([]table.Row, len(m.runs))
+		for i, r := range m.runs {
+			rows[i] = table.Row{fmt.Sprint(r.ID), r.Kind, r.StartedAt.Local().Format("01-02 15:04:05"), runTook(r),
+				fmt.Sprint(m.counts[r.ID]), verdictMark(r.Verdict), pr(r.Target)}
+		}
+		m.table.SetRows(rows)
+	case changedMsg:
+		return loadRuns(m.env.st)
+	case tea.MouseMsg:
+		switch msg.Button {
+		case tea.MouseButtonWheelUp:
+			m.table.MoveUp(3)
+		case tea.MouseButtonWheelDown:
+			m.table.MoveDown(3)
+		}
+	case tea.KeyMsg:
+		k := m.env.keys
+		switch {
+		case key.Matches(msg, k.Back):
+			return send(backMsg{})
+		case key.Matches(msg, k.Open):
+			if i := m.table.Cursor(); i >= 0 && i < len(m.runs) {
+				return send(openRunMsg{id: m.runs[i].ID})
+			}
+		default:
+			var cmd tea.Cmd
+			m.table, cmd = m.table.Update(msg)
+			return cmd
+		}
+	}
+	return nil
+}
+
+func (m *runsModel) View() string {
+	if m.loaded && len(m.runs) == 0 {
+		return m.env.styles.Faint.Render("no runs yet: r replays the selected delivery, c checks it")
+	}
+	return m.table.View()
+}
+
+func runTook(r *store.Run) string {
+	if r.FinishedAt.IsZero() {
+		return "unfinished"
+	}
+	return replay.FormatLatency(r.FinishedAt.Sub(r.StartedAt))
+}
+
+// verdictMark is a run's verdict with a symbol that reads without colour.
+func verdictMark(v string) string {
+	switch v {
+	case "ok", "pass":
+		return "✓ " + v
+	case "fail", "errors", "error":
+		return "✗ " + v
+	case "":
+		return "– running"
+	}
+	return "– " + v
+}
+
+// runMsg is one loaded run.
+type runMsg struct {
+	id       int64
+	run      *store.Run
+	attempts []*store.Attempt
+	err      error
+}
+
+func loadRun(st *store.Store, id int64) tea.Cmd {
+	return func() tea.Msg {
+		ctx := context.Background()
+		m := runMsg{id: id}
+		if m.run, m.err = st.GetRun(ctx, id); m.err != nil {
+			return m
+		}
+		m.attempts, m.err = st.ListAttempts(ctx, id)
+		return m
+	}
+}
+
+// runModel shows one stored run: a check's report re-rendered from the store
+// (not re-run), or a replay's summary and attempts.
+type runModel struct {
+	env  *env
+	id   int64
+	run  *store.Run
+	as   []*store.Attempt
+	vp   viewport.Model
+	text string
+}
+
+func newRun(e *env, id int64) *runModel { return &runModel{env: e, id: id, vp: viewport.New(0, 0)} }
+
+func (m *runModel) Init() tea.Cmd   { return loadRun(m.env.st, m.id) }
+func (m *runModel) Title() string   { return fmt.Sprintf("run %d", m.id) }
+func (m *runModel) Capturing() bool { return false }
+func (m *runModel) Keys() []key.Binding {
+	k := m.env.keys
+	return []key.Binding{k.Up, k.Down, k.PageDown, k.Back, k.Help, k.Quit}
+}
+
+func (m *runModel) Status() string {
+	return fmt.Sprintf("run %d · %d%% · %s", m.id, int(m.vp.ScrollPercent()*100), m.env.dbPath)
+}
+
+func (m *runModel) SetSize(w, h int) {
+	m.vp.Width, m.vp.Height = w, h
+	if m.run != nil {
+		m.vp.SetContent(ansi.Hardwrap(m.content(), max(10, m.vp.Width), true))
+	}
+}
+
+func (m *runModel) Update(msg tea.Msg) tea.Cmd {
+	switch msg := msg.(type) {
+	case runMsg:
+		if msg.id != m.id {
+			return nil
+		}
+		if msg.err != nil {
+			return failed(msg.err)
+		}
+		m.run, m.as = msg.run, msg.attempts
+		m.vp.SetContent(ansi.Hardwrap(m.content(), max(10, m.vp.Width), true))
+	case changedMsg:
+		if m.run != nil && m.run.FinishedAt.IsZero() {
+			return loadRun(m.env.st, m.id)
+		}
+	case tea.KeyMsg:
+		if key.Matches(msg, m.env.keys.Back) {
+			return send(backMsg{})
+		}
+		var cmd tea.Cmd
+		m.vp, cmd = m.vp.Update(msg)
+		return cmd
+	case tea.MouseMsg:
+		var cmd tea.Cmd
+		m.vp, cmd = m.vp.Update(msg)
+		return cmd
+	}
+	return nil
+}
+
+func (m *runModel) View() string {
+	if m.run == nil {
+		return m.env.styles.Faint.Render("loading…")
+	}
+	return m.vp.View()
+}
+
+func (m *runModel) content() string {
+	st, r := m.env.styles, m.run
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s %d  %s → %s\n", st.Bold.Render("run"), r.ID, r.Kind, pr(r.Target))
+	fmt.Fprintf(&b, "started %s, took %s, verdict %s\n", r.StartedAt.Local().Format("2006-01-02 15:04:05"), runTook(r), verdictMark(r.Verdict))
+	if len(r.Options) > 0 {
+		keys := make([]string, 0, len(r.Options))
+		for k := range r.Options {
+			keys = append(keys, k)
+		}
+		sort.Strings(keys)
+		var parts []string
+		for _, k := range keys {
+			v, _ := json.Marshal(r.Options[k])
+			parts = append(parts, k+"="+string(v))
+		}
+		b.WriteString(st.Faint.Render("options "+pr(strings.Join(parts, " "))) + "\n")
+	}
+	b.WriteString("\n")
+	if r.Kind == "check" {
+		var c report.Check
+		if len(r.Summary) > 2 && json.Unmarshal(r.Summary, &c) == nil && len(c.Deliveries) > 0 {
+			var out bytes.Buffer
+			if report.Text(&out, &c, m.env.color) == nil {
+				b.WriteString(out.String() + "\n")
+			}
+		} else if len(r.Summary) > 2 {
+			b.WriteString(pr(string(r.Summary)) + "\n\n")
+		}
+	}
+	if r.Kind == "replay" && len(r.Summary) > 2 {
+		var s replay.Summary
+		if json.Unmarshal(r.Summary, &s) == nil && s.Attempts > 0 {
+			io, _, out, _ := iostreams.Test()
+			io.SetColor(m.env.color)
+			replay.WriteSummary(out, io, s)
+			b.WriteString(out.String() + "\n")
+		}
+	}
+	b.WriteString(m.attemptLines())
+	return strings.TrimRight(b.String(), "\n")
+}
+
+func (m *runModel) attemptLines() string {
+	st := m.env.styles
+	if len(m.as) == 0 {
+		return st.Faint.Render("no attempts recorded")
+	}
+	var b strings.Builder
+	b.WriteString(st.Bold.Render(fmt.Sprintf("%-8s %-8s %-8s %-5s %-7s %-9s %s", "ATTEMPT", "PHASE", "DELIVERY", "COPY", "STATUS", "LATENCY", "NOTE")) + "\n")
+	for _, a := range m.as {
+		status := fmt.Sprintf("%-7s", "–")
+		switch {
+		case a.Status != 0:
+			status = st.status(a.Status, fmt.Sprintf("%-7d", a.Status))
+		case a.Lost && a.Err == "":
+			status = st.Info.Render(fmt.Sprintf("%-7s", "lost"))
+		case a.Err != "":
+			status = st.Fail.Render(fmt.Sprintf("%-7s", "ERR"))
+		}
+		note := a.Err
+		if a.Edit != "" {
+			note = strings.TrimSpace(note + " " + a.Edit)
+		}
+		fmt.Fprintf(&b, "%-8d %-8s %-8d %-5d %s %-9s %s\n", a.ID, pr(a.Phase), a.DeliveryID, a.Copy, status, latency(a.Latency), pr(note))
+	}
+	return b.String()
+}

@@ -1,0 +1,133 @@
+// Package tui is hookreplay's interactive view (Bubble Tea): browse captured
+// deliveries live, inspect their exact bytes and signature, replay and check
+// them from the keyboard and read past runs. It reads the store only inside
+// tea.Cmds and hears the engines through their sinks bridged to messages; it
+// never imports cmd (cmd hands it what it needs through Options).
+package tui
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"sync"
+	"time"
+
+	tea "github.com/charmbracelet/bubbletea"
+	"github.com/charmbracelet/lipgloss"
+	"github.com/muesli/termenv"
+
+	"github.com/hookreplay/hookreplay/internal/store"
+)
+
+// DefaultPoll is how often the TUI looks for deliveries captured by another
+// process (one PRAGMA data_version read; nothing is reloaded unless it changed).
+const DefaultPoll = 500 * time.Millisecond
+
+// Options configure a TUI session.
+type Options struct {
+	Store  *store.Store
+	DBPath string
+	// Secret verifies signatures in the delivery view and re-signs replays
+	// ("": shows what capture recorded, replays keep the captured signature).
+	Secret string
+	In     io.Reader
+	Out    io.Writer
+	// NoColor draws without colour (NO_COLOR, --no-color).
+	NoColor bool
+	// Poll is how often the store is watched (0: DefaultPoll; negative: never).
+	Poll time.Duration
+	// ExportDir is where e writes JSONL exports ("": the working directory).
+	ExportDir string
+}
+
+// env is what every view shares: the store, styles, keys and settings.
+type env struct {
+	st        *store.Store
+	styles    *Styles
+	keys      keyMap
+	now       func() time.Time
+	dbPath    string
+	secret    string
+	color     bool
+	watcher   *store.Watcher
+	poll      time.Duration
+	clipboard io.Writer
+	exportDir string
+
+	// runs are the replays and checks in flight; quitting waits for them.
+	runs   sync.WaitGroup
+	mu     sync.Mutex
+	cancel []context.CancelFunc
+	// stop, when set, cancels running work and ends the program.
+	stop func() tea.Cmd
+}
+
+func newEnv(o Options, r *lipgloss.Renderer) *env {
+	e := &env{st: o.Store, styles: NewStyles(r), keys: newKeyMap(), now: time.Now, dbPath: o.DBPath,
+		secret: o.Secret, color: r.ColorProfile() != termenv.Ascii, poll: o.Poll, clipboard: o.Out,
+		exportDir: o.ExportDir}
+	if e.poll == 0 {
+		e.poll = DefaultPoll
+	}
+	if e.exportDir == "" {
+		e.exportDir = "."
+	}
+	return e
+}
+
+// renderer draws on out, plain when noColor.
+func renderer(out io.Writer, noColor bool) *lipgloss.Renderer {
+	r := lipgloss.NewRenderer(out)
+	if noColor {
+		r.SetColorProfile(termenv.Ascii)
+	}
+	return r
+}
+
+// Run shows the TUI on o.In/o.Out until the user quits or ctx ends. Running
+// replays and checks are stopped on the way out; what they sent is stored.
+func Run(ctx context.Context, o Options) error {
+	if o.Store == nil {
+		return errors.New("tui: no store")
+	}
+	if o.In == nil {
+		o.In = os.Stdin
+	}
+	if o.Out == nil {
+		o.Out = os.Stdout
+	}
+	e := newEnv(o, renderer(o.Out, o.NoColor))
+	if e.poll > 0 {
+		w, err := o.Store.Watch(ctx)
+		if err != nil {
+			return err
+		}
+		defer w.Close()
+		e.watcher = w
+	}
+	m := newModel(e)
+	p := tea.NewProgram(m, tea.WithAltScreen(), tea.WithMouseCellMotion(), tea.WithContext(ctx),
+		tea.WithInput(o.In), tea.WithOutput(o.Out))
+	_, err := p.Run()
+	e.stopAll()
+	e.runs.Wait()
+	if errors.Is(err, tea.ErrProgramKilled) && ctx.Err() != nil {
+		return nil // interrupted from outside (SIGTERM): same as q
+	}
+	if err != nil {
+		return fmt.Errorf("tui: %w", err)
+	}
+	return nil
+}
+
+// stopAll cancels every running replay and check.
+func (e *env) stopAll() {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	for _, c := range e.cancel {
+		c()
+	}
+	e.cancel = nil
+}

@@ -1,0 +1,253 @@
+package tui
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	tea "github.com/charmbracelet/bubbletea"
+
+	"github.com/hookreplay/hookreplay/internal/store"
+)
+
+func TestDeliveriesView(t *testing.T) {
+	h := newHarness(t, fixtureStore(t), 80, 24)
+	h.golden("deliveries_80x24")
+	h.send(tea.WindowSizeMsg{Width: 120, Height: 30})
+	h.golden("deliveries_120x30")
+	h.keys("j", "j")
+	h.contains("3/6 deliveries", "> 4 ")
+	h.keys("G")
+	h.contains("6/6 deliveries", "> 1 ")
+	h.keys("g")
+	h.contains("1/6 deliveries", "> 6 ")
+}
+
+func TestDeliveryTabs(t *testing.T) {
+	h := newHarness(t, fixtureStore(t), 80, 24)
+	h.keys("G", "enter") // delivery 1, stripe
+	h.golden("delivery_headers")
+	for _, tab := range []string{"body", "raw", "response", "signature", "attempts"} {
+		h.keys("tab")
+		h.golden("delivery_" + tab)
+	}
+	h.keys("esc")
+	h.contains("6/6 deliveries")
+}
+
+func TestDeliveryBodies(t *testing.T) {
+	h := newHarness(t, fixtureStore(t), 80, 24)
+	h.keys("j", "enter", "2") // delivery 5: binary body
+	h.contains("256 bytes of application/octet-stream, as hex:", "00000000  00 01 02 03")
+	h.keys("esc", "g", "enter", "2") // delivery 6: twilio form
+	h.contains("form fields (decoded):", "Body = Hello 👋 world")
+	h.keys("esc", "j", "j", "enter", "3") // delivery 4: terminal escapes stay escaped
+	v := h.view()
+	if strings.Contains(v, "\x1b") {
+		t.Errorf("raw view lets an escape byte through:\n%q", v)
+	}
+	h.contains(`\x1b`)
+}
+
+func TestFilter(t *testing.T) {
+	h := newHarness(t, fixtureStore(t), 80, 24)
+	h.keys("/")
+	h.typeText("provider:stripe")
+	h.golden("deliveries_filtering")
+	h.keys("enter")
+	h.contains("1/2 deliveries matching provider:stripe", "filter: provider:stripe")
+	h.keys("/", "ctrl+u")
+	h.typeText("type:push")
+	h.keys("enter")
+	h.contains("1/1 deliveries matching type:push", "> 2 ")
+	h.keys("/", "ctrl+u")
+	h.typeText("ada@example")
+	h.keys("enter")
+	h.contains("1/1 deliveries matching ada@example", "> 1 ")
+	h.keys("/", "ctrl+u")
+	h.typeText("since:nonsense")
+	h.keys("enter")
+	h.contains("error: filter: since:")
+	h.keys("esc", "esc")
+	h.contains("1/6 deliveries")
+}
+
+func TestParseFilter(t *testing.T) {
+	now := time.Date(2026, 12, 3, 9, 0, 0, 0, time.UTC)
+	for _, tc := range []struct {
+		q    string
+		want store.Filter
+		err  string
+	}{
+		{q: "provider:Stripe type:'invoice.*'", want: store.Filter{Provider: "stripe", TypeGlob: "invoice.*"}},
+		{q: "--provider github --event-id=abc", want: store.Filter{Provider: "github", EventID: "abc"}},
+		{q: "since:2h cus_1 paid", want: store.Filter{Since: now.Add(-2 * time.Hour), Text: "cus_1 paid"}},
+		{q: `"a:b c"`, want: store.Filter{Text: "a:b c"}},
+		{q: "type:[x", err: "malformed glob"},
+		{q: "--colour red", err: "unknown filter --colour"},
+	} {
+		got, err := parseFilter(tc.q, now)
+		if tc.err != "" {
+			if err == nil || !strings.Contains(err.Error(), tc.err) {
+				t.Errorf("%q: error %v, want %q", tc.q, err, tc.err)
+			}
+			continue
+		}
+		if err != nil || got != tc.want {
+			t.Errorf("%q: %+v, %v; want %+v", tc.q, got, err, tc.want)
+		}
+	}
+}
+
+// TestLiveDeliveries: a delivery another connection commits appears on the
+// next poll, and the cursor on the newest row follows it.
+func TestLiveDeliveries(t *testing.T) {
+	st := fixtureStore(t)
+	h := newHarness(t, st, 80, 24)
+	w, err := st.Watch(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	h.env.watcher = w
+	h.send(pollMsg{})
+	d := &store.Delivery{Method: "POST", Target: "/late", Provider: "stripe", EventType: "charge.refunded", EventID: "evt_live",
+		Raw: []byte("POST /late HTTP/1.1\r\n\r\n"), ReceivedAt: time.Date(2026, 12, 3, 8, 59, 0, 0, time.UTC)}
+	other, err := store.Open(context.Background(), st.Path())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer other.Close()
+	if err := other.InsertDelivery(context.Background(), d); err != nil {
+		t.Fatal(err)
+	}
+	h.send(pollMsg{})
+	h.contains("> 7 ", "charge.refunded", "1/7 deliveries")
+	// Away from the top the selection stays put while rows arrive above it.
+	h.keys("j")
+	h.contains("> 6 ")
+	d2 := *d
+	d2.ID = 0
+	if err := other.InsertDelivery(context.Background(), &d2); err != nil {
+		t.Fatal(err)
+	}
+	h.send(pollMsg{})
+	h.contains("> 6 ", "3/8 deliveries")
+}
+
+func TestPagingLargeStore(t *testing.T) {
+	st, err := store.Open(context.Background(), filepath.Join(t.TempDir(), "big.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	const n = 1000
+	ds := make([]*store.Delivery, n)
+	for i := range ds {
+		ds[i] = &store.Delivery{Method: "POST", Target: "/h", Provider: "stripe", EventType: "invoice.paid",
+			EventID: fmt.Sprintf("evt_%04d", i+1), Raw: []byte("x"), Body: []byte(`{}`),
+			ReceivedAt: time.Date(2026, 12, 1, 0, 0, i, 0, time.UTC)}
+	}
+	if err := st.ImportDeliveries(context.Background(), ds); err != nil {
+		t.Fatal(err)
+	}
+	h := newHarness(t, st, 80, 24)
+	if got := len(h.m.views[0].(*deliveriesModel).rows); got > pageSize {
+		t.Fatalf("loaded %d rows at start, want at most %d", got, pageSize)
+	}
+	for range 30 {
+		h.keys("pgdown")
+	}
+	h.contains(fmt.Sprintf("%d/%d deliveries", 30*19+1, n), fmt.Sprintf("> %d ", n-30*19))
+	h.keys("G")
+	h.contains(fmt.Sprintf("%d/%d deliveries", n, n), "> 1 ")
+	for range 3 {
+		h.keys("pgup")
+	}
+	h.contains(fmt.Sprintf("%d/%d deliveries", n-3*19, n))
+	h.keys("g")
+	h.contains(fmt.Sprintf("1/%d deliveries", n), fmt.Sprintf("> %d ", n))
+}
+
+func TestDeleteWithConfirmation(t *testing.T) {
+	st := fixtureStore(t)
+	h := newHarness(t, st, 80, 24)
+	h.keys("d")
+	h.contains("delete delivery 6? y/n")
+	h.keys("n")
+	h.contains("nothing deleted")
+	h.keys("m", "m", "d")
+	h.contains("delete 2 deliveries (5, 6)? y/n")
+	h.keys("y")
+	h.contains("deleted 2 deliveries")
+	h.keys("k")
+	h.contains("1/4 deliveries", "> 4 ")
+	if n, _ := st.CountDeliveries(context.Background(), store.Filter{}); n != 4 {
+		t.Fatalf("%d deliveries left, want 4", n)
+	}
+}
+
+func TestCopyAndExport(t *testing.T) {
+	h := newHarness(t, fixtureStore(t), 120, 30)
+	h.keys("G", "y")
+	if !strings.HasPrefix(h.clip.String(), "\x1b]52;c;") {
+		t.Errorf("no OSC 52 sequence written: %q", h.clip.String())
+	}
+	h.contains("copied delivery 1 as curl via OSC 52")
+	b, err := os.ReadFile(filepath.Join(os.TempDir(), "hookreplay-curl-1.sh"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"curl -sS -X 'POST' 'http://127.0.0.1:8080/hooks/stripe?src=cli'", "-H 'Stripe-Signature: t=", `"customer_email":"ada@example.com"`} {
+		if !strings.Contains(string(b), want) {
+			t.Errorf("curl command lacks %q:\n%s", want, b)
+		}
+	}
+	h.keys("e")
+	h.contains("exported 1 delivery to ")
+	files, _ := filepath.Glob(filepath.Join(h.env.exportDir, "*.jsonl"))
+	if len(files) != 1 {
+		t.Fatalf("export wrote %v", files)
+	}
+	f, _ := os.Open(files[0])
+	defer f.Close()
+	ds, err := store.ReadJSONL(f)
+	if err != nil || len(ds) != 1 || ds[0].EventID != "evt_1QjsonlA" {
+		t.Fatalf("exported %v, %v", ds, err)
+	}
+}
+
+func TestHelpAndQuit(t *testing.T) {
+	h := newHarness(t, fixtureStore(t), 80, 24)
+	h.keys("?")
+	h.golden("help")
+	h.keys("x")
+	h.contains("1/6 deliveries")
+	h.keys("q")
+	if !h.m.quitting {
+		t.Fatal("q did not quit")
+	}
+	h = newHarness(t, fixtureStore(t), 80, 24)
+	h.keys("/", "q")
+	if h.m.quitting {
+		t.Fatal("q while typing a filter quit")
+	}
+	h.keys("ctrl+c")
+	if !h.m.quitting {
+		t.Fatal("ctrl+c did not quit")
+	}
+}
+
+func TestStoreErrorShowsInStatusBar(t *testing.T) {
+	st := fixtureStore(t)
+	h := newHarness(t, st, 80, 24)
+	st.Close()
+	h.keys("enter")
+	h.contains("error: ")
+	h.keys("esc")
+	h.contains("hookreplay · deliveries")
+}

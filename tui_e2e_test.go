@@ -1,0 +1,155 @@
+package main
+
+import (
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+// tmuxTerm is a terminal emulated by tmux on a private server: the real
+// binary runs in it, keys are sent with send-keys and the screen is read with
+// capture-pane.
+type tmuxTerm struct {
+	t      *testing.T
+	socket string
+}
+
+// tuiTmux starts command in a 120×40 tmux session (skipped loudly when tmux is
+// missing, failed under CI=1).
+func tuiTmux(t *testing.T, command string) *tmuxTerm {
+	t.Helper()
+	if _, err := exec.LookPath("tmux"); err != nil {
+		if os.Getenv("CI") != "" {
+			t.Fatal("tmux is not installed: the TUI end-to-end test needs it (.ci/run installs it)")
+		}
+		t.Skip("SKIPPING the TUI end-to-end test: tmux is not installed (apt-get install tmux)")
+	}
+	tm := &tmuxTerm{t: t, socket: fmt.Sprintf("hookreplay-e2e-%d-%d", os.Getpid(), time.Now().UnixNano())}
+	tm.tmux("-f", "/dev/null", "new-session", "-d", "-x", "120", "-y", "40", "-s", "tui", command)
+	t.Cleanup(func() { exec.Command("tmux", "-L", tm.socket, "kill-server").Run() })
+	return tm
+}
+
+func (tm *tmuxTerm) tmux(args ...string) string {
+	tm.t.Helper()
+	out, err := exec.Command("tmux", append([]string{"-L", tm.socket}, args...)...).CombinedOutput()
+	if err != nil {
+		tm.t.Fatalf("tmux %v: %v\n%s", args, err, out)
+	}
+	return string(out)
+}
+
+// keys sends tmux key names ("Enter", "Escape", "C-c") or literal text.
+func (tm *tmuxTerm) keys(keys ...string) {
+	tm.t.Helper()
+	tm.tmux(append([]string{"send-keys", "-t", "tui"}, keys...)...)
+}
+
+func (tm *tmuxTerm) text(s string) {
+	tm.t.Helper()
+	tm.tmux("send-keys", "-t", "tui", "-l", s)
+}
+
+func (tm *tmuxTerm) screen() string {
+	tm.t.Helper()
+	return tm.tmux("capture-pane", "-p", "-t", "tui")
+}
+
+// waitFor waits until the screen shows every one of subs.
+func (tm *tmuxTerm) waitFor(subs ...string) string {
+	tm.t.Helper()
+	deadline := time.Now().Add(20 * time.Second)
+	var s string
+	for time.Now().Before(deadline) {
+		s = tm.screen()
+		ok := true
+		for _, sub := range subs {
+			ok = ok && strings.Contains(s, sub)
+		}
+		if ok {
+			return s
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	tm.t.Fatalf("the screen never showed %q:\n%s", subs, s)
+	return ""
+}
+
+// waitGone waits until the screen no longer shows sub.
+func (tm *tmuxTerm) waitGone(sub string) string {
+	tm.t.Helper()
+	deadline := time.Now().Add(20 * time.Second)
+	var s string
+	for time.Now().Before(deadline) {
+		if s = tm.screen(); !strings.Contains(s, sub) {
+			return s
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	tm.t.Fatalf("the screen still shows %q:\n%s", sub, s)
+	return ""
+}
+
+func TestTUIE2E(t *testing.T) {
+	captureFastExit(t)
+	db := filepath.Join(t.TempDir(), "hookreplay.db")
+	if r := runBin(t, db, mustRead(t, "internal/tui/testdata/deliveries.jsonl"), "import", "-"); r.Code != 0 {
+		t.Fatalf("import: %d %s", r.Code, r.Stderr)
+	}
+	cmdline := fmt.Sprintf("NO_COLOR=1 GORACE=atexit_sleep_ms=0 %s --db %s tui; echo \"tui exited $?\"; sleep 600", binPath, db)
+	tm := tuiTmux(t, cmdline)
+	tm.waitFor("1/6 deliveries", "invoice.payment_succeeded", "app_mention")
+
+	// A delivery captured by a separate process appears live, on top.
+	_, addr := captureStart(t, db)
+	captureExchange(t, addr, mustRead(t, "testdata/export/github.http"), 1)
+	tm.waitFor("7 ", "1/7 deliveries")
+
+	// / filters with list's filter language.
+	tm.keys("/")
+	tm.text("provider:github")
+	tm.keys("Enter")
+	s := tm.waitFor("1/2 deliveries matching provider:github")
+	if strings.Contains(s, "invoice.payment_succeeded") {
+		t.Fatalf("the filter kept a stripe delivery:\n%s", s)
+	}
+
+	// enter shows the delivery; 3 its exact wire bytes.
+	tm.keys("Enter")
+	tm.waitFor("[1 headers]")
+	tm.keys("3")
+	tm.waitFor("[3 raw]", `POST /hooks/github HTTP/1.1\r\n`, `X-GitHub-Event: push\r\n`)
+	tm.keys("Escape")
+	tm.waitFor("1/2 deliveries matching provider:github")
+
+	// q exits 0 and gives the terminal back (the alternate screen is gone).
+	tm.keys("q")
+	s = tm.waitFor("tui exited 0")
+	if strings.Contains(s, "deliveries matching") {
+		t.Fatalf("the TUI's screen is still shown after quitting:\n%s", s)
+	}
+}
+
+func mustRead(t *testing.T, path string) []byte {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+func TestTUIMissingDatabase(t *testing.T) {
+	dir := t.TempDir()
+	r := runBin(t, filepath.Join(dir, "nope.db"), nil, "tui")
+	if r.Code != 2 || !strings.Contains(r.Stderr, "capture or import deliveries first") {
+		t.Fatalf("exit %d, stderr %q; want 2 saying how to capture or import", r.Code, r.Stderr)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "nope.db")); err == nil {
+		t.Fatal("tui created a database")
+	}
+}
