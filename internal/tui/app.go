@@ -45,11 +45,11 @@ type model struct {
 func newModel(e *env) *model {
 	h := help.New()
 	h.ShortSeparator = " · "
-	h.Styles.ShortKey = e.styles.Bold
-	h.Styles.FullKey = e.styles.Bold
-	h.Styles.ShortDesc = e.styles.Faint
-	h.Styles.FullDesc = e.styles.Faint
-	h.Styles.ShortSeparator = e.styles.Faint
+	// Every style is set: help's defaults are adaptive colours, and resolving
+	// one asks the terminal for its background (OSC 11) while Bubble Tea
+	// reads the same input — the answer would arrive as stray key presses.
+	h.Styles = help.Styles{ShortKey: e.styles.Bold, ShortDesc: e.styles.Faint, ShortSeparator: e.styles.Faint,
+		Ellipsis: e.styles.Faint, FullKey: e.styles.Bold, FullDesc: e.styles.Faint, FullSeparator: e.styles.Faint}
 	m := &model{env: e, help: h, width: 80, height: 24}
 	m.views = []view{newDeliveries(e)}
 	return m
@@ -144,6 +144,15 @@ func (m *model) broadcast(msg tea.Msg) tea.Cmd {
 }
 
 func (m *model) key(msg tea.KeyMsg) tea.Cmd {
+	// Keys typed faster than they are read (over ssh, from tmux) arrive as
+	// one message of several runes: "/provider" must still open the filter.
+	if msg.Type == tea.KeyRunes && len(msg.Runes) > 1 && !msg.Paste {
+		var cmds []tea.Cmd
+		for _, r := range msg.Runes {
+			cmds = append(cmds, m.key(tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune{r}, Alt: msg.Alt}))
+		}
+		return tea.Batch(cmds...)
+	}
 	k := m.env.keys
 	m.note, m.err = "", nil
 	if msg.Type == tea.KeyCtrlC {

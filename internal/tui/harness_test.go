@@ -117,7 +117,7 @@ func keyMsg(k string) tea.KeyMsg {
 	named := map[string]tea.KeyType{
 		"enter": tea.KeyEnter, "esc": tea.KeyEsc, "tab": tea.KeyTab, "shift+tab": tea.KeyShiftTab,
 		"down": tea.KeyDown, "up": tea.KeyUp, "pgdown": tea.KeyPgDown, "pgup": tea.KeyPgUp,
-		"ctrl+c": tea.KeyCtrlC, "home": tea.KeyHome, "end": tea.KeyEnd, "backspace": tea.KeyBackspace,
+		"ctrl+c": tea.KeyCtrlC, "ctrl+u": tea.KeyCtrlU, "home": tea.KeyHome, "end": tea.KeyEnd, "backspace": tea.KeyBackspace,
 	}
 	if t, ok := named[k]; ok {
 		return tea.KeyMsg{Type: t}

@@ -76,6 +76,15 @@ func TestFilter(t *testing.T) {
 	h.contains("1/6 deliveries")
 }
 
+// TestCoalescedKeys: keys read together ("/" and the filter typed fast)
+// act one by one.
+func TestCoalescedKeys(t *testing.T) {
+	h := newHarness(t, fixtureStore(t), 80, 24)
+	h.send(tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune("/provider:github")})
+	h.keys("enter")
+	h.contains("1/1 deliveries matching provider:github")
+}
+
 func TestParseFilter(t *testing.T) {
 	now := time.Date(2026, 12, 3, 9, 0, 0, 0, time.UTC)
 	for _, tc := range []struct {
