@@ -104,7 +104,7 @@ func exportJSONL(e *env, ids []int64) tea.Cmd {
 			ds = append(ds, d)
 		}
 		path := filepath.Join(dir, "hookreplay-"+now().Format("20060102-150405")+".jsonl")
-		if err := store.WriteJSONLFile(path, ds); err != nil {
+		if _, err := store.WriteJSONLFile(path, ds); err != nil {
 			return statusMsg{err: err}
 		}
 		return statusMsg{text: fmt.Sprintf("exported %s to %s", plural(len(ds), "delivery", "deliveries"), path)}

@@ -12,8 +12,8 @@ import (
 	"github.com/charmbracelet/bubbles/textinput"
 	tea "github.com/charmbracelet/bubbletea"
 
-	"github.com/hookreplay/hookreplay/internal/capture"
 	"github.com/hookreplay/hookreplay/internal/message"
+	"github.com/hookreplay/hookreplay/internal/report"
 	"github.com/hookreplay/hookreplay/internal/store"
 )
 
@@ -482,7 +482,7 @@ func (m *deliveriesModel) row(d store.DeliverySummary, cur bool) table.Row {
 		status = fmt.Sprint(d.ResponseStatus)
 	}
 	return table.Row{mark, fmt.Sprint(d.ID), d.ReceivedAt.Local().Format("01-02 15:04:05"),
-		pr(d.Provider), dash(pr(d.EventType)), dash(pr(d.EventID)), sigMark(d.Verification), status, capture.HumanSize(d.BodySize)}
+		pr(d.Provider), dash(pr(d.EventType)), dash(pr(d.EventID)), sigMark(d.Verification), status, report.Size(d.BodySize)}
 }
 
 // sigMark is ✓ for a signature verified at capture, ✗ for one that failed and

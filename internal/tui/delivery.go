@@ -14,7 +14,7 @@ import (
 	"github.com/charmbracelet/lipgloss"
 	"github.com/charmbracelet/x/ansi"
 
-	"github.com/hookreplay/hookreplay/internal/capture"
+	"github.com/hookreplay/hookreplay/internal/report"
 	"github.com/hookreplay/hookreplay/internal/store"
 	"github.com/hookreplay/hookreplay/internal/verify"
 )
@@ -250,7 +250,7 @@ func (m *deliveryModel) response() string {
 	case d.ForwardError != "":
 		line += "  " + st.Fail.Render(pr(d.ForwardError))
 	case d.Latency > 0:
-		line += " from the handler in " + capture.FormatLatency(d.Latency)
+		line += " from the handler in " + report.Duration(d.Latency)
 	default:
 		line += st.Faint.Render(" answered by capture itself (no --forward)")
 	}
@@ -262,14 +262,7 @@ func (m *deliveryModel) signature() string {
 	st, d := m.env.styles, m.d
 	var b strings.Builder
 	verdict := func(label, v string) {
-		paint := st.Warn
-		switch {
-		case strings.HasPrefix(v, "valid"):
-			paint = st.OK
-		case strings.HasPrefix(v, "invalid"):
-			paint = st.Fail
-		}
-		fmt.Fprintf(&b, "%-18s %s\n", label, paint.Render(pr(v)))
+		fmt.Fprintf(&b, "%-18s %s\n", label, st.tone(report.VerificationTone(v)).Render(pr(v)))
 	}
 	if d.Verification != "" {
 		verdict("at capture", d.Verification)
@@ -335,5 +328,5 @@ func latency(d time.Duration) string {
 	if d <= 0 {
 		return "–"
 	}
-	return capture.FormatLatency(d)
+	return report.Duration(d)
 }

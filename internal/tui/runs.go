@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"sort"
 	"strings"
 
 	"github.com/charmbracelet/bubbles/key"
@@ -14,8 +13,6 @@ import (
 	tea "github.com/charmbracelet/bubbletea"
 	"github.com/charmbracelet/x/ansi"
 
-	"github.com/hookreplay/hookreplay/internal/iostreams"
-	"github.com/hookreplay/hookreplay/internal/replay"
 	"github.com/hookreplay/hookreplay/internal/report"
 	"github.com/hookreplay/hookreplay/internal/store"
 )
@@ -143,7 +140,7 @@ func runTook(r *store.Run) string {
 	if r.FinishedAt.IsZero() {
 		return "unfinished"
 	}
-	return replay.FormatLatency(r.FinishedAt.Sub(r.StartedAt))
+	return report.Duration(r.FinishedAt.Sub(r.StartedAt))
 }
 
 // verdictMark is a run's verdict with a symbol that reads without colour.
@@ -248,71 +245,20 @@ func (m *runModel) View() string {
 	return m.vp.View()
 }
 
+// content is the run as 'runs show' prints it and, for a check, its report
+// re-rendered from the stored summary.
 func (m *runModel) content() string {
-	st, r := m.env.styles, m.run
-	var b strings.Builder
-	fmt.Fprintf(&b, "%s %d  %s → %s\n", st.Bold.Render("run"), r.ID, r.Kind, pr(r.Target))
-	fmt.Fprintf(&b, "started %s, took %s, verdict %s\n", r.StartedAt.Local().Format("2006-01-02 15:04:05"), runTook(r), verdictMark(r.Verdict))
-	if len(r.Options) > 0 {
-		keys := make([]string, 0, len(r.Options))
-		for k := range r.Options {
-			keys = append(keys, k)
-		}
-		sort.Strings(keys)
-		var parts []string
-		for _, k := range keys {
-			v, _ := json.Marshal(r.Options[k])
-			parts = append(parts, k+"="+string(v))
-		}
-		b.WriteString(st.Faint.Render("options "+pr(strings.Join(parts, " "))) + "\n")
+	p := report.Colors(m.env.color)
+	var b bytes.Buffer
+	if err := report.Run(&b, p, m.run, m.as); err != nil {
+		return err.Error()
 	}
-	b.WriteString("\n")
-	if r.Kind == "check" {
+	if m.run.Kind == "check" && len(m.run.Summary) > 2 {
 		var c report.Check
-		if len(r.Summary) > 2 && json.Unmarshal(r.Summary, &c) == nil && len(c.Deliveries) > 0 {
-			var out bytes.Buffer
-			if report.Text(&out, &c, m.env.color) == nil {
-				b.WriteString(out.String() + "\n")
-			}
-		} else if len(r.Summary) > 2 {
-			b.WriteString(pr(string(r.Summary)) + "\n\n")
+		if json.Unmarshal(m.run.Summary, &c) == nil && len(c.Deliveries) > 0 {
+			b.WriteString("\n")
+			_ = report.Text(&b, &c, m.env.color)
 		}
 	}
-	if r.Kind == "replay" && len(r.Summary) > 2 {
-		var s replay.Summary
-		if json.Unmarshal(r.Summary, &s) == nil && s.Attempts > 0 {
-			io, _, out, _ := iostreams.Test()
-			io.SetColor(m.env.color)
-			replay.WriteSummary(out, io, s)
-			b.WriteString(out.String() + "\n")
-		}
-	}
-	b.WriteString(m.attemptLines())
 	return strings.TrimRight(b.String(), "\n")
-}
-
-func (m *runModel) attemptLines() string {
-	st := m.env.styles
-	if len(m.as) == 0 {
-		return st.Faint.Render("no attempts recorded")
-	}
-	var b strings.Builder
-	b.WriteString(st.Bold.Render(fmt.Sprintf("%-8s %-8s %-8s %-5s %-7s %-9s %s", "ATTEMPT", "PHASE", "DELIVERY", "COPY", "STATUS", "LATENCY", "NOTE")) + "\n")
-	for _, a := range m.as {
-		status := fmt.Sprintf("%-7s", "–")
-		switch {
-		case a.Status != 0:
-			status = st.status(a.Status, fmt.Sprintf("%-7d", a.Status))
-		case a.Lost && a.Err == "":
-			status = st.Info.Render(fmt.Sprintf("%-7s", "lost"))
-		case a.Err != "":
-			status = st.Fail.Render(fmt.Sprintf("%-7s", "ERR"))
-		}
-		note := a.Err
-		if a.Edit != "" {
-			note = strings.TrimSpace(note + " " + a.Edit)
-		}
-		fmt.Fprintf(&b, "%-8d %-8s %-8d %-5d %s %-9s %s\n", a.ID, pr(a.Phase), a.DeliveryID, a.Copy, status, latency(a.Latency), pr(note))
-	}
-	return b.String()
 }

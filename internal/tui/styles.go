@@ -3,18 +3,13 @@ package tui
 import (
 	"github.com/charmbracelet/bubbles/table"
 	"github.com/charmbracelet/lipgloss"
+
+	"github.com/hookreplay/hookreplay/internal/report"
 )
 
-// palette is the handful of colours every view draws with (ANSI colours, so
-// the terminal's own theme decides the exact shades).
-var palette = struct {
-	OK, Fail, Warn, Info, Accent, Faint lipgloss.Color
-}{
-	OK: "2", Fail: "1", Warn: "3", Info: "6", Accent: "5", Faint: "8",
-}
-
-// Styles holds every style the TUI renders with. They come from one renderer,
-// so NO_COLOR (an Ascii profile) turns all of them plain at once.
+// Styles holds every style the TUI renders with, built from report's
+// palette (one meaning, one colour, in the CLI and here) by one renderer, so
+// NO_COLOR (an Ascii profile) turns all of them plain at once.
 type Styles struct {
 	Title     lipgloss.Style
 	Faint     lipgloss.Style
@@ -23,6 +18,8 @@ type Styles struct {
 	Fail      lipgloss.Style
 	Warn      lipgloss.Style
 	Info      lipgloss.Style
+	Lost      lipgloss.Style
+	Maybe     lipgloss.Style // inconclusive
 	HeaderKey lipgloss.Style
 	Tab       lipgloss.Style
 	ActiveTab lipgloss.Style
@@ -38,43 +35,67 @@ type Styles struct {
 
 // NewStyles builds the styles for r.
 func NewStyles(r *lipgloss.Renderer) *Styles {
+	tone := func(t report.Tone) lipgloss.Style {
+		p := report.Palette[t]
+		st := r.NewStyle().Bold(p.Bold).Faint(p.Faint)
+		if p.Color != "" {
+			st = st.Foreground(lipgloss.Color(p.Color))
+		}
+		return st
+	}
 	s := r.NewStyle
 	return &Styles{
-		Title:     s().Bold(true),
-		Faint:     s().Foreground(palette.Faint),
-		Bold:      s().Bold(true),
-		OK:        s().Foreground(palette.OK),
-		Fail:      s().Foreground(palette.Fail),
-		Warn:      s().Foreground(palette.Warn),
-		Info:      s().Foreground(palette.Info),
-		HeaderKey: s().Foreground(palette.Info),
+		Title:     tone(report.ToneStrong),
+		Faint:     tone(report.ToneMuted),
+		Bold:      tone(report.ToneStrong),
+		OK:        tone(report.TonePass),
+		Fail:      tone(report.ToneFail),
+		Warn:      tone(report.ToneWarn),
+		Info:      tone(report.ToneInfo),
+		Lost:      tone(report.ToneLost),
+		Maybe:     tone(report.ToneInconclusive),
+		HeaderKey: tone(report.ToneInfo),
 		Tab:       s().Padding(0, 1),
 		ActiveTab: s().Padding(0, 1).Bold(true).Reverse(true),
 		Status:    s(),
-		StatusErr: s().Foreground(palette.Fail).Bold(true),
+		StatusErr: tone(report.ToneFail).Bold(true),
 		Overlay:   s().Border(lipgloss.NormalBorder()).Padding(0, 1),
 		Table: table.Styles{
-			Header:   s().Bold(true).PaddingRight(1),
+			Header:   tone(report.ToneStrong).PaddingRight(1),
 			Cell:     s().PaddingRight(1),
 			Selected: s().Reverse(true),
 		},
-		JSONKey: s().Foreground(palette.Info),
-		JSONStr: s().Foreground(palette.OK),
-		JSONNum: s().Foreground(palette.Accent),
-		JSONLit: s().Foreground(palette.Warn),
+		JSONKey: tone(report.ToneInfo),
+		JSONStr: tone(report.TonePass),
+		JSONNum: tone(report.ToneInconclusive),
+		JSONLit: tone(report.ToneWarn),
 	}
 }
 
-// status paints an HTTP status by class: 2xx green, 3xx cyan, 4xx yellow,
-// 5xx and no answer red.
-func (st *Styles) status(code int, text string) string {
-	switch {
-	case code >= 200 && code < 300:
-		return st.OK.Render(text)
-	case code >= 300 && code < 400:
-		return st.Info.Render(text)
-	case code >= 400 && code < 500:
-		return st.Warn.Render(text)
+// tone returns the style of a report tone.
+func (st *Styles) tone(t report.Tone) lipgloss.Style {
+	switch t {
+	case report.TonePass:
+		return st.OK
+	case report.ToneFail:
+		return st.Fail
+	case report.ToneWarn:
+		return st.Warn
+	case report.ToneInfo:
+		return st.Info
+	case report.ToneLost:
+		return st.Lost
+	case report.ToneInconclusive:
+		return st.Maybe
+	case report.ToneMuted:
+		return st.Faint
+	case report.ToneStrong:
+		return st.Bold
 	}
-	return st.Fail.Render(text)
+	return st.Status
+}
+
+// status paints an HTTP status in its tone (report.StatusTone).
+func (st *Styles) status(code int, text string) string {
+	return st.tone(report.StatusTone(code)).Render(text)
 }
