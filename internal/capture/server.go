@@ -12,6 +12,7 @@ package capture
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -379,17 +380,17 @@ func (s *Server) serveRequest(c *conn, rec *recorder, br *bufio.Reader) bool {
 		case errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF):
 			// The client went away mid-request; nobody to answer.
 		default:
-			s.reject(c, remote, nil, 400, "malformed request: "+err.Error())
+			s.reject(c, remote, nil, 400, "malformed request: "+malformedWhy(rec.buf, err))
 		}
 		return false
 	}
 	receivedAt := time.Now()
-	if why := ambiguousFraming(rec.buf[:len(rec.buf)-br.Buffered()], req.ProtoAtLeast(1, 1)); why != "" {
-		s.reject(c, remote, req, 400, why)
-		return false
-	}
 	if req.ProtoMajor != 1 {
 		s.reject(c, remote, req, 505, "only HTTP/1.x is captured")
+		return false
+	}
+	if why := checkHead(rec.buf[:len(rec.buf)-br.Buffered()]); why != "" {
+		s.reject(c, remote, req, 400, why)
 		return false
 	}
 	c.nc.SetReadDeadline(time.Now().Add(s.opt.ReadTimeout))
@@ -419,6 +420,17 @@ func (s *Server) serveRequest(c *conn, rec *recorder, br *bufio.Reader) bool {
 		return false
 	}
 	raw := rec.take(len(rec.buf) - br.Buffered())
+	parsed, err := message.Parse(raw)
+	switch {
+	case err != nil:
+		s.reject(c, remote, req, 400, "malformed request: "+err.Error())
+		return false
+	case !bytes.Equal(parsed.Body, body):
+		// FuzzParseAgainstNetHTTP keeps this from happening; if it ever does,
+		// storing either reading would store a guess.
+		s.reject(c, remote, req, 400, "ambiguous body framing")
+		return false
+	}
 
 	d := &store.Delivery{
 		ReceivedAt: receivedAt,
@@ -427,7 +439,7 @@ func (s *Server) serveRequest(c *conn, rec *recorder, br *bufio.Reader) bool {
 		Method:     req.Method,
 		Target:     req.RequestURI,
 		Proto:      req.Proto,
-		Headers:    parseHeaders(raw),
+		Headers:    parsed.Headers,
 		Raw:        raw,
 		Body:       body,
 	}
@@ -546,7 +558,7 @@ func (s *Server) committer() {
 func (s *Server) reject(c *conn, remote string, req *http.Request, status int, why string) {
 	what := "request"
 	if req != nil {
-		what = req.Method + " " + req.RequestURI
+		what = message.Printable(req.Method + " " + clipWire(req.RequestURI))
 	}
 	s.logf("%d %s from %s: %s (not stored)", status, what, remote, why)
 	r := response{status: status, close: true,

@@ -4,8 +4,8 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"io"
 	"net"
-	"strings"
 
 	"github.com/hookreplay/hookreplay/internal/message"
 )
@@ -53,34 +53,42 @@ func (r *recorder) take(n int) []byte {
 	return out
 }
 
-// parseHeaders reads the ordered header list from a request's raw bytes
-// (see message.ParseHeaderBlock, which the store also uses to read them back).
-func parseHeaders(raw []byte) message.Headers { return message.ParseHeaderBlock(raw) }
-
-// ambiguousFraming returns why a request's header section (its raw bytes up
-// to the blank line) frames the body in a way servers disagree on — the
-// shapes of request smuggling — or "" when it does not. net/http lets both
-// through: with Transfer-Encoding and Content-Length it silently picks
-// chunked (RFC 9112 §6.1 says a server must then at least close the
-// connection), and a name with a space before the colon ("Content-Length :
-// 5") is kept as an unknown header, so the body would be read as empty.
-// Capture must store what the sender meant, not a guess, so both are refused.
-//
-// An HTTP/1.0 request with Transfer-Encoding is refused too: net/http ignores
-// the header there and would store a chunked body as empty (RFC 9112 §6.1:
-// such framing is faulty).
-func ambiguousFraming(head []byte, http11 bool) string {
-	hs := parseHeaders(head)
-	if !http11 && hs.Has("Transfer-Encoding") {
-		return "Transfer-Encoding in an HTTP/1.0 request: the body framing is faulty (RFC 9112 section 6.1)"
+// checkHead parses a request's head (the bytes net/http consumed for it)
+// again with message.ParseHead and returns why capture refuses it, or "":
+// where RFC 9112 says to reject what net/http lets through (obsolete line
+// folding, whitespace before a colon, Transfer-Encoding with Content-Length
+// or in HTTP/1.0: the shapes of request smuggling; net/http picks chunked
+// for TE+CL and reads "Content-Length : 5" as no body), an HTTP/1.1 request
+// without exactly one valid Host (§3.2), and any disagreement on where the
+// head ends. Capture must store what the sender meant, not a guess.
+func checkHead(head []byte) string {
+	h, err := message.ParseHead(head)
+	switch {
+	case err != nil:
+		return err.Error()
+	case h.Len != len(head):
+		return "the header section ends where net/http does not end it"
 	}
-	for _, h := range hs {
-		if strings.ContainsAny(h.Name, " \t") {
-			return fmt.Sprintf("whitespace between header name %q and its colon (RFC 9112 section 5.1)", strings.TrimRight(h.Name, " \t"))
-		}
-	}
-	if hs.Has("Transfer-Encoding") && hs.Has("Content-Length") {
-		return "both Transfer-Encoding and Content-Length: ambiguous body length (a request smuggling shape, RFC 9112 section 6.1)"
+	if err := h.CheckHost(); err != nil {
+		return err.Error()
 	}
 	return ""
+}
+
+// malformedWhy says why net/http refused a request: message.ParseHead's
+// reason for the bytes received so far when it has one (a bounded, escaped
+// quote of the line), else net/http's error clipped.
+func malformedWhy(received []byte, err error) string {
+	if _, perr := message.ParseHead(received); perr != nil && !errors.Is(perr, io.ErrUnexpectedEOF) {
+		return perr.Error()
+	}
+	return clipWire(err.Error())
+}
+
+// clipWire bounds sender-controlled text in a log line or an answer.
+func clipWire(s string) string {
+	if len(s) <= 300 {
+		return s
+	}
+	return s[:300] + fmt.Sprintf("... (%d bytes)", len(s))
 }

@@ -4,7 +4,6 @@
 package message
 
 import (
-	"bufio"
 	"bytes"
 	"fmt"
 	"io"
@@ -194,48 +193,6 @@ func methodHasBody(m string) bool {
 	return true
 }
 
-// Parse reads one HTTP/1.x request from raw wire bytes (as capture stores them):
-// headers keep their order and case, the body is de-chunked.
-func Parse(raw []byte) (*Request, error) {
-	br := bufio.NewReader(bytes.NewReader(raw))
-	line, err := br.ReadString('\n')
-	if err != nil {
-		return nil, fmt.Errorf("parse request line: %w", err)
-	}
-	line = strings.TrimRight(line, "\r\n")
-	parts := strings.SplitN(line, " ", 3)
-	if len(parts) != 3 || !strings.HasPrefix(parts[2], "HTTP/") {
-		return nil, fmt.Errorf("malformed request line %q", line)
-	}
-	req := &Request{Method: parts[0], Target: parts[1], Proto: parts[2]}
-	for {
-		l, err := br.ReadString('\n')
-		if err != nil {
-			return nil, fmt.Errorf("parse headers: %w", err)
-		}
-		l = strings.TrimRight(l, "\r\n")
-		if l == "" {
-			break
-		}
-		name, value, ok := strings.Cut(l, ":")
-		if !ok || name == "" || strings.ContainsAny(name, " \t") {
-			return nil, fmt.Errorf("malformed header line %q", l)
-		}
-		req.Headers = append(req.Headers, Header{Name: name, Value: strings.Trim(value, " \t")})
-	}
-	// Reuse net/http's framing rules for the body.
-	hr, err := http.ReadRequest(bufio.NewReader(bytes.NewReader(raw)))
-	if err != nil {
-		return nil, fmt.Errorf("parse request: %w", err)
-	}
-	body, err := io.ReadAll(hr.Body)
-	if err != nil {
-		return nil, fmt.Errorf("read body: %w", err)
-	}
-	req.Body = body
-	return req, nil
-}
-
 // ParseHeaderLine parses "Name: value" as given on a command line.
 func ParseHeaderLine(s string) (Header, error) {
 	name, value, ok := strings.Cut(s, ":")
@@ -249,40 +206,6 @@ func ParseHeaderLine(s string) (Header, error) {
 		return Header{}, fmt.Errorf("header %q: the value contains a control character (a line break would add a header line)", Printable(s))
 	}
 	return Header{Name: name, Value: value}, nil
-}
-
-// ParseHeaderBlock reads the ordered header list from a request's raw wire
-// bytes (request line, headers, blank line, anything after): names keep their
-// case, duplicates and order are kept, values are trimmed of surrounding
-// blanks, obsolete line folding is joined with one space, and the bytes of
-// names and values are kept as they were (not necessarily UTF-8).
-func ParseHeaderBlock(raw []byte) Headers {
-	end := bytes.Index(raw, []byte("\r\n\r\n"))
-	if i := bytes.Index(raw, []byte("\n\n")); i >= 0 && (end < 0 || i < end) {
-		end = i
-	}
-	if end < 0 {
-		end = len(raw)
-	}
-	lines := strings.Split(string(raw[:end]), "\n")
-	var hs Headers
-	for _, l := range lines[1:] { // lines[0] is the request line
-		l = strings.TrimSuffix(l, "\r")
-		if l == "" {
-			continue
-		}
-		if (l[0] == ' ' || l[0] == '\t') && len(hs) > 0 {
-			last := &hs[len(hs)-1]
-			last.Value = strings.TrimSpace(last.Value + " " + strings.TrimSpace(l))
-			continue
-		}
-		name, value, ok := strings.Cut(l, ":")
-		if !ok {
-			continue
-		}
-		hs = append(hs, Header{Name: name, Value: strings.Trim(value, " \t")})
-	}
-	return hs
 }
 
 // Printable returns s safe to print on a terminal: control characters (C0,
@@ -351,16 +274,11 @@ func (r *HeadRecorder) Stop() { r.off = true }
 func (r *HeadRecorder) ResponseHeaders(n int) Headers {
 	raw := r.buf.Bytes()
 	for k := 1; k < n; k++ {
-		i := bytes.Index(raw, []byte("\r\n\r\n"))
-		j := bytes.Index(raw, []byte("\n\n"))
-		switch {
-		case i >= 0 && (j < 0 || i < j):
-			raw = raw[i+4:]
-		case j >= 0:
-			raw = raw[j+2:]
-		default:
+		end := headEnd(raw)
+		if end < 0 {
 			return nil
 		}
+		raw = raw[end:]
 	}
 	return ParseHeaderBlock(raw)
 }
