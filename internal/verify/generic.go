@@ -105,9 +105,9 @@ func (genericScheme) Verify(r *message.Request, secret string, opt Options) (Res
 	want := mac(h, []byte(secret), r.Body)
 	ok := false
 	if enc == "hex" {
-		ok = equalHex(v, want)
+		ok = equalHexLoose(v, want)
 	} else {
-		ok = equalBase64(v, want)
+		ok = equalBase64Loose(v, want)
 	}
 	if !ok {
 		return invalid("generic", scheme, "signature mismatch"), nil

@@ -70,8 +70,10 @@ func githubPayload(r *message.Request) map[string]any {
 
 // parseGitHubSignature splits "sha256=<hex>" and checks the algorithm prefix.
 func parseGitHubSignature(header, value, algo string) (string, string) {
-	a, sig, ok := strings.Cut(strings.TrimSpace(value), "=")
-	if !ok || !strings.EqualFold(a, algo) {
+	// The prefix is matched exactly: @octokit/webhooks-methods compares the
+	// whole "sha256=<hex>" string.
+	a, sig, ok := strings.Cut(value, "=")
+	if !ok || a != algo {
 		return "", "malformed " + header + " header: want " + algo + "=<hex>"
 	}
 	if _, err := hex.DecodeString(sig); err != nil || len(sig) == 0 {
@@ -87,8 +89,8 @@ func (githubScheme) Verify(r *message.Request, secret string, opt Options) (Resu
 		if bad != "" {
 			return invalid("github", "sha256", bad), nil
 		}
-		if !equalHex(sig, macSHA256([]byte(secret), r.Body)) {
-			return invalid("github", "sha256", "signature mismatch"), nil
+		if want := macSHA256([]byte(secret), r.Body); !equalHex(sig, want) {
+			return invalid("github", "sha256", mismatch([]string{sig}, want, false)), nil
 		}
 		return valid("github", "sha256", time.Time{}, opt.Now), nil
 	}
@@ -97,8 +99,8 @@ func (githubScheme) Verify(r *message.Request, secret string, opt Options) (Resu
 		if bad != "" {
 			return invalid("github", "sha1", bad), nil
 		}
-		if !equalHex(sig, macSHA1([]byte(secret), r.Body)) {
-			return invalid("github", "sha1", "signature mismatch"), nil
+		if want := macSHA1([]byte(secret), r.Body); !equalHex(sig, want) {
+			return invalid("github", "sha1", mismatch([]string{sig}, want, false)), nil
 		}
 		return valid("github", "sha1", time.Time{}, opt.Now), nil
 	}

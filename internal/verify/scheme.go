@@ -243,8 +243,25 @@ func mac(h func() hash.Hash, key []byte, parts ...[]byte) []byte {
 	return m.Sum(nil)
 }
 
-// equalHex compares a hex signature with want in constant time (case-insensitive hex).
+// equalHex compares a hex signature with want in constant time as the
+// providers' libraries do (Stripe's, GitHub's, Slack's): the exact
+// lower-case hex string, so upper-case hex does not match.
 func equalHex(sig string, want []byte) bool {
+	return hmac.Equal([]byte(sig), []byte(hex.EncodeToString(want)))
+}
+
+// equalBase64 compares a base64 signature with want in constant time as the
+// providers' libraries do (Shopify's, Twilio's, Standard Webhooks', Svix's):
+// the exact standard padded base64 string, so unpadded or URL-alphabet
+// encodings of the right bytes do not match.
+func equalBase64(sig string, want []byte) bool {
+	return hmac.Equal([]byte(sig), []byte(base64.StdEncoding.EncodeToString(want)))
+}
+
+// equalHexLoose and equalBase64Loose accept any case of hex and any
+// base64 alphabet and padding: for the generic scheme, whose receiving
+// code is the user's own, and to say why a strict comparison failed.
+func equalHexLoose(sig string, want []byte) bool {
 	got, err := hex.DecodeString(strings.TrimSpace(sig))
 	if err != nil {
 		return false
@@ -252,13 +269,34 @@ func equalHex(sig string, want []byte) bool {
 	return hmac.Equal(got, want)
 }
 
-// equalBase64 compares a base64 signature (standard or URL alphabet, padded or not) with want in constant time.
-func equalBase64(sig string, want []byte) bool {
+func equalBase64Loose(sig string, want []byte) bool {
 	got, ok := decodeBase64(strings.TrimSpace(sig))
 	if !ok {
 		return false
 	}
 	return hmac.Equal(got, want)
+}
+
+// Reasons for a signature with the right bytes in a form the provider's
+// libraries reject.
+const (
+	reasonHexCase   = "signature is not lower-case hex (the provider's libraries compare the exact lower-case string)"
+	reasonBase64Pad = "signature is not canonical padded base64 (the provider's libraries compare the exact string)"
+)
+
+// mismatch is the reason sigs (none of which matched want exactly) are
+// rejected: "signature mismatch", or why, when one of them holds the right
+// bytes in another case of hex or another base64 form.
+func mismatch(sigs []string, want []byte, base64Encoded bool) string {
+	for _, sig := range sigs {
+		switch {
+		case base64Encoded && equalBase64Loose(sig, want):
+			return reasonBase64Pad
+		case !base64Encoded && equalHexLoose(sig, want):
+			return reasonHexCase
+		}
+	}
+	return "signature mismatch"
 }
 
 func decodeBase64(s string) ([]byte, bool) {

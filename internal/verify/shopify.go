@@ -80,8 +80,8 @@ func (shopifyScheme) Verify(r *message.Request, secret string, opt Options) (Res
 	if _, ok := decodeBase64(sig); !ok || sig == "" {
 		return invalid("shopify", "sha256", "malformed "+name+" header: signature is not base64"), nil
 	}
-	if !equalBase64(sig, macSHA256([]byte(secret), r.Body)) {
-		return invalid("shopify", "sha256", "signature mismatch"), nil
+	if want := macSHA256([]byte(secret), r.Body); !equalBase64(sig, want) {
+		return invalid("shopify", "sha256", mismatch([]string{sig}, want, true)), nil
 	}
 	return valid("shopify", "sha256", time.Time{}, opt.Now), nil
 }

@@ -138,8 +138,8 @@ func (sc slackScheme) Verify(r *message.Request, secret string, opt Options) (Re
 	if !ok || ver != "v0" {
 		return invalid("slack", "v0", "malformed "+slackSig+" header: want v0=<hex>"), nil
 	}
-	if !equalHex(sig, slackMAC(secret, tsRaw, r.Body)) {
-		res := invalid("slack", "v0", "signature mismatch")
+	if want := slackMAC(secret, tsRaw, r.Body); !equalHex(sig, want) {
+		res := invalid("slack", "v0", mismatch([]string{sig}, want, false))
 		res.SignedAt, res.CheckedAt = t, opt.Now
 		return res, nil
 	}

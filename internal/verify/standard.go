@@ -128,7 +128,7 @@ func (s standardScheme) Verify(r *message.Request, secret string, opt Options) (
 		}
 	}
 	if !match {
-		res := invalid(s.name, "v1", "signature mismatch")
+		res := invalid(s.name, "v1", mismatch(v1, want, true))
 		res.SignedAt, res.CheckedAt = t, opt.Now
 		return res, nil
 	}

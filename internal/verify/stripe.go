@@ -3,6 +3,7 @@ package verify
 import (
 	"encoding/hex"
 	"errors"
+	"fmt"
 	"strconv"
 	"strings"
 	"time"
@@ -42,16 +43,21 @@ type stripeSig struct {
 	hasT bool
 	v1   []string
 	v0   int
+	// spacedT and spacedV1 record " t=" and " v1=" parts (a space after
+	// the comma), which Stripe's libraries read as unknown keys.
+	spacedT, spacedV1 bool
 }
 
-// parseStripeHeader parses "t=...,v1=...,v0=..."; unknown keys are ignored
-// as Stripe's libraries do. It fails only when t is missing or not an integer.
+// parseStripeHeader parses "t=...,v1=...,v0=..." as stripe-go does: every
+// part is key=value, keys are matched exactly (" v1=" after a comma and a
+// space is an unknown key) and unknown keys are ignored. It fails when a
+// part is not key=value, or t is missing or not an integer.
 func parseStripeHeader(h string) (stripeSig, error) {
 	var s stripeSig
 	for _, part := range strings.Split(h, ",") {
-		k, v, ok := strings.Cut(strings.TrimSpace(part), "=")
-		if !ok {
-			continue
+		k, v, ok := strings.Cut(part, "=")
+		if !ok || strings.Contains(v, "=") {
+			return s, fmt.Errorf("malformed Stripe-Signature header: %q is not key=value", part)
 		}
 		switch k {
 		case "t":
@@ -64,10 +70,21 @@ func parseStripeHeader(h string) (stripeSig, error) {
 			s.v1 = append(s.v1, v)
 		case "v0":
 			s.v0++
+		default:
+			switch strings.TrimSpace(k) {
+			case "t":
+				s.spacedT = true
+			case "v1":
+				s.spacedV1 = true
+			}
 		}
 	}
 	if !s.hasT {
-		return s, errors.New("malformed Stripe-Signature header: no t=<timestamp>")
+		msg := "malformed Stripe-Signature header: no t=<timestamp>"
+		if s.spacedT {
+			msg += ` (" t=" after a space is not read as one by Stripe's libraries)`
+		}
+		return s, errors.New(msg)
 	}
 	return s, nil
 }
@@ -94,7 +111,9 @@ func (sc stripeScheme) Verify(r *message.Request, secret string, opt Options) (R
 	}
 	if len(s.v1) == 0 {
 		reason := "no v1 signature in Stripe-Signature header"
-		if s.v0 > 0 {
+		if s.spacedV1 {
+			reason += ` (" v1=" after a space is not read as one by Stripe's libraries)`
+		} else if s.v0 > 0 {
 			reason += " (only v0, which is not verified)"
 		}
 		return invalid("stripe", "v1", reason), nil
@@ -107,7 +126,7 @@ func (sc stripeScheme) Verify(r *message.Request, secret string, opt Options) (R
 		}
 	}
 	if !ok {
-		res := invalid("stripe", "v1", "signature mismatch")
+		res := invalid("stripe", "v1", mismatch(s.v1, want, false))
 		res.SignedAt, res.CheckedAt = s.t, opt.Now
 		return res, nil
 	}
