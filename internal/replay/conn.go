@@ -308,7 +308,8 @@ func (x *exchange) finish(ctx context.Context) {
 		}
 		return
 	}
-	rec := &message.HeadRecorder{R: x.conn}
+	cr := &connErr{r: x.conn}
+	rec := &message.HeadRecorder{R: cr}
 	br := bufio.NewReader(rec)
 	var resp *http.Response
 	var err error
@@ -316,6 +317,15 @@ func (x *exchange) finish(ctx context.Context) {
 	for {
 		resp, err = http.ReadResponse(br, &http.Request{Method: x.w.method})
 		if err != nil {
+			// bufio hands net/http a line cut short by a timeout or a hang-up
+			// without the error that cut it ("malformed MIME header: missing
+			// colon"); what the connection said is the reason.
+			switch {
+			case isTimeout(cr.err):
+				err = cr.err
+			case errors.Is(cr.err, io.EOF):
+				err = io.ErrUnexpectedEOF
+			}
 			x.fail("read response", ctxErr(ctx, err))
 			return
 		}
@@ -337,6 +347,20 @@ func (x *exchange) finish(ctx context.Context) {
 		x.detail("body_error", describe("read response body", ctxErr(ctx, err), x.t.Timeout))
 	}
 	x.a.ResponseBody = body
+}
+
+// connErr passes reads through and keeps the last error the connection returned.
+type connErr struct {
+	r   io.Reader
+	err error
+}
+
+func (c *connErr) Read(p []byte) (int, error) {
+	n, err := c.r.Read(p)
+	if err != nil {
+		c.err = err
+	}
+	return n, err
 }
 
 func (x *exchange) detail(k string, v any) {
@@ -374,6 +398,8 @@ func describe(stage string, err error, timeout time.Duration) string {
 		return stage + ": connection reset by peer"
 	case errors.Is(err, syscall.EPIPE):
 		return stage + ": connection closed by peer (broken pipe)"
+	case (errors.Is(err, os.ErrDeadlineExceeded) || errors.As(err, &ne) && ne.Timeout()) && stage == "read response":
+		return fmt.Sprintf("%s: timeout: the handler did not answer within %s", stage, timeout)
 	case errors.Is(err, os.ErrDeadlineExceeded) || errors.As(err, &ne) && ne.Timeout():
 		return fmt.Sprintf("%s: timeout after %s", stage, timeout)
 	case errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF):
