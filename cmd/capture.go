@@ -21,6 +21,7 @@ type captureOptions struct {
 	Forward   string
 	Status    int
 	MaxBody   int64
+	MaxConns  int
 	Source    string
 	Secret    string // from --secret or --secret-env; never stored or printed
 	SecretEnv string
@@ -63,6 +64,9 @@ the error. One line per delivery is printed on stdout.`,
 				return usageErr("--max-body %s is out of range (1 byte to %s): a body is held in memory whole", maxBody, capture.FormatSize(maxMaxBody))
 			}
 			o.MaxBody = n
+			if err := intFlagIn("--max-conns", o.MaxConns, 1, maxMaxConns); err != nil {
+				return err
+			}
 			if o.Forward != "" {
 				if cmd.Flags().Changed("status") {
 					return usageErr("--status answers in place of a handler; it cannot be combined with --forward")
@@ -89,6 +93,7 @@ the error. One line per delivery is printed on stdout.`,
 	cmd.Flags().StringVar(&o.Forward, "forward", "", "handler base URL to forward each delivery to (the request's path and query are appended), e.g. http://localhost:3000")
 	cmd.Flags().IntVar(&o.Status, "status", 200, "status to answer with when not forwarding")
 	cmd.Flags().StringVar(&maxBody, "max-body", "10MiB", "largest body accepted (10MiB, 512KB, or bytes); larger gets 413 and is not stored")
+	cmd.Flags().IntVar(&o.MaxConns, "max-conns", capture.DefaultMaxConns(), "connections served at once (256 unless the open-file limit is low); beyond it idle keep-alive ones are closed, else new ones get 503")
 	cmd.Flags().StringVar(&o.Source, "source", "", "name stored with every delivery (e.g. stripe-test)")
 	cmd.Flags().StringVar(&o.Secret, "secret", "", "signing secret to verify each delivery with (prefer --secret-env)")
 	cmd.Flags().StringVar(&o.SecretEnv, "secret-env", "", "name of the environment variable holding the signing secret")
@@ -102,7 +107,7 @@ func captureRun(cmd *cobra.Command, o *captureOptions) error {
 	}
 	defer st.Close()
 	srv, err := capture.New(st, capture.Options{Forward: o.Forward, Status: o.Status, MaxBody: o.MaxBody,
-		Source: o.Source, Secret: o.Secret, Observer: captureLines{o.IO}})
+		MaxConns: o.MaxConns, Source: o.Source, Secret: o.Secret, Observer: captureLines{o.IO}})
 	if err != nil {
 		return usageErr("%v", err)
 	}

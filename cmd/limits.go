@@ -29,6 +29,8 @@ const (
 	maxSpeedup = 1e9
 	// maxListLimit bounds list/runs --limit (0 means all).
 	maxListLimit = 1_000_000
+	// maxMaxConns bounds capture --max-conns (each is a file descriptor).
+	maxMaxConns = 65536
 	// maxMaxBody bounds capture --max-body: a body is held in memory whole.
 	maxMaxBody = 1 << 30
 	// maxInputBody bounds a body read from --body-file or stdin, like a

@@ -74,6 +74,9 @@ type Options struct {
 	// DrainTimeout bounds how long shutdown waits for requests in flight
 	// before it cuts their connections (and cancels their forwards).
 	DrainTimeout time.Duration
+	// MaxConns bounds the connections served at once (DefaultMaxConns when
+	// zero); see conns.go.
+	MaxConns int
 
 	// Observer hears of every stored delivery and every problem; nil keeps
 	// the server quiet.
@@ -115,7 +118,12 @@ type Server struct {
 	closing atomic.Bool
 	mu      sync.Mutex
 	conns   map[*conn]struct{}
+	nconns  atomic.Int64 // len(conns), read without mu
 	wg      sync.WaitGroup
+	// lingering counts 503 answers being drained; lastOverCap (unix ns)
+	// rate-limits their log line.
+	lingering   atomic.Int64
+	lastOverCap atomic.Int64
 }
 
 type commitReq struct {
@@ -127,9 +135,11 @@ type commitReq struct {
 const maxBatch = 128
 
 type conn struct {
-	nc   net.Conn
-	mu   sync.Mutex
-	idle bool
+	nc        net.Conn
+	mu        sync.Mutex
+	idle      bool
+	idleSince time.Time
+	evicted   bool // asked to close to make room under MaxConns
 }
 
 // New returns a server that stores into st. It validates opt.
@@ -159,6 +169,9 @@ func New(st *store.Store, opt Options) (*Server, error) {
 	def(&opt.DrainTimeout, DefaultDrainTimeout)
 	if opt.MaxHeaderBytes <= 0 {
 		opt.MaxHeaderBytes = DefaultMaxHeaderBytes
+	}
+	if opt.MaxConns <= 0 {
+		opt.MaxConns = DefaultMaxConns()
 	}
 	s := &Server{opt: opt, st: st, conns: map[*conn]struct{}{}, commits: make(chan commitReq)}
 	s.base, s.abort = context.WithCancel(context.Background())
@@ -239,9 +252,11 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 		}
 		backoff = 5 * time.Millisecond
 		c := &conn{nc: nc}
-		if !s.track(c) {
-			nc.Close()
-			break
+		if !s.admit(c) {
+			if s.closing.Load() {
+				break
+			}
+			continue
 		}
 		go s.serveConn(c)
 	}
@@ -279,20 +294,10 @@ func (s *Server) drain() {
 	<-drained
 }
 
-func (s *Server) track(c *conn) bool {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.closing.Load() {
-		return false
-	}
-	s.conns[c] = struct{}{}
-	s.wg.Add(1)
-	return true
-}
-
 func (s *Server) untrack(c *conn) {
 	s.mu.Lock()
 	delete(s.conns, c)
+	s.nconns.Add(-1)
 	s.mu.Unlock()
 }
 
@@ -319,10 +324,15 @@ func (s *Server) setIdle(c *conn, idle bool) bool {
 	defer c.mu.Unlock()
 	c.idle = idle
 	if idle {
-		if s.closing.Load() {
+		if s.closing.Load() || c.evicted {
 			return false
 		}
-		c.nc.SetReadDeadline(time.Now().Add(s.opt.IdleTimeout))
+		c.idleSince = time.Now()
+		timeout := s.opt.IdleTimeout
+		if s.nearCap() {
+			timeout = min(timeout, nearCapIdleTimeout)
+		}
+		c.nc.SetReadDeadline(c.idleSince.Add(timeout))
 		return true
 	}
 	c.nc.SetReadDeadline(time.Now().Add(s.opt.HeaderTimeout))
