@@ -94,7 +94,6 @@ func deliverOnce(t *testing.T, addr string) (int, http.Header, time.Duration) {
 	return resp.StatusCode, resp.Header, time.Since(start)
 }
 
-
 // dialMany opens n connections that send nothing (silent) or half a
 // request line (slow), and closes them when the test ends.
 func dialMany(t *testing.T, addr string, n int, send string) {
