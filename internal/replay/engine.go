@@ -677,28 +677,6 @@ func succeeded(a store.Attempt) bool { return Outcome(a) == "2xx" }
 // connection was established).
 func Connected(a store.Attempt) bool { return a.ConnID != 0 }
 
-// describeOrder is a human line for the plan ("10 copies, seq, concurrency 1").
-func describeOrder(p Plan) string {
-	var b strings.Builder
-	fmt.Fprintf(&b, "%d cop", p.Copies)
-	if p.Copies == 1 {
-		b.WriteString("y")
-	} else {
-		b.WriteString("ies")
-	}
-	fmt.Fprintf(&b, " of %d deliver", len(p.Deliveries))
-	if len(p.Deliveries) == 1 {
-		b.WriteString("y")
-	} else {
-		b.WriteString("ies")
-	}
-	fmt.Fprintf(&b, ", order %s", p.Order)
-	if p.Order != OrderBurst && p.Concurrency > 1 {
-		fmt.Fprintf(&b, ", concurrency %d", p.Concurrency)
-	}
-	return b.String()
-}
-
 // EditDescription is how the copies were edited ("" when they were not);
 // with several deliveries edited differently, the distinct edits joined.
 func (j *Job) EditDescription() string {
@@ -710,9 +688,6 @@ func (j *Job) EditDescription() string {
 	}
 	return strings.Join(out, " | ")
 }
-
-// Describe is a one-line description of the job for humans.
-func (j *Job) Describe() string { return describeOrder(j.plan) }
 
 // onlyHostChanged reports whether an edited request differs from the stored
 // delivery in its Host header alone, which only a provider that signs the

@@ -166,19 +166,6 @@ func CaptureLine(p Painter, d *store.Delivery, latency time.Duration) string {
 	return strings.TrimRight(line, " ")
 }
 
-// Size renders n bytes compactly for tables: "312 B", "4.1 KiB", "5.0 MiB".
-func Size(n int) string {
-	switch {
-	case n < 1<<10:
-		return fmt.Sprintf("%d B", n)
-	case n < 1<<20:
-		return fmt.Sprintf("%.1f KiB", float64(n)/(1<<10))
-	case n < 1<<30:
-		return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20))
-	}
-	return fmt.Sprintf("%.1f GiB", float64(n)/(1<<30))
-}
-
 // safe makes sender-controlled text safe for the terminal (message.Printable).
 func safe(s string) string { return message.Printable(s) }
 

@@ -5,7 +5,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"time"
 	"unicode"
 	"unicode/utf8"
 )
@@ -85,25 +84,6 @@ func truncate(s string, n int) string {
 	}
 	r := []rune(s)
 	return string(r[:n-1]) + "…"
-}
-
-// Duration is the one way hookreplay prints a duration, rounded to what a
-// person reads: 806µs, 3.2ms, 11ms, 1.14s, 2m5s; "0s" for zero or less.
-// Every view (check reports, capture lines, show, replay, runs) uses it.
-func Duration(d time.Duration) string {
-	switch {
-	case d <= 0:
-		return "0s"
-	case d < time.Millisecond:
-		return d.Round(time.Microsecond).String()
-	case d < 10*time.Millisecond:
-		return d.Round(100 * time.Microsecond).String()
-	case d < time.Second:
-		return d.Round(time.Millisecond).String()
-	case d < time.Minute:
-		return d.Round(10 * time.Millisecond).String()
-	}
-	return d.Round(time.Second).String()
 }
 
 // statuses prints an answer count map as "200×9, 500×1", status codes in

@@ -42,6 +42,23 @@ func mdVerdict(v string) string {
 func Markdown(w io.Writer, c *Check) error {
 	c = normalized(c)
 	b := bufio.NewWriter(w)
+	writeMdHead(b, c)
+	writeMdTable(b, c)
+	writeMdFindings(b, c)
+	if l := c.Latency; l != nil {
+		s := fmt.Sprintf("Latency: first answer %s, p50 %s, max %s", Duration(l.First), Duration(l.P50), Duration(l.Max))
+		if l.ProviderTimeout > 0 {
+			s += fmt.Sprintf(" (provider timeout %s)", Duration(l.ProviderTimeout))
+		}
+		fmt.Fprintf(b, "%s.\n\n", s)
+	}
+	writeMdDetails(b, c)
+	return b.Flush()
+}
+
+// writeMdHead is the heading with the verdict, the one-line account with the
+// exit code, and the target, run and probes.
+func writeMdHead(b *bufio.Writer, c *Check) {
 	fmt.Fprintf(b, "## hookreplay check: %s\n\n", mdVerdict(c.Verdict))
 	line := fmt.Sprintf("**%s.** Exit %d: %s.", mdText(capitalize(c.summary(c.Verdict))), ExitCode(c.Verdict), exitMeaning(c.Verdict))
 	fmt.Fprintln(b, line)
@@ -60,7 +77,10 @@ func Markdown(w io.Writer, c *Check) error {
 		fmt.Fprintln(b, strings.Join(facts, " · "))
 		fmt.Fprintln(b)
 	}
+}
 
+// writeMdTable is the deliveries × phases table and the order phase's line.
+func writeMdTable(b *bufio.Writer, c *Check) {
 	cols := phaseColumns(c)
 	if len(c.Deliveries) > 0 && len(cols) > 0 {
 		fmt.Fprintf(b, "| delivery | %s |\n", strings.Join(cols, " | "))
@@ -80,7 +100,11 @@ func Markdown(w io.Writer, c *Check) error {
 	if o := c.Order; o != nil {
 		fmt.Fprintf(b, "Order of deliveries: %s %s\n\n", mdMark(o.Status), mdText(o.Message))
 	}
+}
 
+// writeMdFindings lists the failed phases with their violations, then the
+// phases that warned, were inconclusive or could not be judged.
+func writeMdFindings(b *bufio.Writer, c *Check) {
 	var fails, others []string
 	for _, r := range c.allPhases() {
 		title := mdText(r.P.Phase)
@@ -91,35 +115,7 @@ func Markdown(w io.Writer, c *Check) error {
 		}
 		switch r.P.Status {
 		case Fail:
-			var s strings.Builder
-			fmt.Fprintf(&s, "#### ❌ %s\n\n", title)
-			if r.P.Message != "" {
-				fmt.Fprintf(&s, "%s\n\n", mdText(r.P.Message))
-			}
-			for i, v := range r.P.Violations {
-				if i == maxViolationsShown {
-					fmt.Fprintf(&s, "- … and %d more (all are in the JSON and JUnit reports)\n", len(r.P.Violations)-i)
-					if h := r.P.Violations[len(r.P.Violations)-1].Hint; h != "" && !showHint(r.P.Violations, i-1) {
-						fmt.Fprintf(&s, "  - **Fix:** %s\n", mdText(h))
-					}
-					break
-				}
-				item := mdText(v.Message)
-				if where := violationWhere(v); where != "" {
-					item = "**" + mdText(capitalize(where)) + "**: " + item
-				}
-				fmt.Fprintf(&s, "- %s\n", item)
-				if v.Probe != "" || v.Before != "" || v.After != "" || v.Want != "" {
-					fmt.Fprintf(&s, "  - %s\n", mdValues(v))
-				}
-				if v.Status != 0 {
-					fmt.Fprintf(&s, "  - answered `%d`\n", v.Status)
-				}
-				if showHint(r.P.Violations, i) {
-					fmt.Fprintf(&s, "  - **Fix:** %s\n", mdText(v.Hint))
-				}
-			}
-			fails = append(fails, s.String())
+			fails = append(fails, mdFailure(title, r.P))
 		case Warn, Inconclusive, NotJudged:
 			var s strings.Builder
 			fmt.Fprintf(&s, "- %s %s: %s\n", mdMark(r.P.Status), title, mdText(r.P.Message))
@@ -139,13 +135,45 @@ func Markdown(w io.Writer, c *Check) error {
 	if len(others) > 0 {
 		fmt.Fprintf(b, "### Warnings and phases not judged\n\n%s\n", strings.Join(others, ""))
 	}
-	if l := c.Latency; l != nil {
-		s := fmt.Sprintf("Latency: first answer %s, p50 %s, max %s", Duration(l.First), Duration(l.P50), Duration(l.Max))
-		if l.ProviderTimeout > 0 {
-			s += fmt.Sprintf(" (provider timeout %s)", Duration(l.ProviderTimeout))
-		}
-		fmt.Fprintf(b, "%s.\n\n", s)
+}
+
+// mdFailure is a failed phase's section: its message and each violation
+// (the first maxViolationsShown) with where, values, answer and fix hint.
+func mdFailure(title string, ph *PhaseResult) string {
+	var s strings.Builder
+	fmt.Fprintf(&s, "#### ❌ %s\n\n", title)
+	if ph.Message != "" {
+		fmt.Fprintf(&s, "%s\n\n", mdText(ph.Message))
 	}
+	for i, v := range ph.Violations {
+		if i == maxViolationsShown {
+			fmt.Fprintf(&s, "- … and %d more (all are in the JSON and JUnit reports)\n", len(ph.Violations)-i)
+			if h := ph.Violations[len(ph.Violations)-1].Hint; h != "" && !showHint(ph.Violations, i-1) {
+				fmt.Fprintf(&s, "  - **Fix:** %s\n", mdText(h))
+			}
+			break
+		}
+		item := mdText(v.Message)
+		if where := violationWhere(v); where != "" {
+			item = "**" + mdText(capitalize(where)) + "**: " + item
+		}
+		fmt.Fprintf(&s, "- %s\n", item)
+		if v.Probe != "" || v.Before != "" || v.After != "" || v.Want != "" {
+			fmt.Fprintf(&s, "  - %s\n", mdValues(v))
+		}
+		if v.Status != 0 {
+			fmt.Fprintf(&s, "  - answered `%d`\n", v.Status)
+		}
+		if showHint(ph.Violations, i) {
+			fmt.Fprintf(&s, "  - **Fix:** %s\n", mdText(v.Hint))
+		}
+	}
+	return s.String()
+}
+
+// writeMdDetails is the run-level warnings and a folded list of skipped
+// phases and notes.
+func writeMdDetails(b *bufio.Writer, c *Check) {
 	var details []string
 	for _, r := range c.allPhases() {
 		if r.P.Status == Skip {
@@ -165,7 +193,6 @@ func Markdown(w io.Writer, c *Check) error {
 	if len(details) > 0 {
 		fmt.Fprintf(b, "<details><summary>Skipped phases and notes</summary>\n\n%s\n\n</details>\n", strings.Join(details, "\n"))
 	}
-	return b.Flush()
 }
 
 // phaseColumns are the phases any delivery ran, in run order, then any

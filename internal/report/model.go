@@ -1,5 +1,10 @@
-// Package report renders a finished check (or replay) run: coloured text,
-// JSON, JUnit XML and Markdown. It only reads the model; it never sends.
+// Package report owns hookreplay's rendering: check reports (text, JSON,
+// JUnit XML, Markdown), the delivery list and detail and capture's live line,
+// replay plans, attempt lines and summaries, run views and the progress bar.
+// Everything is painted with one palette (palette.go, which the TUI reads
+// too) and prints durations one way (Duration). It reads the engines'
+// results and the store's records; it never sends, and the engines never
+// print (TestEnginesNeverPrint).
 package report
 
 import "time"

@@ -47,7 +47,7 @@ func ReplayPlan(w io.Writer, job *replay.Job, to string) {
 	if pl.LoseResponse > 0 {
 		extra += fmt.Sprintf(", first %s lost", plural(pl.LoseResponse, "answer", "answers"))
 	}
-	fmt.Fprintf(w, "  %s%s\n", job.Describe(), extra)
+	fmt.Fprintf(w, "  %s%s\n", describeOrder(pl), extra)
 	if e := job.EditDescription(); e != "" {
 		fmt.Fprintf(w, "  edited: %s\n", e)
 	}
@@ -55,6 +55,16 @@ func ReplayPlan(w io.Writer, job *replay.Job, to string) {
 		fmt.Fprintf(w, "  retries on the %s timetable (%d attempts up to %s real time, ×%g faster); source: %s\n",
 			s.Name, s.Attempts(), StandsFor(s.Retries[len(s.Retries)-1]), pl.Speedup, s.Source)
 	}
+}
+
+// describeOrder is the plan in a few words: "10 copies of 1 delivery, order
+// seq" (with the concurrency when copies go out in parallel).
+func describeOrder(pl replay.Plan) string {
+	s := fmt.Sprintf("%s of %s, order %s", plural(pl.Copies, "copy", "copies"), plural(len(pl.Deliveries), "delivery", "deliveries"), pl.Order)
+	if pl.Order != replay.OrderBurst && pl.Concurrency > 1 {
+		s += fmt.Sprintf(", concurrency %d", pl.Concurrency)
+	}
+	return s
 }
 
 // AttemptLine is the live line for one attempt: copy, status, latency and
@@ -214,30 +224,6 @@ func copyList(cs []int) string {
 		return "copy " + parts[0]
 	}
 	return "copies " + strings.Join(parts, ", ")
-}
-
-// StandsFor renders the real-time offset a scheduled retry stands for:
-// "+0s", "+1m", "+42h9m", "+2d2h30m".
-func StandsFor(d time.Duration) string {
-	short := func(d time.Duration) string {
-		s := d.String()
-		if strings.HasSuffix(s, "m0s") {
-			s = strings.TrimSuffix(s, "0s")
-		}
-		if strings.HasSuffix(s, "h0m") {
-			s = strings.TrimSuffix(s, "0m")
-		}
-		return s
-	}
-	if d >= 48*time.Hour {
-		days := d / (24 * time.Hour)
-		rest := (d - days*24*time.Hour).Round(time.Minute)
-		if rest == 0 {
-			return fmt.Sprintf("+%dd", days)
-		}
-		return fmt.Sprintf("+%dd%s", days, short(rest))
-	}
-	return "+" + short(d.Round(time.Second))
 }
 
 // bodyLine is the start of an answer's body on one line: whitespace runs

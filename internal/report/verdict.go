@@ -142,14 +142,3 @@ func (c *Check) summary(verdict string) string {
 	}
 	return s
 }
-
-func plural(n int, one, many string) string {
-	return fmt.Sprintf("%d %s", n, pluralWord(n, one, many))
-}
-
-func pluralWord(n int, one, many string) string {
-	if n == 1 {
-		return one
-	}
-	return many
-}

@@ -1,0 +1,75 @@
+package report
+
+import (
+	"fmt"
+	"strings"
+	"time"
+)
+
+// Duration is the one way hookreplay prints a duration, rounded to what a
+// person reads: 806µs, 3.2ms, 11ms, 1.14s, 2m5s; "0s" for zero or less.
+// Every view (check reports, capture lines, show, replay, runs) uses it.
+func Duration(d time.Duration) string {
+	switch {
+	case d <= 0:
+		return "0s"
+	case d < time.Millisecond:
+		return d.Round(time.Microsecond).String()
+	case d < 10*time.Millisecond:
+		return d.Round(100 * time.Microsecond).String()
+	case d < time.Second:
+		return d.Round(time.Millisecond).String()
+	case d < time.Minute:
+		return d.Round(10 * time.Millisecond).String()
+	}
+	return d.Round(time.Second).String()
+}
+
+// StandsFor renders the real-time offset a scheduled retry stands for:
+// "+0s", "+1m", "+42h9m", "+2d2h30m".
+func StandsFor(d time.Duration) string {
+	short := func(d time.Duration) string {
+		s := d.String()
+		if strings.HasSuffix(s, "m0s") {
+			s = strings.TrimSuffix(s, "0s")
+		}
+		if strings.HasSuffix(s, "h0m") {
+			s = strings.TrimSuffix(s, "0m")
+		}
+		return s
+	}
+	if d >= 48*time.Hour {
+		days := d / (24 * time.Hour)
+		rest := (d - days*24*time.Hour).Round(time.Minute)
+		if rest == 0 {
+			return fmt.Sprintf("+%dd", days)
+		}
+		return fmt.Sprintf("+%dd%s", days, short(rest))
+	}
+	return "+" + short(d.Round(time.Second))
+}
+
+// Size renders n bytes compactly for tables: "312 B", "4.1 KiB", "5.0 MiB".
+func Size(n int) string {
+	switch {
+	case n < 1<<10:
+		return fmt.Sprintf("%d B", n)
+	case n < 1<<20:
+		return fmt.Sprintf("%.1f KiB", float64(n)/(1<<10))
+	case n < 1<<30:
+		return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20))
+	}
+	return fmt.Sprintf("%.1f GiB", float64(n)/(1<<30))
+}
+
+// plural is "1 copy", "3 copies".
+func plural(n int, one, many string) string {
+	return fmt.Sprintf("%d %s", n, pluralWord(n, one, many))
+}
+
+func pluralWord(n int, one, many string) string {
+	if n == 1 {
+		return one
+	}
+	return many
+}
