@@ -15,6 +15,7 @@ import (
 	"github.com/hookreplay/hookreplay/internal/iostreams"
 	"github.com/hookreplay/hookreplay/internal/message"
 	"github.com/hookreplay/hookreplay/internal/replay"
+	"github.com/hookreplay/hookreplay/internal/report"
 	"github.com/hookreplay/hookreplay/internal/store"
 	"github.com/hookreplay/hookreplay/internal/verify"
 )
@@ -204,14 +205,14 @@ func sendRun(ctx context.Context, o *sendOptions) error {
 			return setupErr("write: %v", err)
 		}
 		switch {
-		case a.Err != "" && a.Status == 0:
+		case replay.Outcome(a) == replay.OutcomeError:
 			return silentExit(2)
 		case a.Status < 200 || a.Status > 299:
 			return silentExit(1)
 		}
 		return nil
 	}
-	if a.Err != "" && a.Status == 0 {
+	if replay.Outcome(a) == replay.OutcomeError {
 		return setupErr("send %s %s to %s: %s", o.Provider, o.Event, sentTo, a.Err)
 	}
 	via := ""
@@ -219,7 +220,7 @@ func sendRun(ctx context.Context, o *sendOptions) error {
 		via = " via capture"
 	}
 	line := fmt.Sprintf("sent %s %s %s to %s%s: %d %s in %s", o.Provider, o.Event, id.EventID, sentTo, via,
-		a.Status, http.StatusText(a.Status), a.Latency.Round(100*time.Microsecond))
+		a.Status, http.StatusText(a.Status), report.Duration(a.Latency))
 	if a.Status < 200 || a.Status > 299 {
 		return failErr("%s%s", line, sendBodyHint(a.ResponseBody))
 	}
