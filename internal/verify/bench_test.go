@@ -9,14 +9,14 @@ import (
 // delivery (capture runs one per delivery when given --secret).
 func BenchmarkVerify(b *testing.B) {
 	for _, f := range Fixtures() {
-		req, err := BuildDeliveryTo(f.Provider, f.Event, testSecrets[f.Provider], testURL, t0)
+		req, err := BuildDeliveryTo(f.Provider, f.Event, secretOf(f.Provider), testURL, t0)
 		if err != nil {
 			b.Fatal(err)
 		}
 		opt := Options{Now: t0, URL: testURL}
 		b.Run(f.Provider+"/"+f.Event, func(b *testing.B) {
 			for b.Loop() {
-				if r, _ := Verify(req, f.Provider, testSecrets[f.Provider], opt); !r.Valid {
+				if r, _ := Verify(req, f.Provider, secretOf(f.Provider), opt); !r.Valid {
 					b.Fatal(r.Reason)
 				}
 			}
@@ -29,13 +29,13 @@ func BenchmarkVerify(b *testing.B) {
 func BenchmarkReidentify(b *testing.B) {
 	for _, p := range []string{"stripe", "github", "standard"} {
 		ev := map[string]string{"stripe": "invoice.payment_succeeded", "github": "push", "standard": "invoice.paid"}[p]
-		req, err := BuildDelivery(p, ev, testSecrets[p], t0)
+		req, err := BuildDelivery(p, ev, secretOf(p), t0)
 		if err != nil {
 			b.Fatal(err)
 		}
 		b.Run(p, func(b *testing.B) {
 			for b.Loop() {
-				if _, err := Reidentify(req, p, "", testSecrets[p], t0.Add(time.Second), Options{}); err != nil {
+				if _, err := Reidentify(req, p, "", secretOf(p), t0.Add(time.Second), Options{}); err != nil {
 					b.Fatal(err)
 				}
 			}
