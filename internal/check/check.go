@@ -91,20 +91,8 @@ type Options struct {
 	ErrorText func(error) string
 }
 
-// ProviderTimeouts are how long each provider waits for an answer before it
-// counts the delivery as failed and retries (their documentation).
-var ProviderTimeouts = map[string]time.Duration{
-	"github":   10 * time.Second,
-	"discord":  3 * time.Second,
-	"slack":    3 * time.Second,
-	"stripe":   30 * time.Second,
-	"shopify":  30 * time.Second,
-	"twilio":   15 * time.Second,
-	"standard": 15 * time.Second,
-	"svix":     15 * time.Second,
-}
-
-// defaultProviderTimeout is used for providers not in ProviderTimeouts.
+// defaultProviderTimeout is used for providers whose answer timeout verify
+// does not know (Scheme.ResponseTimeout).
 const defaultProviderTimeout = 10 * time.Second
 
 type runner struct {
@@ -230,7 +218,7 @@ func (r *runner) providerTimeout(provider string) time.Duration {
 	if r.o.ProviderTimeout > 0 {
 		return r.o.ProviderTimeout
 	}
-	if t, ok := ProviderTimeouts[provider]; ok {
+	if t, ok := verify.ResponseTimeout(provider); ok {
 		return t
 	}
 	return defaultProviderTimeout
@@ -327,7 +315,7 @@ func checkSecret(o Options) error {
 		return nil
 	}
 	for _, d := range o.Deliveries {
-		if d.Provider == "" || d.Provider == "generic" || d.Req == nil {
+		if !verify.Recognised(d.Provider) || d.Req == nil {
 			continue
 		}
 		if _, err := verify.SchemeFor(d.Provider); err != nil {

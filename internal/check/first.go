@@ -10,6 +10,7 @@ import (
 	"github.com/hookreplay/hookreplay/internal/replay"
 	"github.com/hookreplay/hookreplay/internal/report"
 	"github.com/hookreplay/hookreplay/internal/store"
+	"github.com/hookreplay/hookreplay/internal/verify"
 )
 
 // firstResult is what the first phase established.
@@ -113,7 +114,7 @@ func (r *runner) judgeFirst(ctx context.Context, d *Delivery, fr *firstResult) e
 		ph.Message = "the handler did not answer the first copy"
 		fr.why = "the first copy got no answer"
 		fr.usable = changed
-	case !is2xx(a.Status) && !changed && r.o.Secret == "" && d.Provider != "generic" && d.Provider != "":
+	case !is2xx(a.Status) && !changed && r.o.Secret == "" && verify.Recognised(d.Provider):
 		ph.Status = report.Inconclusive
 		ph.Message = r.staleSignatureMessage(d, a.Status)
 		fr.why = "the first copy was not accepted"
@@ -145,9 +146,9 @@ func (r *runner) judgeFirst(ctx context.Context, d *Delivery, fr *firstResult) e
 // effect while it carried its captured signature.
 func (r *runner) staleSignatureMessage(d *Delivery, status int) string {
 	secret := r.name(InputSecret)
-	if d.Provider == "twilio" {
-		return fmt.Sprintf("the first copy was answered %d and the probes saw no effect; Twilio signs the full URL it posted to, so without %s a copy sent to %s carries a signature for the captured URL, which the handler rejects: give %s so copies are re-signed for %s",
-			status, secret, r.o.Target, secret, r.name(InputTarget))
+	if s, err := verify.SchemeFor(d.Provider); err == nil && s.SignsURL() {
+		return fmt.Sprintf("the first copy was answered %d and the probes saw no effect; %s signs the full URL it posted to, so without %s a copy sent to %s carries a signature for the captured URL, which the handler rejects: give %s so copies are re-signed for %s",
+			status, s.Title(), secret, r.o.Target, secret, r.name(InputTarget))
 	}
 	return fmt.Sprintf("the first copy was answered %d and the probes saw no effect; without %s it carries its captured signature, which the handler may reject as stale: give %s so copies are re-signed", status, secret, secret)
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/hookreplay/hookreplay/internal/probe"
 	"github.com/hookreplay/hookreplay/internal/report"
 	"github.com/hookreplay/hookreplay/internal/store"
+	"github.com/hookreplay/hookreplay/internal/verify"
 )
 
 // deltas is each probe's change between two readings.
@@ -326,7 +327,7 @@ func firstOr(s []string, def string) string {
 
 func orGeneric(p string) string {
 	if p == "" {
-		return "generic"
+		return verify.Generic
 	}
 	return p
 }

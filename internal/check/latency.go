@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/hookreplay/hookreplay/internal/report"
+	"github.com/hookreplay/hookreplay/internal/verify"
 )
 
 // latency judges the first copy's answer time against the provider's
@@ -21,7 +22,7 @@ func (r *runner) latency(_ context.Context, d *Delivery, fr *firstResult) (*repo
 	src := d.Provider + "'s timeout"
 	if r.o.ProviderTimeout > 0 {
 		src = r.name(InputProviderTimeout)
-	} else if _, ok := ProviderTimeouts[d.Provider]; !ok {
+	} else if _, ok := verify.ResponseTimeout(d.Provider); !ok {
 		src = "the default timeout (no known timeout for provider " + orGeneric(d.Provider) + "; set " + r.name(InputProviderTimeout) + ")"
 	}
 	lat := roundDur(a.Latency)

@@ -155,18 +155,10 @@ func (r *runner) sameIdentity(d *Delivery, req *message.Request) *message.Reques
 }
 
 // asRetry marks req as the provider's retry number n the way the provider
-// really does. Only Slack marks retries (X-Slack-Retry-Num,
-// X-Slack-Retry-Reason; its signature covers the timestamp and body, not
-// these headers); Stripe, GitHub, Shopify, Twilio and Standard Webhooks
-// resend the same event id without a retry header.
+// really does (verify's Scheme.MarkRetry: Slack adds X-Slack-Retry-Num;
+// the others resend the same event id without a retry header).
 func asRetry(d *Delivery, req *message.Request, n int) *message.Request {
-	if d.Provider != "slack" {
-		return req
-	}
-	c := req.Clone()
-	c.Headers = c.Headers.Set("X-Slack-Retry-Num", fmt.Sprint(n))
-	c.Headers = c.Headers.Set("X-Slack-Retry-Reason", "http_timeout")
-	return c
+	return verify.MarkRetry(req, d.Provider, n)
 }
 
 // urlFor is the full URL a copy of req is sent to: what a provider that
@@ -175,34 +167,22 @@ func (r *runner) urlFor(req *message.Request) string {
 	return replay.FullURL(r.o.Target, req.Target)
 }
 
-// identitySigned reports whether provider's event id is covered by its
-// signature, so that changing it needs the secret.
-func identitySigned(provider string) bool {
-	switch provider {
-	case "standard", "svix", "twilio":
-		// Twilio: a fresh event is a new message, whose sid is in the
-		// signed form.
-		return true
-	}
-	return verify.IdentityInBody(provider)
-}
-
 func canFresh(d *Delivery, secret string) bool {
-	if d.Provider == "" || d.Provider == "generic" || d.EventID == "" {
+	if !verify.Recognised(d.Provider) || d.EventID == "" {
 		return false
 	}
 	if _, err := verify.SchemeFor(d.Provider); err != nil {
 		return false
 	}
-	return secret != "" || !identitySigned(d.Provider)
+	return secret != "" || !verify.IdentitySigned(d.Provider)
 }
 
 // freshReason says why d cannot be given a fresh event id.
 func (r *runner) freshReason(d *Delivery) string {
-	if d.Provider == "" || d.Provider == "generic" || d.EventID == "" {
+	if !verify.Recognised(d.Provider) || d.EventID == "" {
 		return "the delivery has no event id hookreplay knows how to change (provider " + orGeneric(d.Provider) + ")"
 	}
-	if r.o.Secret == "" && identitySigned(d.Provider) {
+	if r.o.Secret == "" && verify.IdentitySigned(d.Provider) {
 		return fmt.Sprintf("a fresh event id would break the %s signature: give %s to enable it", d.Provider, r.name(InputSecretSources))
 	}
 	return "provider " + d.Provider + " has no event identity scheme"
