@@ -41,7 +41,7 @@ func (p checkProgress) Step(s check.Step) {
 		}
 		p.line("dups     delivery %d copy %d: %s%s", s.DeliveryID, s.N, check.AttemptText(first), changed)
 	case check.PhaseBurst:
-		p.line("burst    delivery %d round %d: %d copies (spread %s), %s → %s", s.DeliveryID, s.N, len(s.Attempts), s.Spread, check.StatusCounts(s.Attempts...), s.Status)
+		p.line("burst    delivery %d round %d: %d copies (spread %s), %s → %s", s.DeliveryID, s.N, len(s.Attempts), check.RoundDuration(s.Spread), check.StatusCounts(s.Attempts...), s.Status)
 	case check.PhaseLost:
 		retry := store.Attempt{}
 		if len(s.Attempts) > 1 {

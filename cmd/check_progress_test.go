@@ -38,7 +38,7 @@ lost     delivery 1 trial 2 (sender gave up before the answer): retry 200 → pa
 tamper   delivery 1 copy 1: 400
 crash    delivery 1 trial 3: killed 9ms after sending → notjudged
 order    2,1 → 5; x
-settle   delivery 1 first: a probe changed 1.235s after sending, later than --settle 250ms
+settle   delivery 1 first: a probe changed 1.23s after sending, later than --settle 250ms
 `
 	if b.String() != want {
 		t.Errorf("progress lines:\n%s\nwant:\n%s", b.String(), want)

@@ -108,7 +108,7 @@ func (r *runner) crashTrial(ctx context.Context, d *Delivery, t *trial, i int, d
 	time.Sleep(delay)
 	r.o.Serve.Kill()
 	c := &crashed{a1: <-sent}
-	c.a1.Edit = fmt.Sprintf("handler killed %s after sending", delay.Round(time.Microsecond))
+	c.a1.Edit = fmt.Sprintf("handler killed %s after sending", roundDur(delay))
 	if err := r.record(ctx, &c.a1, d, PhaseCrash, 2*i+1, t.id); err != nil {
 		return nil, err
 	}
@@ -125,7 +125,7 @@ func (r *runner) crashTrial(ctx context.Context, d *Delivery, t *trial, i int, d
 		ph.Attempts++
 		countStatuses(ph.Statuses, c.a1)
 		c.what = fmt.Sprintf("killed %s after sending, after it had answered %d (a provider does not retry an answered delivery, so no retry was sent), restarted",
-			delay.Round(time.Microsecond), c.a1.Status)
+			roundDur(delay), c.a1.Status)
 	} else {
 		c.a2 = r.send(ctx, asRetry(d, r.sameIdentity(d, t.req), 1), replay.SendOptions{})
 		c.a2.Edit = "provider's retry after the restart"
@@ -135,7 +135,7 @@ func (r *runner) crashTrial(ctx context.Context, d *Delivery, t *trial, i int, d
 		countStatuses(ph.Statuses, c.a1, c.a2)
 		ph.Attempts += 2
 		c.what = fmt.Sprintf("killed %s after sending (first copy: %s), restarted, retry answered %s",
-			delay.Round(time.Microsecond), statusText(c.a1), statusText(c.a2))
+			roundDur(delay), statusText(c.a1), statusText(c.a2))
 	}
 	var err error
 	c.after, err = r.readChanged(ctx, d, PhaseCrash, fmt.Sprintf("trial %d after restart", i+1), t.before)

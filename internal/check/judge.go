@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/hookreplay/hookreplay/internal/probe"
+	"github.com/hookreplay/hookreplay/internal/replay"
 	"github.com/hookreplay/hookreplay/internal/report"
 	"github.com/hookreplay/hookreplay/internal/store"
 	"github.com/hookreplay/hookreplay/internal/verify"
@@ -332,24 +333,22 @@ func orGeneric(p string) string {
 	return p
 }
 
-// roundDur keeps durations readable: milliseconds, or microseconds under 1 ms.
-func roundDur(d time.Duration) time.Duration {
-	if d < time.Millisecond {
-		return d.Round(time.Microsecond)
-	}
-	return d.Round(time.Millisecond)
-}
+// roundDur keeps durations readable, rounded as report.Duration prints
+// them (the one duration format).
+func roundDur(d time.Duration) time.Duration { return report.Round(d) }
 
 func is2xx(s int) bool { return s >= 200 && s < 300 }
 
 func is4xx(s int) bool { return s >= 400 && s < 500 }
 
+// statusText words a's outcome (replay.Outcome): its status code, "lost" or
+// "error: …".
 func statusText(a store.Attempt) string {
-	switch {
-	case a.Lost:
-		return "lost"
-	case a.Err != "":
+	switch replay.Outcome(a) {
+	case replay.OutcomeError:
 		return "error: " + a.Err
+	case replay.OutcomeLost:
+		return "lost"
 	}
 	return fmt.Sprint(a.Status)
 }
@@ -359,11 +358,9 @@ func countStatuses(m map[string]int, as ...store.Attempt) map[string]int {
 		m = map[string]int{}
 	}
 	for _, a := range as {
-		switch {
-		case a.Lost:
-			m["lost"]++
-		case a.Err != "":
-			m["error"]++
+		switch o := replay.Outcome(a); o {
+		case replay.OutcomeError, replay.OutcomeLost:
+			m[o]++
 		default:
 			m[fmt.Sprint(a.Status)]++
 		}

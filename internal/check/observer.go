@@ -170,6 +170,6 @@ func EffectText(ds []report.ProbeDelta) string { return effectText(ds) }
 // StatusCounts counts attempts by outcome, as reports do: "200×19 409×1".
 func StatusCounts(as ...store.Attempt) string { return statuses(countStatuses(nil, as...)) }
 
-// RoundDuration keeps a duration readable: milliseconds, or microseconds
-// under 1 ms.
+// RoundDuration keeps a duration readable, rounded as report.Duration
+// prints it.
 func RoundDuration(d time.Duration) time.Duration { return roundDur(d) }

@@ -8,21 +8,29 @@ import (
 
 // Duration is the one way hookreplay prints a duration, rounded to what a
 // person reads: 806µs, 3.2ms, 11ms, 1.14s, 2m5s; "0s" for zero or less.
-// Every view (check reports, capture lines, show, replay, runs) uses it.
+// Every view (check reports and messages, capture lines, show, send, replay,
+// runs) uses it.
 func Duration(d time.Duration) string {
-	switch {
-	case d <= 0:
+	if d <= 0 {
 		return "0s"
-	case d < time.Millisecond:
-		return d.Round(time.Microsecond).String()
-	case d < 10*time.Millisecond:
-		return d.Round(100 * time.Microsecond).String()
-	case d < time.Second:
-		return d.Round(time.Millisecond).String()
-	case d < time.Minute:
-		return d.Round(10 * time.Millisecond).String()
 	}
-	return d.Round(time.Second).String()
+	return Round(d).String()
+}
+
+// Round rounds d as Duration prints it (3 significant digits, at least
+// whole microseconds), for text built with %s from a time.Duration.
+func Round(d time.Duration) time.Duration {
+	switch {
+	case d < time.Millisecond:
+		return d.Round(time.Microsecond)
+	case d < 10*time.Millisecond:
+		return d.Round(100 * time.Microsecond)
+	case d < time.Second:
+		return d.Round(time.Millisecond)
+	case d < time.Minute:
+		return d.Round(10 * time.Millisecond)
+	}
+	return d.Round(time.Second)
 }
 
 // StandsFor renders the real-time offset a scheduled retry stands for:
