@@ -28,6 +28,18 @@ type forwardResult struct {
 	latency time.Duration
 	err     string // recorded as the delivery's forward_error
 	failed  bool
+	// stream is the handler's answer body, still to be read (nil when
+	// capture answers itself: failed, with body).
+	stream *forwardStream
+}
+
+// forwardStream is the body of a handler's answer: length is its
+// Content-Length (-1 unknown); done must be called once the body was read
+// (complete) or given up, and releases the handler connection.
+type forwardStream struct {
+	body   io.Reader
+	length int64
+	done   func(complete bool)
 }
 
 // forwardURL appends the request target's path and query to the forward URL's
@@ -138,7 +150,6 @@ func forwardRequest(d *store.Delivery) *message.Request {
 // with its headers in wire order and case.
 func (s *Server) forward(d *store.Delivery) forwardResult {
 	ctx, cancel := context.WithTimeout(s.base, s.opt.ForwardTimeout)
-	defer cancel()
 	fail := func(status int, msg string, start time.Time) forwardResult {
 		body, _ := json.Marshal(map[string]any{"id": d.ID, "error": msg})
 		return forwardResult{status: status, err: msg, failed: true, latency: time.Since(start),
@@ -171,25 +182,26 @@ func (s *Server) forward(d *store.Delivery) forwardResult {
 	if c == nil {
 		dl := (&net.Dialer{Timeout: 10 * time.Second, KeepAlive: 30 * time.Second})
 		if c, err = dl.DialContext(ctx, "tcp", addr); err != nil {
-			return why("handler unreachable", err)
+			r := why("handler unreachable", err)
+			cancel()
+			return r
 		}
 	}
-	keep := false
-	defer func() {
-		if !keep {
-			c.Close()
-		}
-	}()
 	if dl, ok := ctx.Deadline(); ok {
 		c.SetDeadline(dl)
 	}
 	// Cancelling ctx (timeout, or capture stopping) interrupts any I/O.
 	stop := context.AfterFunc(ctx, func() { c.SetDeadline(time.Unix(1, 0)) })
-	defer stop()
+	failed := func(r forwardResult) forwardResult {
+		stop()
+		c.Close()
+		cancel()
+		return r
+	}
 	if s.fwd.Scheme == "https" {
 		tc := tls.Client(c, &tls.Config{ServerName: s.fwd.Hostname(), NextProtos: []string{"http/1.1"}})
 		if err := tc.HandshakeContext(ctx); err != nil {
-			return why("handler unreachable: tls handshake", err)
+			return failed(why("handler unreachable: tls handshake", err))
 		}
 		c = tc
 	}
@@ -204,9 +216,9 @@ func (s *Server) forward(d *store.Delivery) forwardResult {
 		resp, err = http.ReadResponse(br, &http.Request{Method: d.Method})
 		if err != nil {
 			if werr != nil {
-				return why("handler unreachable: write request", werr)
+				return failed(why("handler unreachable: write request", werr))
 			}
-			return why("read handler response", err)
+			return failed(why("read handler response", err))
 		}
 		heads++
 		if resp.StatusCode >= 200 || resp.StatusCode == http.StatusSwitchingProtocols {
@@ -216,23 +228,24 @@ func (s *Server) forward(d *store.Delivery) forwardResult {
 	}
 	hs := rec.ResponseHeaders(heads)
 	rec.Stop()
-	defer resp.Body.Close()
-	body, err := io.ReadAll(io.LimitReader(resp.Body, maxResponseBody+1))
-	if err != nil {
-		return why("read handler response", err)
+	// The body is not read here: relay streams it to the sender, so that a
+	// large answer never sits in memory whole.
+	done := func(complete bool) {
+		resp.Body.Close()
+		// Plain HTTP connections that ended cleanly are kept for the next
+		// forward (a new connection per delivery cost a third of the throughput).
+		if complete && s.fwd.Scheme == "http" && werr == nil && !resp.Close && br.Buffered() == 0 && ctx.Err() == nil &&
+			resp.StatusCode != http.StatusSwitchingProtocols && stop() {
+			c.SetDeadline(time.Time{})
+			if s.idle.put(c) {
+				cancel()
+				return
+			}
+		}
+		failed(forwardResult{})
 	}
-	if len(body) > maxResponseBody {
-		return fail(http.StatusBadGateway, fmt.Sprintf("handler response exceeds %s", FormatSize(maxResponseBody)), start)
-	}
-	latency := time.Since(start)
-	// Plain HTTP connections that ended cleanly are kept for the next
-	// forward (a new connection per delivery cost a third of the throughput).
-	if s.fwd.Scheme == "http" && werr == nil && !resp.Close && br.Buffered() == 0 && ctx.Err() == nil &&
-		resp.StatusCode != http.StatusSwitchingProtocols && stop() {
-		c.SetDeadline(time.Time{})
-		keep = s.idle.put(c)
-	}
-	return forwardResult{status: resp.StatusCode, headers: hs, body: body, latency: latency}
+	return forwardResult{status: resp.StatusCode, headers: hs, latency: time.Since(start),
+		stream: &forwardStream{body: resp.Body, length: resp.ContentLength, done: done}}
 }
 
 // idleMax is how long a kept-alive handler connection may wait for reuse;

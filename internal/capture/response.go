@@ -24,6 +24,11 @@ type response struct {
 	head bool
 	// fromHandler: headers come from the forwarded handler.
 	fromHandler bool
+	// stream: write the head only; the body follows (relay). length is
+	// then the Content-Length to announce, -2 for a close-delimited body,
+	// -3 for a chunked one.
+	stream bool
+	length int64
 }
 
 func bodyAllowed(status int) bool {
@@ -59,8 +64,14 @@ func (r response) write(w io.Writer) error {
 		fmt.Fprintf(&b, "Date: %s\r\n", time.Now().UTC().Format(http.TimeFormat))
 	}
 	allowed := bodyAllowed(r.status)
-	if allowed && !hasLength {
+	switch {
+	case !allowed || hasLength:
+	case !r.stream:
 		fmt.Fprintf(&b, "Content-Length: %d\r\n", len(r.body))
+	case r.length >= 0:
+		fmt.Fprintf(&b, "Content-Length: %d\r\n", r.length)
+	case r.length == -3:
+		b.WriteString("Transfer-Encoding: chunked\r\n")
 	}
 	if r.close {
 		b.WriteString("Connection: close\r\n")
@@ -68,7 +79,7 @@ func (r response) write(w io.Writer) error {
 		b.WriteString("Connection: keep-alive\r\n")
 	}
 	b.WriteString("\r\n")
-	if allowed && !r.head {
+	if allowed && !r.head && !r.stream {
 		b.Write(r.body)
 	}
 	_, err := w.Write(b.Bytes())

@@ -41,7 +41,6 @@ const (
 	DefaultForwardTimeout = 60 * time.Second
 	DefaultMaxHeaderBytes = 1 << 20
 	DefaultDrainTimeout   = 15 * time.Second
-	maxResponseBody       = 64 << 20
 )
 
 // Options configure a capture Server.
@@ -124,6 +123,8 @@ type Server struct {
 	// rate-limits their log line.
 	lingering   atomic.Int64
 	lastOverCap atomic.Int64
+	// prefixUsed is the stored-answer budget in use (relay.go).
+	prefixUsed atomic.Int64
 }
 
 type commitReq struct {
@@ -480,13 +481,15 @@ func (s *Server) serveRequest(c *conn, rec *recorder, br *bufio.Reader) bool {
 		}
 		fr := s.forward(d)
 		latency = fr.latency
-		d.ResponseStatus, d.ForwardError = fr.status, fr.err
-		s.dbMu.Lock()
-		err := s.st.SetResponse(context.Background(), d.ID, fr.status, fr.headers, fr.body, fr.latency, fr.err)
-		s.dbMu.Unlock()
-		if err != nil {
-			s.logf("delivery %d: %v", d.ID, err)
+		if fr.stream != nil {
+			keepAlive = keepAlive && !s.closing.Load()
+			r := response{status: fr.status, headers: fr.headers, fromHandler: true, close: !keepAlive,
+				http10: !req.ProtoAtLeast(1, 1), head: req.Method == http.MethodHead}
+			ok := s.relay(c, d, r, fr)
+			s.delivered(d, latency)
+			return keepAlive && ok
 		}
+		s.recordResponse(d, fr, fr.body, 0, fr.err)
 		resp = response{status: fr.status, headers: fr.headers, body: fr.body, fromHandler: !fr.failed}
 	}
 	// Shutdown may have begun while the handler worked: this answer is the last.

@@ -53,8 +53,12 @@ type DeliveryResponse struct {
 	Status     int         `json:"status"`
 	Headers    [][2]string `json:"headers"`
 	BodyBase64 string      `json:"body_base64"`
-	LatencyNS  int64       `json:"latency_ns"`
-	Error      string      `json:"error,omitempty"`
+	// BodySize is the length of the handler's whole answer; BodyTruncated
+	// says only its first bytes were stored (BodyBase64).
+	BodySize      int64  `json:"body_size"`
+	BodyTruncated bool   `json:"body_truncated,omitempty"`
+	LatencyNS     int64  `json:"latency_ns"`
+	Error         string `json:"error,omitempty"`
 }
 
 // SummarizeDelivery returns d's list entry.
@@ -78,6 +82,7 @@ func DescribeDelivery(d *store.Delivery) DeliveryDetail {
 		BodyBase64:      base64.StdEncoding.EncodeToString(d.Body),
 		Response: DeliveryResponse{Status: d.ResponseStatus, Headers: pairs(d.ResponseHeaders),
 			BodyBase64: base64.StdEncoding.EncodeToString(d.ResponseBody), LatencyNS: d.Latency.Nanoseconds(),
+			BodySize: max(d.ResponseSize, int64(len(d.ResponseBody))), BodyTruncated: d.ResponseSize > int64(len(d.ResponseBody)),
 			Error: d.ForwardError},
 	}
 }

@@ -104,6 +104,9 @@ func writeDeliveryResponse(b *bytes.Buffer, p Painter, d *store.Delivery) {
 		writeHeaders(b, p, d.ResponseHeaders)
 		b.WriteString("\n")
 		writeBody(b, p, d.ID, d.ResponseHeaders.Get("Content-Type"), d.ResponseBody, "--json")
+		if d.ResponseSize > int64(len(d.ResponseBody)) {
+			fmt.Fprintf(b, "  %s\n", p.Faint(fmt.Sprintf("(the handler answered %d bytes; capture stored the first %d)", d.ResponseSize, len(d.ResponseBody))))
+		}
 	}
 }
 

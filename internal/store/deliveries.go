@@ -37,8 +37,12 @@ type Delivery struct {
 	ResponseStatus  int
 	ResponseHeaders message.Headers
 	ResponseBody    []byte
-	Latency         time.Duration
-	ForwardError    string
+	// ResponseSize is the length of the handler's whole answer when
+	// ResponseBody holds only its first bytes (capture stores a bounded
+	// prefix); 0 when ResponseBody is the whole answer.
+	ResponseSize int64
+	Latency      time.Duration
+	ForwardError string
 }
 
 // Request returns the delivery as a message.Request (a copy the caller may edit).
@@ -49,7 +53,7 @@ func (d *Delivery) Request() *message.Request {
 
 const deliveryCols = `id, received_at, source, remote_addr, provider, event_id, event_type, identity,
 	method, target, proto, headers, raw_request, body, verification, response_status,
-	response_headers, response_body, latency_ns, forward_error`
+	response_headers, response_body, latency_ns, forward_error, response_size`
 
 // insertDeliverySQL inserts one delivery; deliveryArgs gives its values.
 const insertDeliverySQL = `INSERT INTO deliveries (received_at, source, remote_addr, provider,
@@ -94,11 +98,13 @@ func (s *Store) InsertDelivery(ctx context.Context, d *Delivery) error {
 	return err
 }
 
-// SetResponse records what the handler (or capture itself) answered for delivery id.
-func (s *Store) SetResponse(ctx context.Context, id int64, status int, headers message.Headers, body []byte, latency time.Duration, forwardErr string) error {
+// SetResponse records what the handler (or capture itself) answered for
+// delivery id. size is the length of the whole answer when body is only its
+// first bytes, else 0.
+func (s *Store) SetResponse(ctx context.Context, id int64, status int, headers message.Headers, body []byte, size int64, latency time.Duration, forwardErr string) error {
 	rhdrs, _ := json.Marshal(nonNilHeaders(headers))
 	_, err := s.db.ExecContext(ctx, `UPDATE deliveries SET response_status=?, response_headers=?, response_body=?,
-		latency_ns=?, forward_error=? WHERE id=?`, status, string(rhdrs), body, latency.Nanoseconds(), forwardErr, id)
+		response_size=?, latency_ns=?, forward_error=? WHERE id=?`, status, string(rhdrs), body, size, latency.Nanoseconds(), forwardErr, id)
 	if err != nil {
 		return fmt.Errorf("record response of delivery %d: %w", id, err)
 	}
@@ -244,7 +250,7 @@ func scanDelivery(r scanner) (*Delivery, error) {
 	var ident, hdrs, rhdrs string
 	err := r.Scan(&d.ID, &recv, &d.Source, &d.RemoteAddr, &d.Provider, &d.EventID, &d.EventType, &ident,
 		&d.Method, &d.Target, &d.Proto, &hdrs, &d.Raw, &d.Body, &d.Verification, &d.ResponseStatus,
-		&rhdrs, &d.ResponseBody, &lat, &d.ForwardError)
+		&rhdrs, &d.ResponseBody, &lat, &d.ForwardError, &d.ResponseSize)
 	if err != nil {
 		if errors.Is(err, sql.ErrNoRows) {
 			return nil, err

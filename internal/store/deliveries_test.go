@@ -85,7 +85,7 @@ func TestDeliveryRoundTrip(t *testing.T) {
 	if err := s.InsertDelivery(ctx, d); err != nil {
 		t.Fatal(err)
 	}
-	if err := s.SetResponse(ctx, d.ID, 201, message.Headers{{Name: "B", Value: "1"}}, []byte("ok"), 3*time.Millisecond, ""); err != nil {
+	if err := s.SetResponse(ctx, d.ID, 201, message.Headers{{Name: "B", Value: "1"}}, []byte("ok"), 0, 3*time.Millisecond, ""); err != nil {
 		t.Fatal(err)
 	}
 	got, err := s.GetDelivery(ctx, d.ID)

@@ -55,11 +55,11 @@ func jsonlCaptured(t *testing.T, s *Store) []*Delivery {
 		}
 		if i == 0 {
 			if err := s.SetResponse(ctx, d.ID, 200, message.Headers{{Name: "Content-Type", Value: "text/plain"}},
-				[]byte("ok\n"), 12345678*time.Nanosecond, ""); err != nil {
+				[]byte("ok\n"), 0, 12345678*time.Nanosecond, ""); err != nil {
 				t.Fatal(err)
 			}
 		} else {
-			if err := s.SetResponse(ctx, d.ID, 0, nil, nil, 0, "dial tcp 127.0.0.1:9: connection refused"); err != nil {
+			if err := s.SetResponse(ctx, d.ID, 0, nil, nil, 0, 0, "dial tcp 127.0.0.1:9: connection refused"); err != nil {
 				t.Fatal(err)
 			}
 		}

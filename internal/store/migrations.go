@@ -102,4 +102,7 @@ CREATE INDEX effects_run ON effects(run_id);
 `,
 	// 2: a delivery's past attempts across runs (the TUI's delivery view).
 	`CREATE INDEX attempts_delivery ON attempts(delivery_id);`,
+	// 3: the full length of a handler's answer of which capture stored only
+	// a prefix (0: response_body is the whole answer).
+	`ALTER TABLE deliveries ADD COLUMN response_size INTEGER NOT NULL DEFAULT 0;`,
 }

@@ -1,0 +1,121 @@
+package main
+
+// End-to-end test of capture --forward's memory: a handler answering 64 MiB
+// to several deliveries at once is streamed to the senders, not buffered; a
+// bounded prefix of each answer is stored, with the full length.
+
+import (
+	"bufio"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+// vmHWM is the peak resident set size of process pid, in bytes.
+func vmHWM(t *testing.T, pid int) int64 {
+	t.Helper()
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		t.Skipf("no /proc: %v", err)
+	}
+	for _, l := range strings.Split(string(b), "\n") {
+		if f := strings.Fields(l); len(f) >= 2 && f[0] == "VmHWM:" {
+			kb, _ := strconv.ParseInt(f[1], 10, 64)
+			return kb << 10
+		}
+	}
+	t.Fatalf("no VmHWM in /proc/%d/status", pid)
+	return 0
+}
+
+func TestForwardE2ELargeAnswersAreStreamed(t *testing.T) {
+	captureFastExit(t)
+	const size, senders = 64 << 20, 8
+	chunk := []byte(strings.Repeat("0123456789abcdef", 4096)) // 64 KiB
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		io.Copy(io.Discard, r.Body)
+		w.Header().Set("Content-Type", "application/octet-stream")
+		if r.URL.Query().Get("chunked") == "" {
+			w.Header().Set("Content-Length", strconv.Itoa(size))
+		}
+		for n := 0; n < size; n += len(chunk) {
+			if _, err := w.Write(chunk); err != nil {
+				return
+			}
+		}
+	})}
+	go srv.Serve(ln)
+	t.Cleanup(func() { srv.Close() })
+
+	db := filepath.Join(t.TempDir(), "h.db")
+	p, addr := captureStart(t, db, "--forward", "http://"+ln.Addr().String())
+	var wg sync.WaitGroup
+	got := make([]string, senders)
+	for i := 0; i < senders; i++ {
+		wg.Add(1)
+		go func(i int) {
+			defer wg.Done()
+			c, err := net.Dial("tcp", addr)
+			if err != nil {
+				got[i] = err.Error()
+				return
+			}
+			defer c.Close()
+			c.SetDeadline(time.Now().Add(120 * time.Second))
+			target := "/hook"
+			if i%2 == 1 {
+				target += "?chunked=1" // the handler does not say its length
+			}
+			fmt.Fprintf(c, "POST %s HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 2\r\n\r\n{}", target)
+			resp, err := http.ReadResponse(bufio.NewReader(c), nil)
+			if err != nil {
+				got[i] = err.Error()
+				return
+			}
+			n, err := io.Copy(io.Discard, resp.Body)
+			got[i] = fmt.Sprintf("%d %d %v", resp.StatusCode, n, err)
+		}(i)
+	}
+	wg.Wait()
+	for i, g := range got {
+		if want := fmt.Sprintf("200 %d <nil>", size); g != want {
+			t.Errorf("sender %d got %q, want %q (the whole answer)", i+1, g, want)
+		}
+	}
+	peak := vmHWM(t, p.cmd.Process.Pid)
+	t.Logf("capture peak RSS (VmHWM) forwarding %d concurrent %d MiB answers: %.1f MiB", senders, size>>20, float64(peak)/(1<<20))
+	if peak > 160<<20 {
+		t.Errorf("capture's peak RSS was %.1f MiB forwarding %d x %d MiB: the answers were buffered", float64(peak)/(1<<20), senders, size>>20)
+	}
+	p.stop(5 * time.Second)
+
+	r := runBin(t, db, nil, "show", "1", "--json")
+	var v struct {
+		Response struct {
+			Status     int    `json:"status"`
+			BodyBase64 string `json:"body_base64"`
+			BodySize   int64  `json:"body_size"`
+			Truncated  bool   `json:"body_truncated"`
+		} `json:"response"`
+	}
+	if err := json.Unmarshal([]byte(r.Stdout), &v); err != nil {
+		t.Fatalf("show --json: %v\n%.500s", err, r.Stdout)
+	}
+	if stored := len(v.Response.BodyBase64) * 3 / 4; v.Response.Status != 200 || !v.Response.Truncated || v.Response.BodySize != size || stored > 2<<20 {
+		t.Errorf("stored response: status %d, %d bytes kept, body_size %d, truncated %v; want a prefix of at most 1MiB, body_size %d, truncated",
+			v.Response.Status, stored, v.Response.BodySize, v.Response.Truncated, size)
+	}
+}
