@@ -63,7 +63,7 @@ func loadDelivery(e *env, id int64) tea.Cmd {
 
 // verifyNow checks d's signature with secret, judged at the time it was received.
 func verifyNow(d *store.Delivery, secret string) string {
-	if d.Provider == "generic" || d.Provider == "" {
+	if !verify.Recognised(d.Provider) {
 		return "unverified: no provider signature scheme recognised in the headers"
 	}
 	res, err := verify.Verify(d.Request(), d.Provider, secret, verify.Options{Now: d.ReceivedAt})
