@@ -11,6 +11,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/hookreplay/hookreplay/internal/message"
+	"github.com/hookreplay/hookreplay/internal/verify"
 )
 
 // Delivery is one captured webhook request and, when capture forwarded it, the
@@ -66,7 +67,7 @@ const insertDeliverySQL = `INSERT INTO deliveries (received_at, source, remote_a
 func deliveryArgs(d *Delivery, recv time.Time) []any {
 	provider, proto := d.Provider, d.Proto
 	if provider == "" {
-		provider = "generic"
+		provider = verify.Generic
 	}
 	if proto == "" {
 		proto = "HTTP/1.1"
@@ -85,7 +86,7 @@ func (s *Store) InsertDelivery(ctx context.Context, d *Delivery) error {
 		d.ReceivedAt = time.Now()
 	}
 	if d.Provider == "" {
-		d.Provider = "generic"
+		d.Provider = verify.Generic
 	}
 	if d.Proto == "" {
 		d.Proto = "HTTP/1.1"
