@@ -5,12 +5,12 @@ import (
 	"fmt"
 	"os"
 	"strings"
-	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/hookreplay/hookreplay/internal/demo"
 	"github.com/hookreplay/hookreplay/internal/iostreams"
+	"github.com/hookreplay/hookreplay/internal/report"
 )
 
 type demoOptions struct {
@@ -75,7 +75,7 @@ func demoRun(ctx context.Context, o *demoOptions) error {
 	if err != nil {
 		return setupErr("demo: %v", err)
 	}
-	took := out.Took.Round(100 * time.Millisecond)
+	took := report.Duration(out.Took)
 	if len(out.Problems) > 0 {
 		return failErr("demo: unexpected results (%s): %s", took, strings.Join(out.Problems, "; "))
 	}

@@ -393,10 +393,10 @@ func (l *liveSink) Attempt(_ context.Context, a *store.Attempt) error {
 		return nil
 	}
 	if o := l.progress.Add(*a); o != "2xx" && o != replay.OutcomeLost {
-		fmt.Fprint(w, "\r\033[K")
+		fmt.Fprint(w, report.ClearLine)
 		fmt.Fprintln(w, report.AttemptLine(l.p, *a, l.multi))
 	}
-	fmt.Fprint(w, "\r\033[K"+l.progress.Bar())
+	fmt.Fprint(w, report.ClearLine+l.progress.Bar())
 	return nil
 }
 

@@ -105,7 +105,7 @@ type Server struct {
 	// transaction: one fsync for many concurrent deliveries (group commit).
 	commits chan commitReq
 	dbMu    sync.Mutex // one writer at a time: cheaper than SQLite's busy polling
-	outMu   sync.Mutex
+	outMu   sync.Mutex // serialises Observer calls
 
 	// base is the parent of every forward; abort cancels it when a drain
 	// outlasts DrainTimeout.

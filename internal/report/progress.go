@@ -8,6 +8,10 @@ import (
 	"github.com/hookreplay/hookreplay/internal/store"
 )
 
+// ClearLine returns to the start of the terminal line and clears it: the bar
+// is redrawn in place, and a line printed while it shows replaces it.
+const ClearLine = "\r\033[K"
+
 // Progress tallies a replay's attempts as they come and draws them as one
 // bar line: "[██████░░░…] 120/500  2xx 118 · 5xx 2".
 type Progress struct {
