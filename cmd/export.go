@@ -11,6 +11,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/hookreplay/hookreplay/internal/capture"
+	"github.com/hookreplay/hookreplay/internal/exchange"
 	"github.com/hookreplay/hookreplay/internal/iostreams"
 	"github.com/hookreplay/hookreplay/internal/message"
 	"github.com/hookreplay/hookreplay/internal/redact"
@@ -39,11 +40,24 @@ func newExportCmd(f *factory, runF func(*exportOptions) error) *cobra.Command {
 	var since string
 	cmd := &cobra.Command{
 		Use:   "export [ID...]",
-		Short: "Write captured deliveries to a JSONL file (for check --from and import)",
-		Long: `Export writes captured deliveries, oldest first, one JSON object per line:
-every field, the exact wire bytes and the body in base64, headers in their
-order. Commit the file next to your tests and run 'hookreplay check --from FILE'
-in CI without a database, or load it elsewhere with 'hookreplay import FILE'.
+		Short: "Write captured deliveries as JSONL, HAR, curl commands or raw HTTP",
+		Long: `Export writes captured deliveries, oldest first. --format says how:
+
+  jsonl  (default) one JSON object per line: every field, the exact wire
+         bytes and the body in base64, headers in their order. Commit the
+         file next to your tests and run 'hookreplay check --from FILE' in
+         CI without a database, or load it elsewhere with 'hookreplay import'.
+  har    one HAR 1.2 log for browser devtools, proxies and HAR viewers;
+         each entry also carries the delivery's JSONL line as "_hookreplay",
+         so importing it back keeps every byte
+  curl   a bash file of curl commands sending each delivery with its exact
+         headers (order and case) and body; HOOKREPLAY_TO=http://host:port
+         sends them elsewhere. Binary bodies are written beside -o FILE.
+  raw    the exact wire bytes, one request after another (a pipelined
+         HTTP/1.1 stream)
+
+Every format holds the deliveries' headers and bodies as received,
+signatures and credentials included. See docs/import-export.md.
 
 With IDs, exactly those deliveries; otherwise every delivery that matches
 the filters.
@@ -59,11 +73,15 @@ keeps its mode; symbolic links, FIFOs and devices are refused.`,
 		Example: `  hookreplay export 3 4 -o testdata/webhooks/subscription.jsonl
   hookreplay export --provider stripe --type 'invoice.*' --since 7d > invoices.jsonl
   hookreplay export --last --redact --redact-header X-Api-Key --redact-json data.object.customer_email -o shared.jsonl
+  hookreplay export 3 --format curl -o replay.sh && HOOKREPLAY_TO=http://127.0.0.1:3000 bash replay.sh
+  hookreplay export --format har -o deliveries.har
   hookreplay check --from testdata/webhooks/subscription.jsonl --to http://localhost:3000/webhooks --probe-sql '...' --dsn sqlite:app.db`,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if f := strings.ToLower(o.Format); f != "jsonl" {
-				return usageErr("--format %s: only jsonl is supported", o.Format)
+			f, err := exchange.ParseFormat(o.Format, exchange.ExportFormats)
+			if err != nil {
+				return usageErr("--format: %v", err)
 			}
+			o.Format = string(f)
 			for _, a := range args {
 				id, err := capture.ParseID(a)
 				if err != nil {
@@ -100,7 +118,7 @@ keeps its mode; symbolic links, FIFOs and devices are refused.`,
 			return exportRun(cmd.Context(), o)
 		},
 	}
-	cmd.Flags().StringVar(&o.Format, "format", "jsonl", "output format (only jsonl for now)")
+	cmd.Flags().StringVar(&o.Format, "format", "jsonl", "jsonl, har, curl or raw (see docs/import-export.md)")
 	cmd.Flags().StringVar(&o.Provider, "provider", "", "only this provider ("+providers(anyProvider)+")")
 	cmd.Flags().StringVar(&o.TypeGlob, "type", "", "only event types matching this glob, e.g. 'invoice.*'")
 	cmd.Flags().StringVar(&o.EventID, "event-id", "", "only deliveries of this event id")
@@ -149,13 +167,14 @@ func exportRun(ctx context.Context, o *exportOptions) error {
 	} else {
 		exportWarnCredentials(o, ds)
 	}
+	format, wo := exchange.Format(o.Format), exchange.WriteOptions{Version: version()}
 	if o.Output == "" || o.Output == "-" {
-		if err := store.WriteJSONL(o.IO.Out, ds); err != nil {
+		if err := exchange.Write(o.IO.Out, format, ds, wo); err != nil {
 			return setupErr("export: %v", err)
 		}
 		return nil
 	}
-	created, err := store.WriteJSONLFile(o.Output, ds)
+	created, err := exchange.WriteFile(o.Output, format, ds, wo)
 	if created != "" {
 		fmt.Fprintf(o.IO.ErrOut, "created directory %s\n", created)
 	}

@@ -20,7 +20,8 @@ func TestExportFlags(t *testing.T) {
 		{[]string{"--format", "JSONL", "--provider", "stripe", "--type", "invoice.*", "--since", "7d"}, func(o *exportOptions) bool {
 			return o.Provider == "stripe" && o.TypeGlob == "invoice.*" && o.Since == 7*24*time.Hour
 		}, ""},
-		{[]string{"--format", "har"}, nil, "only jsonl is supported"},
+		{[]string{"--format", "HAR"}, func(o *exportOptions) bool { return o.Format == "har" }, ""},
+		{[]string{"--format", "xml"}, nil, `unknown format "xml" (want jsonl, har, curl, raw)`},
 		{[]string{"0"}, nil, "invalid delivery id"},
 		{[]string{"1", "--since", "2h"}, nil, "not both"},
 	}

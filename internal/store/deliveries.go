@@ -44,6 +44,10 @@ type Delivery struct {
 	ResponseSize int64
 	Latency      time.Duration
 	ForwardError string
+	// Origin says where an imported delivery came from: the format and the
+	// file it was read from ("har:devtools.har", "curl:stdin"); "" for a
+	// delivery captured live.
+	Origin string
 }
 
 // Request returns the delivery as a message.Request (a copy the caller may edit).
@@ -54,13 +58,13 @@ func (d *Delivery) Request() *message.Request {
 
 const deliveryCols = `id, received_at, source, remote_addr, provider, event_id, event_type, identity,
 	method, target, proto, headers, raw_request, body, verification, response_status,
-	response_headers, response_body, latency_ns, forward_error, response_size`
+	response_headers, response_body, latency_ns, forward_error, response_size, origin`
 
 // insertDeliverySQL inserts one delivery; deliveryArgs gives its values.
 const insertDeliverySQL = `INSERT INTO deliveries (received_at, source, remote_addr, provider,
 	event_id, event_type, identity, method, target, proto, headers, raw_request, body, verification,
-	response_status, response_headers, response_body, latency_ns, forward_error)
-	VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)`
+	response_status, response_headers, response_body, latency_ns, forward_error, origin)
+	VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)`
 
 // deliveryArgs returns d's column values for insertDeliverySQL, received at
 // recv, with the store's defaults where d leaves a field empty.
@@ -77,7 +81,7 @@ func deliveryArgs(d *Delivery, recv time.Time) []any {
 	rhdrs, _ := json.Marshal(nonNilHeaders(d.ResponseHeaders))
 	return []any{recv.UnixNano(), d.Source, d.RemoteAddr, provider, d.EventID, d.EventType, string(ident),
 		d.Method, d.Target, proto, string(hdrs), nonNilBytes(d.Raw), nonNilBytes(d.Body), d.Verification,
-		d.ResponseStatus, string(rhdrs), d.ResponseBody, d.Latency.Nanoseconds(), d.ForwardError}
+		d.ResponseStatus, string(rhdrs), d.ResponseBody, d.Latency.Nanoseconds(), d.ForwardError, d.Origin}
 }
 
 // InsertDelivery commits d and sets d.ID. It returns only after the row is durable.
@@ -251,7 +255,7 @@ func scanDelivery(r scanner) (*Delivery, error) {
 	var ident, hdrs, rhdrs string
 	err := r.Scan(&d.ID, &recv, &d.Source, &d.RemoteAddr, &d.Provider, &d.EventID, &d.EventType, &ident,
 		&d.Method, &d.Target, &d.Proto, &hdrs, &d.Raw, &d.Body, &d.Verification, &d.ResponseStatus,
-		&rhdrs, &d.ResponseBody, &lat, &d.ForwardError, &d.ResponseSize)
+		&rhdrs, &d.ResponseBody, &lat, &d.ForwardError, &d.ResponseSize, &d.Origin)
 	if err != nil {
 		if errors.Is(err, sql.ErrNoRows) {
 			return nil, err

@@ -49,6 +49,7 @@ type jsonlDelivery struct {
 	ResponseBody    string            `json:"response_body"`
 	LatencyNS       int64             `json:"latency_ns"`
 	ForwardError    string            `json:"forward_error"`
+	Origin          string            `json:"origin,omitempty"`
 }
 
 // WriteJSONL writes ds to w, one delivery per line, with every field: the
@@ -80,6 +81,7 @@ func WriteJSONL(w io.Writer, ds []*Delivery) error {
 			ResponseBody:    base64.StdEncoding.EncodeToString(d.ResponseBody),
 			LatencyNS:       d.Latency.Nanoseconds(),
 			ForwardError:    d.ForwardError,
+			Origin:          d.Origin,
 		}
 		if !d.ReceivedAt.IsZero() {
 			line.ReceivedAt = d.ReceivedAt.UTC().Format(time.RFC3339Nano)
@@ -181,6 +183,7 @@ func parseJSONLLine(line []byte) (*Delivery, error) {
 		ResponseHeaders: j.ResponseHeaders,
 		Latency:         time.Duration(j.LatencyNS),
 		ForwardError:    j.ForwardError,
+		Origin:          j.Origin,
 	}
 	var err error
 	if j.ReceivedAt != "" {
@@ -331,13 +334,18 @@ func (s *Store) ImportDeliveries(ctx context.Context, ds []*Delivery) error {
 	return nil
 }
 
-// WriteJSONLFile writes ds to path as WriteJSONL does, replacing the file as
-// a whole (written beside it, synced, renamed) so a failed export never
+// WriteJSONLFile writes ds to path as WriteJSONL does, through ReplaceFile.
+func WriteJSONLFile(path string, ds []*Delivery) (created string, err error) {
+	return ReplaceFile(path, func(w io.Writer) error { return WriteJSONL(w, ds) })
+}
+
+// ReplaceFile writes an export to path with write, replacing the file as a
+// whole (written beside it, synced, renamed) so a failed export never
 // leaves half a file behind. Missing parent directories are created (export
 // -o testdata/webhooks/x.jsonl in a repository without that directory yet)
 // and returned as created, for the caller to say so. See exportTarget for
 // what may be replaced.
-func WriteJSONLFile(path string, ds []*Delivery) (created string, err error) {
+func ReplaceFile(path string, write func(io.Writer) error) (created string, err error) {
 	dir := filepath.Dir(path)
 	if _, err := os.Lstat(dir); errors.Is(err, os.ErrNotExist) {
 		if err := os.MkdirAll(dir, 0o755); err != nil {
@@ -353,7 +361,7 @@ func WriteJSONLFile(path string, ds []*Delivery) (created string, err error) {
 	if err != nil {
 		return created, fmt.Errorf("write %s: %w", path, err)
 	}
-	werr := WriteJSONL(tmp, ds)
+	werr := write(tmp)
 	if werr == nil {
 		werr = tmp.Chmod(perm)
 	}

@@ -105,4 +105,6 @@ CREATE INDEX effects_run ON effects(run_id);
 	// 3: the full length of a handler's answer of which capture stored only
 	// a prefix (0: response_body is the whole answer).
 	`ALTER TABLE deliveries ADD COLUMN response_size INTEGER NOT NULL DEFAULT 0;`,
+	// 4: where an imported delivery came from ("har:devtools.har"); '' for captured ones.
+	`ALTER TABLE deliveries ADD COLUMN origin TEXT NOT NULL DEFAULT '';`,
 }
