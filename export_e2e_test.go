@@ -126,12 +126,17 @@ func TestExportImportRoundTrip(t *testing.T) {
 		}
 	}
 
-	// Exporting the imported rows gives the same lines but for the ids.
+	// Exporting the imported rows gives the same lines but for the ids and
+	// the origin the import recorded.
 	r = runBin(t, dst, nil, "export", "2", "3", "4")
 	again := exportLines(t, []byte(r.Stdout))
 	for i := range lines {
 		delete(lines[i], "id")
 		delete(again[i], "id")
+		if _, ok := lines[i]["origin"]; ok || again[i]["origin"] != "jsonl:"+file {
+			t.Errorf("line %d: origin %v before, %v after import; want none, then %q", i+1, lines[i]["origin"], again[i]["origin"], "jsonl:"+file)
+		}
+		delete(again[i], "origin")
 		a, _ := json.Marshal(lines[i])
 		b, _ := json.Marshal(again[i])
 		if !bytes.Equal(a, b) {
@@ -197,7 +202,7 @@ func TestExportImportErrors(t *testing.T) {
 		args []string
 		want string
 	}{
-		{"other format", db, []string{"export", "--format", "har"}, "--format har: only jsonl is supported"},
+		{"other format", db, []string{"export", "--format", "xml"}, `--format: unknown format "xml" (want jsonl, har, curl, raw)`},
 		{"nothing captured", db, []string{"export"}, "no deliveries match"},
 		{"unknown id", db, []string{"export", "9"}, "no delivery 9"},
 		{"bad id", db, []string{"export", "x"}, `invalid delivery id "x"`},

@@ -102,7 +102,7 @@ func Detect(data []byte) (Format, error) {
 	b := bytes.TrimPrefix(data, []byte("\xef\xbb\xbf"))
 	b = bytes.TrimLeft(b, " \t\r\n")
 	if len(b) == 0 {
-		return "", errors.New("the file is empty")
+		return "", errors.New("the file is empty: no deliveries in it")
 	}
 	switch b[0] {
 	case '{':

@@ -35,6 +35,7 @@ type DeliverySummary struct {
 	LatencyNS      int64             `json:"latency_ns"`
 	Verification   string            `json:"verification,omitempty"`
 	ForwardError   string            `json:"forward_error,omitempty"`
+	Origin         string            `json:"origin,omitempty"` // "har:devtools.har" for an imported delivery
 }
 
 // DeliveryDetail is a delivery as `show --json` prints it: headers as
@@ -68,7 +69,7 @@ func SummarizeDelivery(d *store.Delivery) DeliverySummary {
 		RemoteAddr: d.RemoteAddr, Provider: d.Provider, EventID: d.EventID, EventType: d.EventType,
 		Identity: d.Identity, Method: d.Method, Target: d.Target, BodySize: len(d.Body), RawSize: len(d.Raw),
 		ResponseStatus: d.ResponseStatus, LatencyNS: d.Latency.Nanoseconds(),
-		Verification: d.Verification, ForwardError: d.ForwardError,
+		Verification: d.Verification, ForwardError: d.ForwardError, Origin: d.Origin,
 	}
 }
 

@@ -56,6 +56,9 @@ func writeDeliveryHead(b *bytes.Buffer, p Painter, d *store.Delivery) {
 		fmt.Fprintf(b, " (source %s)", safe(d.Source))
 	}
 	fmt.Fprintln(b)
+	if d.Origin != "" {
+		fmt.Fprintf(b, "imported  %s\n", safe(d.Origin))
+	}
 	keys := make([]string, 0, len(d.Identity))
 	for k := range d.Identity {
 		keys = append(keys, k)
