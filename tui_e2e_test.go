@@ -96,21 +96,29 @@ func (tm *tmuxTerm) waitGone(sub string) string {
 
 func TestTUIE2E(t *testing.T) {
 	captureFastExit(t)
-	db := filepath.Join(t.TempDir(), "hookreplay.db")
+	dir := t.TempDir()
+	db := filepath.Join(dir, "hookreplay.db")
 	if r := runBin(t, db, mustRead(t, "internal/tui/testdata/deliveries.jsonl"), "import", "-"); r.Code != 0 {
 		t.Fatalf("import: %d %s", r.Code, r.Stderr)
 	}
-	cmdline := fmt.Sprintf("NO_COLOR=1 GORACE=atexit_sleep_ms=0 %s --db %s tui; echo \"tui exited $?\"; sleep 600", binPath, db)
+	// A buggy handler to replay to and check: the naive wallet credits every
+	// copy of an event.
+	wallet := filepath.Join(dir, "wallet.db")
+	_, handler := demoServeStart(t, "naive", "--db", wallet, "--quiet")
+	checkFlags := fmt.Sprintf("--to %s/webhooks/stripe --probe-sql 'SELECT COALESCE(SUM(balance), 0) FROM wallets' --dsn sqlite:%s --phases first,dups -n 3",
+		handler, wallet)
+	cmdline := fmt.Sprintf("cd %s && NO_COLOR=1 GORACE=atexit_sleep_ms=0 %s --db %s tui %s; echo \"tui exited $?\"; sleep 600", dir, binPath, db, checkFlags)
 	tm := tuiTmux(t, cmdline)
 	tm.waitFor("1/6 deliveries", "invoice.payment_succeeded", "app_mention")
 
 	// A delivery captured by a separate process appears live, on top.
 	_, addr := captureStart(t, db)
 	captureExchange(t, addr, mustRead(t, "testdata/export/github.http"), 1)
-	tm.waitFor("7 ", "1/7 deliveries")
+	tm.waitFor("1/7 deliveries", "> 7 ")
 
 	// / filters with list's filter language.
 	tm.keys("/")
+	tm.waitFor("/")
 	tm.text("provider:github")
 	tm.keys("Enter")
 	s := tm.waitFor("1/2 deliveries matching provider:github")
@@ -125,11 +133,40 @@ func TestTUIE2E(t *testing.T) {
 	tm.waitFor("[3 raw]", `POST /hooks/github HTTP/1.1\r\n`, `X-GitHub-Event: push\r\n`)
 	tm.keys("Escape")
 	tm.waitFor("1/2 deliveries matching provider:github")
+	tm.keys("Escape")
+	tm.waitFor("1/7 deliveries")
+
+	// An invoice for the wallet, captured live.
+	body := demoServeEvent(t, "evt_tui_e2e")
+	req := fmt.Sprintf("POST /webhooks/stripe HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nStripe-Signature: t=1764687600,v1=00\r\nContent-Length: %d\r\n\r\n%s", len(body), body)
+	captureExchange(t, addr, []byte(req), 1)
+	tm.waitFor("1/8 deliveries", "> 8 ", "evt_tui_e2e")
+
+	// r replays it to the handler (the form is prefilled with --to); the new
+	// attempt appears in the delivery's attempts.
+	tm.keys("r")
+	tm.waitFor("target URL", handler+"/webhooks/stripe")
+	tm.keys("Enter")
+	tm.waitFor("summary 1 attempt, 1 reached the handler", "recorded as run 1")
+	tm.keys("Escape")
+	tm.waitFor("1/8 deliveries")
+	tm.keys("Enter")
+	tm.waitFor("[1 headers]")
+	tm.keys("6")
+	tm.waitFor("attempts (1)]", "replay")
+	tm.keys("Escape")
+	tm.waitFor("1/8 deliveries")
+
+	// c checks it: the naive handler fails dups.
+	tm.keys("c")
+	tm.waitFor("✗ dups", "FAIL")
+	tm.keys("Escape")
+	tm.waitFor("1/8 deliveries")
 
 	// q exits 0 and gives the terminal back (the alternate screen is gone).
 	tm.keys("q")
 	s = tm.waitFor("tui exited 0")
-	if strings.Contains(s, "deliveries matching") {
+	if strings.Contains(s, "deliveries") {
 		t.Fatalf("the TUI's screen is still shown after quitting:\n%s", s)
 	}
 }

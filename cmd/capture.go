@@ -1,8 +1,12 @@
 package cmd
 
 import (
+	"context"
+	"errors"
 	"fmt"
+	"net"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -25,6 +29,7 @@ type captureOptions struct {
 	Source    string
 	Secret    string // from --secret or --secret-env; never stored or printed
 	SecretEnv string
+	TUI       bool
 }
 
 func newCaptureCmd(f *factory, runF func(*captureOptions) error) *cobra.Command {
@@ -97,6 +102,7 @@ the error. One line per delivery is printed on stdout.`,
 	cmd.Flags().StringVar(&o.Source, "source", "", "name stored with every delivery (e.g. stripe-test)")
 	cmd.Flags().StringVar(&o.Secret, "secret", "", "signing secret to verify each delivery with (prefer --secret-env)")
 	cmd.Flags().StringVar(&o.SecretEnv, "secret-env", "", "name of the environment variable holding the signing secret")
+	cmd.Flags().BoolVar(&o.TUI, "tui", false, "show deliveries in the interactive view (as 'hookreplay tui') while capturing")
 	return cmd
 }
 
@@ -106,8 +112,17 @@ func captureRun(cmd *cobra.Command, o *captureOptions) error {
 		return err
 	}
 	defer st.Close()
+	var obs capture.Observer = captureLines{o.IO}
+	var notes chan string
+	if o.TUI {
+		if !o.IO.IsTerminal() {
+			return usageErr("--tui needs a terminal")
+		}
+		notes = make(chan string, 64)
+		obs = captureNotes(notes)
+	}
 	srv, err := capture.New(st, capture.Options{Forward: o.Forward, Status: o.Status, MaxBody: o.MaxBody,
-		MaxConns: o.MaxConns, Source: o.Source, Secret: o.Secret, Observer: captureLines{o.IO}})
+		MaxConns: o.MaxConns, Source: o.Source, Secret: o.Secret, Observer: obs})
 	if err != nil {
 		return usageErr("%v", err)
 	}
@@ -120,11 +135,48 @@ func captureRun(cmd *cobra.Command, o *captureOptions) error {
 	if o.Forward != "" {
 		answer = "forwarding to " + o.Forward
 	}
-	fmt.Fprintf(o.IO.ErrOut, "hookreplay: capturing on http://%s into %s, %s (Ctrl-C to stop)\n", addr, st.Path(), answer)
+	warning := ""
 	if !capture.IsLoopback(o.Listen) {
-		fmt.Fprintf(o.IO.ErrOut, "hookreplay: warning: %s is not a loopback address: anyone who can reach it on the network can write into %s\n", o.Listen, st.Path())
+		warning = fmt.Sprintf("warning: %s is not a loopback address: anyone who can reach it on the network can write into %s", o.Listen, st.Path())
+	}
+	if o.TUI {
+		return captureTUI(cmd.Context(), o, st, srv, ln, notes, fmt.Sprintf("capturing on http://%s, %s %s", addr, answer, warning))
+	}
+	fmt.Fprintf(o.IO.ErrOut, "hookreplay: capturing on http://%s into %s, %s (Ctrl-C to stop)\n", addr, st.Path(), answer)
+	if warning != "" {
+		fmt.Fprintf(o.IO.ErrOut, "hookreplay: %s\n", warning)
 	}
 	return srv.Serve(cmd.Context(), ln)
+}
+
+// captureTUI serves captures while the TUI shows them; quitting the TUI
+// stops the capture.
+func captureTUI(ctx context.Context, o *captureOptions, st *store.Store, srv *capture.Server, ln net.Listener, notes <-chan string, banner string) error {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	served := make(chan error, 1)
+	go func() { served <- srv.Serve(ctx, ln) }()
+	t := &tuiOptions{IO: o.IO}
+	t.Check.Secret = o.Secret
+	err := tuiRun(ctx, t, &tuiSession{store: st, notes: notes, banner: strings.TrimSpace(banner)})
+	cancel()
+	if serr := <-served; err == nil && serr != nil && !errors.Is(serr, context.Canceled) {
+		return setupErr("%v", serr)
+	}
+	return err
+}
+
+// captureNotes shows capture's problems in the TUI's status bar; deliveries
+// need no note (the TUI sees them in the store).
+type captureNotes chan string
+
+func (c captureNotes) Delivered(*store.Delivery, time.Duration) {}
+
+func (c captureNotes) Problem(msg string) {
+	select {
+	case c <- msg:
+	default: // the TUI is behind: the newest problem can wait for the next
+	}
 }
 
 // captureLines prints capture's live view: a line per delivery on stdout,

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	"github.com/hookreplay/hookreplay/internal/check"
 	"github.com/hookreplay/hookreplay/internal/iostreams"
@@ -106,20 +107,7 @@ effect of the first delivery).`,
 				}
 				o.IDs = append(o.IDs, id)
 			}
-			if phases != "" {
-				for _, p := range strings.Split(phases, ",") {
-					p = strings.TrimSpace(p)
-					if p == "" {
-						continue
-					}
-					if !isPhase(p) {
-						return usageErr("--phases: unknown phase %q (known: %s)", p, strings.Join(check.AllPhases, ","))
-					}
-					o.Phases = append(o.Phases, p)
-				}
-			}
-			o.SeedSet = cmd.Flags().Changed("seed")
-			if err := resolveCheckSecret(o); err != nil {
+			if err := checkEngineArgs(cmd, o, phases); err != nil {
 				return err
 			}
 			if runF != nil {
@@ -132,6 +120,16 @@ effect of the first delivery).`,
 	fl.BoolVar(&o.Last, "last", false, "check the newest captured delivery")
 	fl.StringArrayVar(&o.EventIDs, "event-id", nil, "check the delivery with this provider event id (repeatable)")
 	fl.StringArrayVar(&o.From, "from", nil, "read deliveries from a JSONL file written by 'hookreplay export --format jsonl' (repeatable)")
+	checkEngineFlags(fl, o, &phases)
+	fl.StringArrayVar(&o.Reports, "report", nil, "also write a report: json=PATH, junit=PATH, markdown=PATH, text=PATH (repeatable; PATH - is stdout, instead of the text report)")
+	fl.BoolVar(&o.JSON, "json", false, "print the JSON report on stdout instead of text")
+	fl.BoolVarP(&o.Quiet, "quiet", "q", false, "no progress lines on stderr")
+	return cmd
+}
+
+// checkEngineFlags registers the flags that configure the check itself (the
+// handler, probes, phases, timing): check and tui share them.
+func checkEngineFlags(fl *pflag.FlagSet, o *checkOptions, phases *string) {
 	fl.StringVar(&o.To, "to", "", "the handler's URL (required)")
 	fl.StringArrayVar(&o.ProbeSQL, "probe-sql", nil, "probe: a SQL query against --dsn; a single numeric cell is compared as a number (repeatable)")
 	fl.StringVar(&o.DSN, "dsn", "", "database for --probe-sql: sqlite:PATH or postgres://...")
@@ -142,7 +140,7 @@ effect of the first delivery).`,
 	fl.StringVar(&o.SecretEnv, "secret-env", "", "name of the environment variable holding the signing secret")
 	fl.IntVarP(&o.N, "n", "n", 10, "copies of the first delivery in first+dups")
 	fl.IntVar(&o.Burst, "burst", 20, "concurrent copies in the burst phase")
-	fl.StringVar(&phases, "phases", "", "comma-separated phases to run: "+strings.Join(check.AllPhases, ","))
+	fl.StringVar(phases, "phases", "", "comma-separated phases to run: "+strings.Join(check.AllPhases, ","))
 	fl.StringVar(&o.ResetCmd, "reset-cmd", "", "shell command restoring the handler's state (before each ordering; makes burst/lost/crash exact)")
 	fl.StringVar(&o.Serve, "serve", "", "shell command starting the handler on --to's address; stopped afterwards (needed by crash)")
 	fl.DurationVar(&o.ProviderTimeout, "provider-timeout", 0, "answer timeout to judge latency against (default: the provider's: "+timeoutsHelp()+")")
@@ -150,10 +148,24 @@ effect of the first delivery).`,
 	fl.DurationVar(&o.SettleMax, "settle-max", probe.DefaultSettleMax, "longest wait for probes to settle")
 	fl.BoolVar(&o.Insecure, "insecure", false, "accept an https handler's self-signed or otherwise unverifiable certificate")
 	fl.Int64Var(&o.Seed, "seed", 0, "seed of the order phase's shuffles (default: random, printed)")
-	fl.StringArrayVar(&o.Reports, "report", nil, "also write a report: json=PATH, junit=PATH, markdown=PATH, text=PATH (repeatable; PATH - is stdout, instead of the text report)")
-	fl.BoolVar(&o.JSON, "json", false, "print the JSON report on stdout instead of text")
-	fl.BoolVarP(&o.Quiet, "quiet", "q", false, "no progress lines on stderr")
-	return cmd
+}
+
+// checkEngineArgs completes the engine flags once parsed: phases, seed, secret.
+func checkEngineArgs(cmd *cobra.Command, o *checkOptions, phases string) error {
+	if phases != "" {
+		for _, p := range strings.Split(phases, ",") {
+			p = strings.TrimSpace(p)
+			if p == "" {
+				continue
+			}
+			if !isPhase(p) {
+				return usageErr("--phases: unknown phase %q (known: %s)", p, strings.Join(check.AllPhases, ","))
+			}
+			o.Phases = append(o.Phases, p)
+		}
+	}
+	o.SeedSet = cmd.Flags().Changed("seed")
+	return resolveCheckSecret(o)
 }
 
 func isPhase(p string) bool {
@@ -196,15 +208,40 @@ func redactExit(err error, s *redact.Secrets) error {
 
 // checkValidate catches usage errors before anything is sent.
 func checkValidate(o *checkOptions) (*url.URL, error) {
+	if o.To != "" && len(o.IDs) == 0 && !o.Last && len(o.EventIDs) == 0 && len(o.From) == 0 {
+		return nil, usageErr("which delivery? give an ID (see 'hookreplay list'), --last, --event-id E or --from FILE")
+	}
+	u, err := checkValidateEngine(o)
+	if err != nil {
+		return nil, err
+	}
+	var stdout []string
+	if o.JSON {
+		stdout = append(stdout, "--json")
+	}
+	for _, r := range o.Reports {
+		t, err := report.ParseTarget(r)
+		if err != nil {
+			return nil, usageErr("%v", err)
+		}
+		if t.Path == "-" {
+			stdout = append(stdout, "--report "+r)
+		}
+	}
+	if len(stdout) > 1 {
+		return nil, usageErr("%s all write to stdout: only one report can go there (write the others to files, FORMAT=PATH)", strings.Join(stdout, " and "))
+	}
+	return u, nil
+}
+
+// checkValidateEngine catches usage errors in the engine flags.
+func checkValidateEngine(o *checkOptions) (*url.URL, error) {
 	if o.To == "" {
 		return nil, usageErr("--to URL is required: where the handler listens, e.g. --to http://127.0.0.1:3000/webhooks")
 	}
 	u, err := url.Parse(o.To)
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 		return nil, usageErr("--to %q is not an http:// URL", o.To)
-	}
-	if len(o.IDs) == 0 && !o.Last && len(o.EventIDs) == 0 && len(o.From) == 0 {
-		return nil, usageErr("which delivery? give an ID (see 'hookreplay list'), --last, --event-id E or --from FILE")
 	}
 	if checkProbeSpecs(o).Empty() {
 		return nil, usageErr("no probe given: add --probe-sql QUERY --dsn DSN (or --probe-cmd CMD, --probe-http URL, --sink ADDR) so hookreplay can see what the handler changes")
@@ -235,22 +272,6 @@ func checkValidate(o *checkOptions) (*url.URL, error) {
 	}
 	if phase, req, unmet := checkUnmet(o.Phases, checkGives(o)); unmet {
 		return nil, checkNeedErr(phase, req)
-	}
-	var stdout []string
-	if o.JSON {
-		stdout = append(stdout, "--json")
-	}
-	for _, r := range o.Reports {
-		t, err := report.ParseTarget(r)
-		if err != nil {
-			return nil, usageErr("%v", err)
-		}
-		if t.Path == "-" {
-			stdout = append(stdout, "--report "+r)
-		}
-	}
-	if len(stdout) > 1 {
-		return nil, usageErr("%s all write to stdout: only one report can go there (write the others to files, FORMAT=PATH)", strings.Join(stdout, " and "))
 	}
 	return u, nil
 }
@@ -283,37 +304,13 @@ func checkRun(ctx context.Context, o *checkOptions) error {
 	if err != nil {
 		return err
 	}
-	if phase, req, unmet := checkUnmet(o.Phases, func(in check.Input) bool { return in != check.InputTwoDeliveries || len(ds) >= 2 }); unmet {
-		return usageErr("phase %s needs %s (got %d)", phase, orPlain(req.Need), len(ds))
-	}
-	if !o.SeedSet {
-		o.Seed = time.Now().UnixNano() % 1_000_000
-	}
-
-	probes, err := probe.FromSpecs(ctx, checkProbeSpecs(o))
-	if err != nil {
-		return probeSpecErr(err)
-	}
-	defer probes.Close()
-	var srv *check.Server
-	if o.Serve != "" {
-		srv = &check.Server{Cmd: o.Serve, Addr: hostPort(u)}
-	}
-	opts := check.Options{
-		Target: u, Probes: probes.Probes, Sink: probes.Sink, Secret: o.Secret, N: o.N, Burst: o.Burst, Phases: o.Phases,
-		ResetCmd: o.ResetCmd, Serve: srv, ProviderTimeout: o.ProviderTimeout, Settle: o.Settle, SettleMax: o.SettleMax,
-		Seed: o.Seed, Store: st, RunOptions: checkRunOptions(o), TLS: replayTLS(o.Insecure), Name: checkFlag, ErrorText: checkErrText,
-	}
-	for _, d := range ds {
-		opts.Deliveries = append(opts.Deliveries, check.FromStore(d))
-	}
+	var obs check.Observer
 	if !o.Quiet {
-		opts.Observer = checkProgress{w: o.IO.ErrOut}
-		fmt.Fprintf(o.IO.ErrOut, "checking %d deliver%s against %s (seed %d)\n", len(ds), map[bool]string{true: "y", false: "ies"}[len(ds) == 1], u, o.Seed)
+		obs = checkProgress{w: o.IO.ErrOut}
 	}
-	c, err := check.Run(ctx, opts)
+	c, err := checkEngine(ctx, o, u, st, ds, obs)
 	if err != nil {
-		return checkErr(err)
+		return err
 	}
 	// A --report FORMAT=- takes stdout instead of the text report, so stdout
 	// always holds one document.
@@ -344,6 +341,47 @@ func checkRun(ctx context.Context, o *checkOptions) error {
 		return silentExit(code)
 	}
 	return nil
+}
+
+// checkEngine runs the check of ds against u as the engine flags say,
+// reporting to obs (nil: nothing), and returns its report or the error
+// worded for the command line.
+func checkEngine(ctx context.Context, o *checkOptions, u *url.URL, st *store.Store, ds []*store.Delivery, obs check.Observer) (*report.Check, error) {
+	if phase, req, unmet := checkUnmet(o.Phases, func(in check.Input) bool { return in != check.InputTwoDeliveries || len(ds) >= 2 }); unmet {
+		return nil, usageErr("phase %s needs %s (got %d)", phase, orPlain(req.Need), len(ds))
+	}
+	if !o.SeedSet {
+		o.Seed = time.Now().UnixNano() % 1_000_000
+	}
+
+	probes, err := probe.FromSpecs(ctx, checkProbeSpecs(o))
+	if err != nil {
+		return nil, probeSpecErr(err)
+	}
+	defer probes.Close()
+	var srv *check.Server
+	if o.Serve != "" {
+		srv = &check.Server{Cmd: o.Serve, Addr: hostPort(u)}
+	}
+	opts := check.Options{
+		Target: u, Probes: probes.Probes, Sink: probes.Sink, Secret: o.Secret, N: o.N, Burst: o.Burst, Phases: o.Phases,
+		ResetCmd: o.ResetCmd, Serve: srv, ProviderTimeout: o.ProviderTimeout, Settle: o.Settle, SettleMax: o.SettleMax,
+		Seed: o.Seed, Store: st, RunOptions: checkRunOptions(o), TLS: replayTLS(o.Insecure), Name: checkFlag, ErrorText: checkErrText,
+	}
+	for _, d := range ds {
+		opts.Deliveries = append(opts.Deliveries, check.FromStore(d))
+	}
+	if obs != nil {
+		opts.Observer = obs
+	}
+	if _, ok := obs.(checkProgress); ok {
+		fmt.Fprintf(o.IO.ErrOut, "checking %d deliver%s against %s (seed %d)\n", len(ds), map[bool]string{true: "y", false: "ies"}[len(ds) == 1], u, o.Seed)
+	}
+	c, err := check.Run(ctx, opts)
+	if err != nil {
+		return nil, checkErr(err)
+	}
+	return c, nil
 }
 
 func checkRunOptions(o *checkOptions) map[string]any {

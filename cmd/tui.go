@@ -1,11 +1,17 @@
 package cmd
 
 import (
+	"context"
+	"errors"
+	"fmt"
+	"net/url"
 	"os"
 
 	"github.com/spf13/cobra"
 
+	"github.com/hookreplay/hookreplay/internal/check"
 	"github.com/hookreplay/hookreplay/internal/iostreams"
+	"github.com/hookreplay/hookreplay/internal/report"
 	"github.com/hookreplay/hookreplay/internal/store"
 	"github.com/hookreplay/hookreplay/internal/tui"
 )
@@ -13,54 +19,122 @@ import (
 type tuiOptions struct {
 	IO    *iostreams.IO
 	Store func() (*store.Store, error)
-	DB    func() string
 
-	Secret    string
-	SecretEnv string
+	// Check holds check's engine flags (--to, probes, phases, timing,
+	// --secret): c in the TUI checks the selected deliveries with them.
+	Check checkOptions
+	// target is --to parsed; nil when no check flags were given.
+	target *url.URL
 }
 
+// tuiCheckSetup is what the check view says when tui got no check flags.
+const tuiCheckSetup = `c checks the selected deliveries with the flags 'hookreplay check' takes, given
+to 'hookreplay tui' (they are not asked for here). For example:
+
+  hookreplay tui --to http://127.0.0.1:3000/webhooks \
+    --probe-sql "SELECT count(*) FROM orders" --dsn sqlite:./app.db \
+    --secret-env STRIPE_WEBHOOK_SECRET
+
+See 'hookreplay check --help' for every probe and option. esc goes back.`
+
 func newTUICmd(f *factory, runF func(*tuiOptions) error) *cobra.Command {
-	o := &tuiOptions{IO: f.IO, Store: f.ExistingStore, DB: func() string { return f.DBPath }}
+	o := &tuiOptions{IO: f.IO, Store: f.ExistingStore}
+	o.Check.IO = f.IO
+	var phases string
 	cmd := &cobra.Command{
-		Use:   "tui",
+		Use:   "tui [check flags]",
 		Short: "Browse, inspect, replay and check deliveries interactively",
 		Long: `An interactive view of the database: deliveries appear live as 'hookreplay
-capture' (in another terminal, or 'capture --tui') stores them; enter shows
-one delivery's headers, body, exact wire bytes, captured response, signature
-and past attempts; r replays, c checks, R lists past runs; ? lists every key.`,
+capture' stores them (in another terminal, or run 'capture --tui'); enter
+shows a delivery's headers, body, exact wire bytes, captured response,
+signature and past attempts; r replays, c checks, R lists past runs, / filters
+(provider:stripe type:'invoice.*' event-id:E since:2h, other words: body
+text); ? lists every key.
+
+c runs 'hookreplay check' on the selected deliveries with the check flags
+given here (--to, --probe-sql/--dsn, --probe-cmd, --probe-http, --sink,
+--phases, ...); --secret also verifies signatures in the delivery view and
+re-signs replays.`,
 		Example: `  hookreplay tui
-  hookreplay tui --db ci.db --secret-env STRIPE_WEBHOOK_SECRET`,
+  hookreplay tui --db ci.db --secret-env STRIPE_WEBHOOK_SECRET
+  hookreplay tui --to http://127.0.0.1:3000/webhooks --probe-sql 'SELECT count(*) FROM orders' --dsn sqlite:app.db`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			secret, err := secretFlags(o.Secret, o.SecretEnv)
-			if err != nil {
+			if err := checkEngineArgs(cmd, &o.Check, phases); err != nil {
 				return err
 			}
-			o.Secret = secret
+			if tuiChecks(&o.Check) {
+				u, err := checkValidateEngine(&o.Check)
+				if err != nil {
+					return err
+				}
+				o.target = u
+			}
 			if runF != nil {
 				return runF(o)
 			}
-			return tuiRun(cmd, o)
+			return redactExit(tuiRun(cmd.Context(), o, nil), &o.Check.secrets)
 		},
 	}
-	cmd.Flags().StringVar(&o.Secret, "secret", "", "signing secret: verify signatures in the delivery view and re-sign replays (prefer --secret-env)")
-	cmd.Flags().StringVar(&o.SecretEnv, "secret-env", "", "name of the environment variable holding the signing secret")
+	checkEngineFlags(cmd.Flags(), &o.Check, &phases)
 	return cmd
 }
 
-func tuiRun(cmd *cobra.Command, o *tuiOptions) error {
-	st, err := o.Store()
-	if err != nil {
-		return err
+// tuiChecks reports whether any check flag was given (then --to and a probe
+// are required, as for check).
+func tuiChecks(o *checkOptions) bool {
+	return o.To != "" || !checkProbeSpecs(o).Empty() || o.DSN != ""
+}
+
+// tuiSession is what capture --tui adds to a TUI session.
+type tuiSession struct {
+	store  *store.Store
+	notes  <-chan string
+	banner string
+}
+
+func tuiRun(ctx context.Context, o *tuiOptions, s *tuiSession) error {
+	var st *store.Store
+	if s != nil {
+		st = s.store
+	} else {
+		var err error
+		if st, err = o.Store(); err != nil {
+			return err
+		}
+		defer st.Close()
 	}
-	defer st.Close()
 	if !o.IO.IsTerminal() {
 		return usageErr("tui needs a terminal (in scripts use 'hookreplay list' and 'hookreplay show')")
 	}
 	_, noColor := os.LookupEnv("NO_COLOR")
-	err = tui.Run(cmd.Context(), tui.Options{Store: st, DBPath: st.Path(), Secret: o.Secret, In: o.IO.In, Out: o.IO.Out,
-		NoColor: noColor || !o.IO.ColorEnabled()})
-	if err != nil {
+	opts := tui.Options{Store: st, DBPath: st.Path(), Secret: o.Check.Secret, In: o.IO.In, Out: o.IO.Out,
+		NoColor: noColor || !o.IO.ColorEnabled(), Target: o.Check.To, CheckSetup: tuiCheckSetup}
+	if s != nil {
+		opts.Notes, opts.Banner = s.notes, s.banner
+	}
+	if o.target != nil {
+		co := &o.Check
+		opts.Check = func(ctx context.Context, ids []int64, obs check.Observer) (*report.Check, error) {
+			var ds []*store.Delivery
+			for _, id := range ids {
+				d, err := st.GetDelivery(ctx, id)
+				if errors.Is(err, store.ErrNotFound) {
+					return nil, fmt.Errorf("delivery %d is gone (deleted)", id)
+				}
+				if err != nil {
+					return nil, err
+				}
+				ds = append(ds, d)
+			}
+			c, err := checkEngine(ctx, co, o.target, st, ds, obs)
+			if err != nil {
+				return nil, redactExit(err, &co.secrets)
+			}
+			return c, nil
+		}
+	}
+	if err := tui.Run(ctx, opts); err != nil {
 		return setupErr("%v", err)
 	}
 	return nil

@@ -17,6 +17,10 @@ const maxViolationsShown = 10
 
 // symbol is the mark shown for a status: ✓ pass, ✗ fail, – skipped or not
 // judged, ! warning, ? inconclusive.
+// Symbol is the mark a phase status is shown with: ✓ pass, ✗ fail, ! warn,
+// ? inconclusive, – skipped or not judged.
+func Symbol(s Status) string { return symbol(s) }
+
 func symbol(s Status) string {
 	switch s {
 	case Pass:

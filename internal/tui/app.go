@@ -63,6 +63,10 @@ func (m *model) Init() tea.Cmd {
 	if m.env.watcher != nil {
 		cmds = append(cmds, readVersion(m.env.watcher))
 	}
+	if m.env.notes != nil {
+		cmds = append(cmds, m.nextNote())
+	}
+	m.note = m.env.banner
 	return tea.Batch(cmds...)
 }
 
@@ -89,6 +93,9 @@ func (m *model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	case statusMsg:
 		m.note, m.err = msg.text, msg.err
 		return m, nil
+	case noteMsg:
+		m.note, m.err = string(msg), nil
+		return m, m.nextNote()
 	case pollMsg:
 		if m.env.watcher == nil {
 			return m, nil
@@ -130,6 +137,24 @@ func (m *model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		return m, m.top().Update(msg)
 	}
 	return m, m.broadcast(msg)
+}
+
+// noteMsg is a note from Options.Notes.
+type noteMsg string
+
+func (m *model) nextNote() tea.Cmd {
+	notes, done := m.env.notes, m.env.done
+	return func() tea.Msg {
+		select {
+		case n, ok := <-notes:
+			if !ok {
+				return nil
+			}
+			return noteMsg(n)
+		case <-done:
+			return nil
+		}
+	}
 }
 
 // quitMsg ends the program once running work was stopped.
@@ -181,11 +206,9 @@ func (m *model) key(msg tea.KeyMsg) tea.Cmd {
 	return m.top().Update(msg)
 }
 
-// quit stops running work (what was sent stays stored) and ends the program.
+// quit ends the program; Run then stops running work and waits for it, so
+// what was sent stays stored.
 func (m *model) quit() tea.Cmd {
-	if m.env.stop != nil {
-		return m.env.stop()
-	}
 	m.quitting = true
 	return tea.Quit
 }

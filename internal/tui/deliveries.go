@@ -76,6 +76,10 @@ func loadWindow(st *store.Store, f store.Filter, gen int, kind anchorKind, id in
 	}
 }
 
+// cursorStatic: text inputs draw a steady cursor (a blinking one would keep
+// a timer running for nothing).
+const cursorStatic = cursor.CursorStatic
+
 // deletedMsg reports a finished delete.
 type deletedMsg struct {
 	n   int64
@@ -111,7 +115,7 @@ func newDeliveries(e *env) *deliveriesModel {
 	in := textinput.New()
 	in.Prompt = "/"
 	in.Placeholder = filterHelp
-	in.Cursor.SetMode(cursor.CursorStatic)
+	in.Cursor.SetMode(cursorStatic)
 	t := table.New(table.WithStyles(e.styles.Table), table.WithFocused(true))
 	return &deliveriesModel{env: e, marked: map[int64]bool{}, input: in, table: t}
 }

@@ -59,6 +59,11 @@ func newHarness(t *testing.T, st *store.Store, w, h int) *harness {
 	e.now = func() time.Time { return time.Date(2026, 12, 3, 9, 0, 0, 0, time.UTC) }
 	clip := &bytes.Buffer{}
 	e.clipboard = clip
+	t.Cleanup(func() {
+		close(e.done)
+		e.stopAll()
+		e.runs.Wait()
+	})
 	hs := &harness{t: t, m: newModel(e), env: e, clip: clip}
 	hs.send(tea.WindowSizeMsg{Width: w, Height: h})
 	hs.run(hs.m.Init())
@@ -118,6 +123,9 @@ func keyMsg(k string) tea.KeyMsg {
 		"enter": tea.KeyEnter, "esc": tea.KeyEsc, "tab": tea.KeyTab, "shift+tab": tea.KeyShiftTab,
 		"down": tea.KeyDown, "up": tea.KeyUp, "pgdown": tea.KeyPgDown, "pgup": tea.KeyPgUp,
 		"ctrl+c": tea.KeyCtrlC, "ctrl+u": tea.KeyCtrlU, "home": tea.KeyHome, "end": tea.KeyEnd, "backspace": tea.KeyBackspace,
+	}
+	if k == " " {
+		return tea.KeyMsg{Type: tea.KeySpace, Runes: []rune{' '}}
 	}
 	if t, ok := named[k]; ok {
 		return tea.KeyMsg{Type: t}

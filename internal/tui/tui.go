@@ -18,6 +18,8 @@ import (
 	"github.com/charmbracelet/lipgloss"
 	"github.com/muesli/termenv"
 
+	"github.com/hookreplay/hookreplay/internal/check"
+	"github.com/hookreplay/hookreplay/internal/report"
 	"github.com/hookreplay/hookreplay/internal/store"
 )
 
@@ -38,9 +40,27 @@ type Options struct {
 	NoColor bool
 	// Poll is how often the store is watched (0: DefaultPoll; negative: never).
 	Poll time.Duration
-	// ExportDir is where e writes JSONL exports ("": the working directory).
+	// ExportDir is where e writes JSONL exports and s check reports ("":
+	// the working directory).
 	ExportDir string
+	// Target prefills the replay form's URL ("": the last replay's).
+	Target string
+	// Check runs a check of the given deliveries (cmd builds it from the
+	// check flags given to 'hookreplay tui'); nil when none were given.
+	Check CheckFunc
+	// CheckSetup says how to enable checks when Check is nil.
+	CheckSetup string
+	// Notes, when set, are shown in the status bar as they come (capture
+	// --tui: problems of the capture running in the same process).
+	Notes <-chan string
+	// Banner is the status bar's first note ("capturing on …").
+	Banner string
 }
+
+// CheckFunc checks the deliveries ids against the handler, telling obs as
+// the run goes; the run and its report are stored. Errors are one line,
+// worded for the user.
+type CheckFunc func(ctx context.Context, ids []int64, obs check.Observer) (*report.Check, error)
 
 // env is what every view shares: the store, styles, keys and settings.
 type env struct {
@@ -56,18 +76,29 @@ type env struct {
 	clipboard io.Writer
 	exportDir string
 
+	// defaultTarget prefills the replay form (check's --to).
+	defaultTarget string
+	check         CheckFunc
+	checkSetup    string
+
 	// runs are the replays and checks in flight; quitting waits for them.
-	runs   sync.WaitGroup
-	mu     sync.Mutex
-	cancel []context.CancelFunc
-	// stop, when set, cancels running work and ends the program.
-	stop func() tea.Cmd
+	runs    sync.WaitGroup
+	mu      sync.Mutex
+	cancels map[int]context.CancelFunc
+	nextRun int
+	notes  <-chan string
+	banner string
+	// done is closed when the program has ended: nothing reads messages
+	// any more.
+	done chan struct{}
 }
 
 func newEnv(o Options, r *lipgloss.Renderer) *env {
 	e := &env{st: o.Store, styles: NewStyles(r), keys: newKeyMap(), now: time.Now, dbPath: o.DBPath,
 		secret: o.Secret, color: r.ColorProfile() != termenv.Ascii, poll: o.Poll, clipboard: o.Out,
-		exportDir: o.ExportDir}
+		exportDir: o.ExportDir, defaultTarget: o.Target, check: o.Check, checkSetup: o.CheckSetup,
+		notes: o.Notes, banner: o.Banner,
+		cancels: map[int]context.CancelFunc{}, done: make(chan struct{})}
 	if e.poll == 0 {
 		e.poll = DefaultPoll
 	}
@@ -111,6 +142,7 @@ func Run(ctx context.Context, o Options) error {
 	p := tea.NewProgram(m, tea.WithAltScreen(), tea.WithMouseCellMotion(), tea.WithContext(ctx),
 		tea.WithInput(o.In), tea.WithOutput(o.Out))
 	_, err := p.Run()
+	close(e.done)
 	e.stopAll()
 	e.runs.Wait()
 	if errors.Is(err, tea.ErrProgramKilled) && ctx.Err() != nil {
@@ -126,8 +158,58 @@ func Run(ctx context.Context, o Options) error {
 func (e *env) stopAll() {
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	for _, c := range e.cancel {
+	for _, c := range e.cancels {
 		c()
 	}
-	e.cancel = nil
+}
+
+// start runs fn in a goroutine the TUI owns: its context ends when the
+// returned function is called or the TUI quits, and quitting waits for fn to
+// return (so what a run sent is stored before the process exits).
+func (e *env) start(fn func(ctx context.Context)) context.CancelFunc {
+	ctx, cancel := context.WithCancel(context.Background())
+	e.mu.Lock()
+	e.nextRun++
+	id := e.nextRun
+	e.cancels[id] = cancel
+	e.mu.Unlock()
+	e.runs.Add(1)
+	go func() {
+		defer e.runs.Done()
+		defer func() {
+			e.mu.Lock()
+			delete(e.cancels, id)
+			e.mu.Unlock()
+			cancel()
+		}()
+		fn(ctx)
+	}()
+	return cancel
+}
+
+// busy reports whether a replay or check is running.
+func (e *env) busy() bool {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return len(e.cancels) > 0
+}
+
+// deliver hands msg to the view listening on ch, unless the TUI has ended.
+func (e *env) deliver(ch chan<- tea.Msg, msg tea.Msg) {
+	select {
+	case ch <- msg:
+	case <-e.done:
+	}
+}
+
+// listen waits for the next message on ch (nil once the TUI has ended).
+func listen(e *env, ch <-chan tea.Msg) tea.Cmd {
+	return func() tea.Msg {
+		select {
+		case msg := <-ch:
+			return msg
+		case <-e.done:
+			return nil
+		}
+	}
 }

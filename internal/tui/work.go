@@ -8,8 +8,6 @@ type openReplayMsg struct{ ids []int64 }
 // openCheckMsg asks the root to check ids.
 type openCheckMsg struct{ ids []int64 }
 
-func (m *model) openReplay(openReplayMsg) tea.Cmd {
-	return status("replay from the TUI is not built yet")
-}
+func (m *model) openReplay(msg openReplayMsg) tea.Cmd { return m.push(newReplay(m.env, msg.ids)) }
 
-func (m *model) openCheck(openCheckMsg) tea.Cmd { return status("check from the TUI is not built yet") }
+func (m *model) openCheck(msg openCheckMsg) tea.Cmd { return m.push(newCheck(m.env, msg.ids)) }

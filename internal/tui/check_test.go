@@ -1,0 +1,116 @@
+package tui
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/hookreplay/hookreplay/internal/check"
+	"github.com/hookreplay/hookreplay/internal/probe"
+	"github.com/hookreplay/hookreplay/internal/report"
+	"github.com/hookreplay/hookreplay/internal/store"
+)
+
+// naiveHandler does its work on every delivery, duplicates included: the
+// bug check's dups phase exists to catch. GET /count reads the work done.
+func naiveHandler() *httptest.Server {
+	var n atomic.Int64
+	return httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method == http.MethodGet {
+			fmt.Fprint(w, n.Load())
+			return
+		}
+		io.Copy(io.Discard, r.Body)
+		n.Add(1)
+		io.WriteString(w, "ok")
+	}))
+}
+
+// checkFunc is what cmd hands the TUI, reduced to what the test needs: the
+// first and dups phases against srv with an HTTP probe.
+func checkFunc(h *harness, srv *httptest.Server) CheckFunc {
+	return func(ctx context.Context, ids []int64, obs check.Observer) (*report.Check, error) {
+		u, _ := url.Parse(srv.URL + "/hooks")
+		o := check.Options{Target: u, Probes: []probe.Probe{probe.NewHTTP(srv.URL + "/count")}, N: 3,
+			Phases: []string{"first", "dups"}, Settle: 20 * time.Millisecond, SettleMax: 2 * time.Second,
+			Store: h.env.st, Observer: obs}
+		for _, id := range ids {
+			d, err := h.env.st.GetDelivery(ctx, id)
+			if err != nil {
+				return nil, err
+			}
+			o.Deliveries = append(o.Deliveries, check.FromStore(d))
+		}
+		return check.Run(ctx, o)
+	}
+}
+
+func TestCheckShowsPhasesAndReport(t *testing.T) {
+	srv := naiveHandler()
+	defer srv.Close()
+	h := newHarness(t, fixtureStore(t), 100, 40)
+	h.env.check = checkFunc(h, srv)
+	h.keys("G", "c") // delivery 1
+	h.contains("✗ dups", "duplicates did the work again", "FAIL  1 violation")
+	h.keys("s")
+	h.contains("saved the report as ")
+	for _, ext := range []string{".md", ".xml", ".json"} {
+		matches, _ := filepath.Glob(filepath.Join(h.env.exportDir, "hookreplay-check-*"+ext))
+		if len(matches) != 1 {
+			t.Errorf("no %s report saved: %v", ext, matches)
+			continue
+		}
+		b, _ := os.ReadFile(matches[0])
+		if !strings.Contains(string(b), "dups") {
+			t.Errorf("%s report lacks the dups phase", ext)
+		}
+	}
+	// The run is stored: the runs view lists it and re-renders its report.
+	h.keys("R")
+	h.contains("check", "✗ fail")
+	h.keys("enter")
+	h.contains("run 1  check", "✗ dups")
+}
+
+func TestCheckWithoutFlagsSaysHow(t *testing.T) {
+	h := newHarness(t, fixtureStore(t), 100, 30)
+	h.env.checkSetup = "start hookreplay tui with check's flags"
+	h.keys("c")
+	h.contains("check is not set up", "start hookreplay tui with check's flags")
+	h.keys("esc")
+	h.contains("1/6 deliveries")
+}
+
+// TestCheckPhasesLive: the Observer's calls, as messages, build the phase
+// list while the check runs.
+func TestCheckPhasesLive(t *testing.T) {
+	h := newHarness(t, fixtureStore(t), 80, 24)
+	h.env.check = func(context.Context, []int64, check.Observer) (*report.Check, error) { return nil, nil }
+	m := newCheck(h.env, []int64{1})
+	m.running, m.started = true, h.env.now() // as Init leaves it, without starting a run
+	m.SetSize(80, h.m.bodyHeight())
+	h.m.views = append(h.m.views, m)
+	first := &report.PhaseResult{Phase: "first", Status: report.Pass, Message: "answered 200; effect +1", Attempts: 1}
+	for _, ev := range []any{
+		check.PhaseStart{Phase: "first", DeliveryID: 1},
+		store.Attempt{Status: 200},
+		check.PhaseEnd{DeliveryID: 1, Result: first},
+		check.PhaseStart{Phase: "dups", DeliveryID: 1},
+		store.Attempt{Status: 200},
+		check.Step{Phase: "dups", DeliveryID: 1, N: 2, Attempts: []store.Attempt{{Status: 200}}, Changed: true},
+		check.PhaseEnd{DeliveryID: 1, Result: &report.PhaseResult{Phase: "tamper", Status: report.Skip, Message: "needs the signing secret"}},
+		check.Note{Kind: check.NoteAdded, Text: "a fresh event id would break the signature"},
+	} {
+		m.Update(checkEventMsg{seq: m.seq, ev: ev})
+	}
+	h.golden("check_live")
+}

@@ -1,0 +1,324 @@
+package tui
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/charmbracelet/bubbles/key"
+	"github.com/charmbracelet/bubbles/spinner"
+	"github.com/charmbracelet/bubbles/viewport"
+	tea "github.com/charmbracelet/bubbletea"
+	"github.com/charmbracelet/x/ansi"
+
+	"github.com/hookreplay/hookreplay/internal/check"
+	"github.com/hookreplay/hookreplay/internal/report"
+	"github.com/hookreplay/hookreplay/internal/store"
+)
+
+// checkEventMsg is one call of the check's Observer, as a message: a
+// check.PhaseStart, store.Attempt, check.Reading, check.Step, check.PhaseEnd
+// or check.Note.
+type checkEventMsg struct {
+	seq int
+	ev  any
+}
+
+// checkDoneMsg ends a check run.
+type checkDoneMsg struct {
+	seq int
+	c   *report.Check
+	err error
+}
+
+// observer bridges the check engine to the TUI: each call becomes a message
+// on a channel a tea.Cmd listens to. The engine waits while the channel is
+// full, so the view keeps up or the check slows down; nothing is dropped.
+type observer struct {
+	e   *env
+	ch  chan<- tea.Msg
+	seq int
+}
+
+var _ check.Observer = observer{}
+
+func (o observer) send(ev any)                     { o.e.deliver(o.ch, checkEventMsg{seq: o.seq, ev: ev}) }
+func (o observer) PhaseStarted(p check.PhaseStart) { o.send(p) }
+func (o observer) Attempt(a store.Attempt)         { o.send(a) }
+func (o observer) Reading(r check.Reading)         { o.send(r) }
+func (o observer) Step(s check.Step)               { o.send(s) }
+func (o observer) PhaseDone(p check.PhaseEnd)      { o.send(p) }
+func (o observer) Note(n check.Note)               { o.send(n) }
+
+// phaseRow is one phase of one delivery as the check view lists it.
+type phaseRow struct {
+	phase    string
+	delivery int64
+	status   report.Status // "" while running
+	attempts int
+	last     string // the latest step, or the result's message
+}
+
+// checkModel runs a check on the selected deliveries and shows its phases as
+// they run, then the full report.
+type checkModel struct {
+	env    *env
+	seq    int
+	ids    []int64
+	width  int
+	height int
+
+	rows    []phaseRow
+	notes   []string
+	running bool
+	done    bool
+	stop    context.CancelFunc
+	ch      chan tea.Msg
+	spin    spinner.Model
+	started time.Time
+	c       *report.Check
+	err     error
+	vp      viewport.Model
+}
+
+var checkSeq int
+
+func newCheck(e *env, ids []int64) *checkModel {
+	checkSeq++
+	return &checkModel{env: e, seq: checkSeq, ids: ids, spin: spinner.New(spinner.WithSpinner(spinner.Line)), vp: viewport.New(0, 0)}
+}
+
+func (m *checkModel) Init() tea.Cmd {
+	if m.env.check == nil {
+		return nil
+	}
+	if m.env.busy() {
+		m.err = fmt.Errorf("a replay or check is already running; wait for it or stop it (esc in its view)")
+		m.done = true
+		return failed(m.err)
+	}
+	m.running, m.started = true, m.env.now()
+	m.ch = make(chan tea.Msg, 1024)
+	e, ch, seq, ids, run := m.env, m.ch, m.seq, m.ids, m.env.check
+	m.stop = e.start(func(ctx context.Context) {
+		c, err := run(ctx, ids, observer{e: e, ch: ch, seq: seq})
+		e.deliver(ch, checkDoneMsg{seq: seq, c: c, err: err})
+	})
+	return tea.Batch(listen(e, ch), m.spin.Tick)
+}
+
+func (m *checkModel) Title() string   { return "check " + describeIDs(m.ids) }
+func (m *checkModel) Capturing() bool { return false }
+
+func (m *checkModel) Keys() []key.Binding {
+	k := m.env.keys
+	if m.running {
+		return []key.Binding{key.NewBinding(key.WithKeys("esc"), key.WithHelp("esc", "stop")), k.Quit}
+	}
+	if m.c != nil {
+		return []key.Binding{k.Up, k.Down, k.PageDown, k.Save, k.Back, k.Quit}
+	}
+	return []key.Binding{k.Back, k.Quit}
+}
+
+func (m *checkModel) Status() string {
+	switch {
+	case m.running:
+		return fmt.Sprintf("checking %s · %s", describeIDs(m.ids), report.Duration(m.env.now().Sub(m.started).Round(time.Second)))
+	case m.c != nil:
+		return fmt.Sprintf("check %s: %s · run %d · s saves the report", describeIDs(m.ids), m.c.Verdict, m.c.RunID)
+	}
+	return "check " + describeIDs(m.ids)
+}
+
+func (m *checkModel) SetSize(w, h int) {
+	m.width, m.height = w, h
+	m.vp.Width, m.vp.Height = w, h
+	m.refresh()
+}
+
+func (m *checkModel) Update(msg tea.Msg) tea.Cmd {
+	switch msg := msg.(type) {
+	case checkEventMsg:
+		if msg.seq != m.seq {
+			return nil
+		}
+		m.event(msg.ev)
+		return listen(m.env, m.ch)
+	case checkDoneMsg:
+		if msg.seq != m.seq {
+			return nil
+		}
+		m.running, m.done = false, true
+		m.c, m.err = msg.c, msg.err
+		m.refresh()
+		m.vp.GotoTop()
+		if msg.err != nil {
+			return tea.Batch(failed(msg.err), send(changedMsg{}))
+		}
+		return tea.Batch(status(fmt.Sprintf("check %s: verdict %s (run %d)", describeIDs(m.ids), msg.c.Verdict, msg.c.RunID)), send(changedMsg{}))
+	case spinner.TickMsg:
+		if !m.running {
+			return nil
+		}
+		var cmd tea.Cmd
+		m.spin, cmd = m.spin.Update(msg)
+		return cmd
+	case tea.MouseMsg:
+		var cmd tea.Cmd
+		m.vp, cmd = m.vp.Update(msg)
+		return cmd
+	case tea.KeyMsg:
+		k := m.env.keys
+		switch {
+		case m.running && msg.Type == tea.KeyEsc:
+			m.stop()
+			return status("stopping the check; what was sent is stored")
+		case m.running:
+			return nil
+		case key.Matches(msg, k.Back):
+			return send(backMsg{})
+		case key.Matches(msg, k.Save) && m.c != nil:
+			return saveReports(m.env, m.c)
+		default:
+			var cmd tea.Cmd
+			m.vp, cmd = m.vp.Update(msg)
+			return cmd
+		}
+	}
+	return nil
+}
+
+// event applies one Observer call to the phase list.
+func (m *checkModel) event(ev any) {
+	cur := func() *phaseRow {
+		if len(m.rows) == 0 {
+			return nil
+		}
+		return &m.rows[len(m.rows)-1]
+	}
+	switch ev := ev.(type) {
+	case check.PhaseStart:
+		m.rows = append(m.rows, phaseRow{phase: ev.Phase, delivery: ev.DeliveryID})
+	case store.Attempt:
+		if r := cur(); r != nil && r.status == "" {
+			r.attempts++
+		}
+	case check.Step:
+		if r := cur(); r != nil && r.status == "" {
+			r.last = stepText(ev)
+		}
+	case check.PhaseEnd:
+		res := ev.Result
+		var row *phaseRow
+		for i := len(m.rows) - 1; i >= 0; i-- {
+			if m.rows[i].phase == res.Phase && m.rows[i].delivery == ev.DeliveryID && m.rows[i].status == "" {
+				row = &m.rows[i]
+				break
+			}
+		}
+		if row == nil {
+			m.rows = append(m.rows, phaseRow{phase: res.Phase, delivery: ev.DeliveryID})
+			row = &m.rows[len(m.rows)-1]
+		}
+		row.status, row.last = res.Status, res.Message
+		if res.Attempts > row.attempts {
+			row.attempts = res.Attempts
+		}
+	case check.Note:
+		if ev.Text != "" {
+			m.notes = append(m.notes, ev.Text)
+		}
+	}
+	m.refresh()
+}
+
+func stepText(s check.Step) string {
+	var parts []string
+	if s.N > 0 {
+		parts = append(parts, fmt.Sprintf("#%d", s.N))
+	}
+	if s.What != "" {
+		parts = append(parts, s.What)
+	}
+	if len(s.Attempts) > 0 {
+		parts = append(parts, check.StatusCounts(s.Attempts...))
+	}
+	if len(s.Effect) > 0 {
+		parts = append(parts, check.EffectText(s.Effect))
+	}
+	return strings.Join(parts, " · ")
+}
+
+func (m *checkModel) refresh() {
+	m.vp.SetContent(ansi.Hardwrap(m.content(), max(10, m.width), true))
+	if m.running {
+		m.vp.GotoBottom()
+	}
+}
+
+func (m *checkModel) content() string {
+	st := m.env.styles
+	if m.env.check == nil {
+		return st.Bold.Render("check is not set up") + "\n\n" + m.env.checkSetup
+	}
+	var b strings.Builder
+	if m.c != nil {
+		var out bytes.Buffer
+		if err := report.Text(&out, m.c, m.env.color); err == nil {
+			return strings.TrimRight(out.String(), "\n")
+		}
+	}
+	head := "checking " + describeIDs(m.ids)
+	if m.running {
+		head = m.spin.View() + " " + head
+	}
+	b.WriteString(st.Bold.Render(head) + "\n\n")
+	multi := len(m.ids) > 1
+	for _, r := range m.rows {
+		mark := m.spin.View()
+		style := st.Info
+		if r.status != "" {
+			mark = report.Symbol(r.status)
+			style = st.tone(report.PhaseTone(r.status))
+		}
+		name := r.phase
+		if multi && r.delivery != 0 {
+			name = fmt.Sprintf("#%d %s", r.delivery, r.phase)
+		}
+		line := fmt.Sprintf("%s %-10s %3d sent  %s", style.Render(mark), name, r.attempts, pr(r.last))
+		b.WriteString(line + "\n")
+	}
+	for _, n := range m.notes {
+		b.WriteString(st.Faint.Render("note: "+pr(n)) + "\n")
+	}
+	if m.err != nil {
+		b.WriteString("\n" + st.Fail.Render("check stopped: "+oneLineText(m.err.Error())) + "\n")
+	}
+	return strings.TrimRight(b.String(), "\n")
+}
+
+func (m *checkModel) View() string { return m.vp.View() }
+
+// saveReports writes the check's report as Markdown, JUnit and JSON beside
+// the exports.
+func saveReports(e *env, c *report.Check) tea.Cmd {
+	dir := e.exportDir
+	return func() tea.Msg {
+		base := filepath.Join(dir, fmt.Sprintf("hookreplay-check-%d", c.RunID))
+		var paths []string
+		for _, f := range []struct {
+			format report.Format
+			ext    string
+		}{{report.FormatMarkdown, ".md"}, {report.FormatJUnit, ".xml"}, {report.FormatJSON, ".json"}} {
+			if err := report.WriteFile(f.format, base+f.ext, c); err != nil {
+				return statusMsg{err: err}
+			}
+			paths = append(paths, base+f.ext)
+		}
+		return statusMsg{text: "saved the report as " + strings.Join(paths, ", ")}
+	}
+}

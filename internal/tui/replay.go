@@ -1,0 +1,380 @@
+package tui
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"net/url"
+	"strconv"
+	"strings"
+
+	"github.com/charmbracelet/bubbles/key"
+	"github.com/charmbracelet/bubbles/spinner"
+	"github.com/charmbracelet/bubbles/textinput"
+	"github.com/charmbracelet/bubbles/viewport"
+	tea "github.com/charmbracelet/bubbletea"
+	"github.com/charmbracelet/x/ansi"
+
+	"github.com/hookreplay/hookreplay/internal/replay"
+	"github.com/hookreplay/hookreplay/internal/report"
+	"github.com/hookreplay/hookreplay/internal/store"
+)
+
+// The replay form's fields, in order.
+const (
+	fieldTarget = iota
+	fieldCopies
+	fieldOrder
+	fieldLose
+	fieldResign
+	fieldCount
+)
+
+var fieldLabels = [fieldCount]string{"target URL", "copies", "order", "lose first answers", "re-sign"}
+
+// replayTargetMsg is the target the form is prefilled with (the last replay's).
+type replayTargetMsg struct {
+	seq    int
+	target string
+}
+
+// replayAttemptMsg is one attempt the engine finished and stored.
+type replayAttemptMsg struct {
+	seq int
+	a   store.Attempt
+}
+
+// replayDoneMsg ends a replay run.
+type replayDoneMsg struct {
+	seq int
+	rec *replay.Recorded
+	err error
+}
+
+// replayModel is the replay view: a form, then the run with its attempts
+// streaming in, then the summary (answers compared with the captured ones).
+type replayModel struct {
+	env    *env
+	seq    int
+	ids    []int64
+	width  int
+	height int
+
+	fields  [fieldCount]textinput.Model
+	focus   int
+	running bool
+	done    bool
+	stop    context.CancelFunc
+	ch      chan tea.Msg
+	spin    spinner.Model
+	lines   []string
+	planned int
+	result  string
+	vp      viewport.Model
+}
+
+var replaySeq int
+
+func newReplay(e *env, ids []int64) *replayModel {
+	replaySeq++
+	m := &replayModel{env: e, seq: replaySeq, ids: ids, spin: spinner.New(spinner.WithSpinner(spinner.Line)), vp: viewport.New(0, 0)}
+	defaults := [fieldCount]string{e.defaultTarget, "1", "seq", "0", "no"}
+	if e.secret != "" {
+		defaults[fieldResign] = "yes"
+	}
+	for i := range m.fields {
+		in := textinput.New()
+		in.Prompt = ""
+		in.Cursor.SetMode(cursorStatic)
+		in.SetValue(defaults[i])
+		m.fields[i] = in
+	}
+	m.fields[fieldTarget].Placeholder = "http://127.0.0.1:3000/webhooks"
+	m.fields[fieldOrder].Placeholder = "seq, burst, shuffle or reverse"
+	m.fields[fieldTarget].Focus()
+	return m
+}
+
+func (m *replayModel) Init() tea.Cmd {
+	if m.fields[fieldTarget].Value() != "" {
+		return nil
+	}
+	st, seq := m.env.st, m.seq
+	return func() tea.Msg {
+		runs, err := st.ListRuns(context.Background(), "replay", 1)
+		if err != nil || len(runs) == 0 {
+			return nil
+		}
+		return replayTargetMsg{seq: seq, target: runs[0].Target}
+	}
+}
+
+func (m *replayModel) Title() string { return "replay " + describeIDs(m.ids) }
+
+func (m *replayModel) Capturing() bool { return !m.running && !m.done }
+
+func (m *replayModel) Keys() []key.Binding {
+	k := m.env.keys
+	switch {
+	case m.running:
+		return []key.Binding{key.NewBinding(key.WithKeys("esc"), key.WithHelp("esc", "stop")), k.Quit}
+	case m.done:
+		return []key.Binding{k.Up, k.Down, k.Back, k.Quit}
+	}
+	return []key.Binding{key.NewBinding(key.WithKeys("tab"), key.WithHelp("tab/↓", "next field")),
+		key.NewBinding(key.WithKeys("enter"), key.WithHelp("enter", "replay")),
+		key.NewBinding(key.WithKeys("esc"), key.WithHelp("esc", "cancel")), key.NewBinding(key.WithKeys("ctrl+c"), key.WithHelp("ctrl+c", "quit"))}
+}
+
+func (m *replayModel) Status() string {
+	switch {
+	case m.running:
+		return fmt.Sprintf("replaying %s: %d/%d attempts", describeIDs(m.ids), len(m.lines), m.planned)
+	case m.done:
+		return "replay done · " + m.env.dbPath
+	}
+	return "replay " + describeIDs(m.ids) + " · " + m.env.dbPath
+}
+
+func (m *replayModel) SetSize(w, h int) {
+	m.width, m.height = w, h
+	for i := range m.fields {
+		m.fields[i].Width = max(10, w-24)
+	}
+	m.vp.Width, m.vp.Height = w, h
+	if m.done {
+		m.vp.SetContent(ansi.Hardwrap(m.result, max(10, w), true))
+	}
+}
+
+func (m *replayModel) Update(msg tea.Msg) tea.Cmd {
+	switch msg := msg.(type) {
+	case replayTargetMsg:
+		if msg.seq == m.seq && m.fields[fieldTarget].Value() == "" {
+			m.fields[fieldTarget].SetValue(msg.target)
+		}
+	case replayAttemptMsg:
+		if msg.seq != m.seq {
+			return nil
+		}
+		m.lines = append(m.lines, report.AttemptLine(report.Colors(m.env.color), msg.a, len(m.ids) > 1))
+		return listen(m.env, m.ch)
+	case replayDoneMsg:
+		if msg.seq != m.seq {
+			return nil
+		}
+		return m.finish(msg)
+	case spinner.TickMsg:
+		if !m.running {
+			return nil
+		}
+		var cmd tea.Cmd
+		m.spin, cmd = m.spin.Update(msg)
+		return cmd
+	case tea.MouseMsg:
+		if m.done {
+			var cmd tea.Cmd
+			m.vp, cmd = m.vp.Update(msg)
+			return cmd
+		}
+	case tea.KeyMsg:
+		return m.key(msg)
+	}
+	return nil
+}
+
+func (m *replayModel) key(msg tea.KeyMsg) tea.Cmd {
+	switch {
+	case m.running:
+		if msg.Type == tea.KeyEsc {
+			m.stop()
+			return status("stopping the replay; what was sent is stored")
+		}
+		return nil
+	case m.done:
+		if key.Matches(msg, m.env.keys.Back) {
+			return send(backMsg{})
+		}
+		var cmd tea.Cmd
+		m.vp, cmd = m.vp.Update(msg)
+		return cmd
+	}
+	switch msg.Type {
+	case tea.KeyEsc:
+		return send(backMsg{})
+	case tea.KeyTab, tea.KeyDown:
+		m.setFocus((m.focus + 1) % fieldCount)
+		return nil
+	case tea.KeyShiftTab, tea.KeyUp:
+		m.setFocus((m.focus + fieldCount - 1) % fieldCount)
+		return nil
+	case tea.KeyEnter:
+		return m.start()
+	}
+	if m.focus == fieldResign || m.focus == fieldOrder {
+		if msg.Type == tea.KeySpace || msg.Type == tea.KeyLeft || msg.Type == tea.KeyRight {
+			m.cycle(m.focus, msg.Type == tea.KeyLeft)
+			return nil
+		}
+	}
+	var cmd tea.Cmd
+	m.fields[m.focus], cmd = m.fields[m.focus].Update(msg)
+	return cmd
+}
+
+// cycle steps a choice field to its next (or previous) value.
+func (m *replayModel) cycle(f int, back bool) {
+	choices := []string{"no", "yes"}
+	if f == fieldOrder {
+		choices = []string{"seq", "burst", "shuffle", "reverse"}
+	}
+	i := 0
+	for j, c := range choices {
+		if c == m.fields[f].Value() {
+			i = j
+		}
+	}
+	if back {
+		i = (i + len(choices) - 1) % len(choices)
+	} else {
+		i = (i + 1) % len(choices)
+	}
+	m.fields[f].SetValue(choices[i])
+}
+
+func (m *replayModel) setFocus(f int) {
+	m.fields[m.focus].Blur()
+	m.focus = f
+	m.fields[f].Focus()
+}
+
+// plan reads the form; errors are worded for the form, not for flags.
+func (m *replayModel) plan() (replay.Plan, error) {
+	var p replay.Plan
+	v := func(f int) string { return strings.TrimSpace(m.fields[f].Value()) }
+	u, err := url.Parse(v(fieldTarget))
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return p, fmt.Errorf("target URL %q: want http://host:port/path where the handler listens", v(fieldTarget))
+	}
+	copies, err := strconv.Atoi(v(fieldCopies))
+	if err != nil || copies < 1 || copies > maxCopies {
+		return p, fmt.Errorf("copies %q: want a number from 1 to %d", v(fieldCopies), maxCopies)
+	}
+	order, err := replay.ParseOrder(v(fieldOrder))
+	if err != nil {
+		return p, fmt.Errorf("order: %v", err)
+	}
+	lose, err := strconv.Atoi(v(fieldLose))
+	if err != nil || lose < 0 || lose > maxCopies {
+		return p, fmt.Errorf("lose first answers %q: want a number from 0 to %d", v(fieldLose), maxCopies)
+	}
+	p = replay.Plan{Target: replay.Target{URL: u, Timeout: replay.DefaultTimeout}, Copies: copies, Order: order,
+		Concurrency: 1, LoseResponse: lose, Speedup: 1}
+	switch v(fieldResign) {
+	case "yes", "y":
+		if m.env.secret == "" {
+			return p, fmt.Errorf("re-sign needs the signing secret: start 'hookreplay tui --secret-env NAME'")
+		}
+		p.Secret = m.env.secret
+	case "no", "n", "":
+	default:
+		return p, fmt.Errorf("re-sign %q: yes or no", v(fieldResign))
+	}
+	return p, nil
+}
+
+// maxCopies bounds the copies a form asks for (as replay's -n is bounded).
+const maxCopies = 100000
+
+func (m *replayModel) start() tea.Cmd {
+	p, err := m.plan()
+	if err != nil {
+		return failed(err)
+	}
+	if m.env.busy() {
+		return failed(fmt.Errorf("a replay or check is already running; wait for it or stop it (esc in its view)"))
+	}
+	m.running = true
+	m.ch = make(chan tea.Msg, 256)
+	m.planned = p.Copies * len(m.ids)
+	e, ch, seq, ids := m.env, m.ch, m.seq, m.ids
+	m.stop = e.start(func(ctx context.Context) {
+		rec, err := runReplay(ctx, e, ids, p, func(a store.Attempt) { e.deliver(ch, replayAttemptMsg{seq: seq, a: a}) })
+		e.deliver(ch, replayDoneMsg{seq: seq, rec: rec, err: err})
+	})
+	return tea.Batch(listen(e, ch), m.spin.Tick)
+}
+
+// runReplay loads the deliveries and runs the plan as a stored run; every
+// attempt is stored before seen is called with it.
+func runReplay(ctx context.Context, e *env, ids []int64, p replay.Plan, seen func(store.Attempt)) (*replay.Recorded, error) {
+	for _, id := range ids {
+		d, err := e.st.GetDelivery(ctx, id)
+		if err != nil {
+			return nil, err
+		}
+		p.Deliveries = append(p.Deliveries, d)
+	}
+	job, err := replay.Prepare(p)
+	if err != nil {
+		return nil, err
+	}
+	sink := replay.SinkFunc(func(_ context.Context, a *store.Attempt) error {
+		seen(*a)
+		return nil
+	})
+	return replay.Execute(ctx, e.st, job, "replay", replay.PlanOptions(job.Plan()), sink)
+}
+
+func (m *replayModel) finish(msg replayDoneMsg) tea.Cmd {
+	m.running, m.done = false, true
+	var b bytes.Buffer
+	b.WriteString(strings.Join(m.lines, "\n") + "\n\n")
+	if msg.rec != nil {
+		report.ReplaySummary(&b, report.Colors(m.env.color), msg.rec.Summary)
+		fmt.Fprintf(&b, "  recorded as run %d (R lists runs)\n", msg.rec.Run.ID)
+	}
+	if msg.err != nil {
+		fmt.Fprintf(&b, "\n%s\n", m.env.styles.Fail.Render("replay stopped: "+msg.err.Error()))
+	}
+	m.result = b.String()
+	m.vp.SetContent(ansi.Hardwrap(m.result, max(10, m.width), true))
+	m.vp.GotoBottom()
+	cmds := []tea.Cmd{send(changedMsg{})}
+	if msg.err != nil {
+		cmds = append(cmds, failed(msg.err))
+	} else if msg.rec != nil {
+		cmds = append(cmds, status(fmt.Sprintf("replay recorded as run %d", msg.rec.Run.ID)))
+	}
+	return tea.Batch(cmds...)
+}
+
+func (m *replayModel) View() string {
+	st := m.env.styles
+	if m.done {
+		return m.vp.View()
+	}
+	var b strings.Builder
+	if m.running {
+		fmt.Fprintf(&b, "%s replaying %s → %s\n\n", m.spin.View(), describeIDs(m.ids), pr(m.fields[fieldTarget].Value()))
+		lines := m.lines
+		if n := m.height - 2; len(lines) > n {
+			lines = lines[len(lines)-n:]
+		}
+		b.WriteString(strings.Join(lines, "\n"))
+		return b.String()
+	}
+	b.WriteString(st.Bold.Render("replay "+describeIDs(m.ids)) + "\n\n")
+	for i, f := range m.fields {
+		cur := "  "
+		if i == m.focus {
+			cur = "> "
+		}
+		fmt.Fprintf(&b, "%s%-20s %s\n", cur, fieldLabels[i], f.View())
+	}
+	b.WriteString("\n" + st.Faint.Render("enter replays · tab/↓ next field · space cycles order and re-sign · every attempt is stored as a run"))
+	if m.env.secret == "" {
+		b.WriteString("\n" + st.Faint.Render("copies keep the captured signature; start 'hookreplay tui --secret-env NAME' to re-sign them"))
+	}
+	return b.String()
+}

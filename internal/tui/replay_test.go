@@ -1,0 +1,56 @@
+package tui
+
+import (
+	"context"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync/atomic"
+	"testing"
+)
+
+func TestReplayFromTheKeyboard(t *testing.T) {
+	var hits atomic.Int32
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		io.Copy(io.Discard, r.Body)
+		if hits.Add(1) > 1 {
+			w.WriteHeader(http.StatusConflict)
+			io.WriteString(w, `{"error":"duplicate"}`)
+			return
+		}
+		io.WriteString(w, `{"ok":true}`)
+	}))
+	defer srv.Close()
+	st := fixtureStore(t)
+	h := newHarness(t, st, 100, 30)
+	h.keys("G", "r") // delivery 1
+	h.contains("replay delivery 1", "target URL", "copies")
+	h.typeText(srv.URL + "/hooks")
+	h.keys("tab", "backspace")
+	h.typeText("3")
+	h.keys("tab", " ") // order: burst
+	h.contains("burst")
+	h.keys("shift+tab", "shift+tab")
+	h.keys("enter")
+	h.contains("copy 1", "copy 3", "409", "summary 3 attempts, 3 reached the handler", "recorded as run 1")
+	if n := hits.Load(); n != 3 {
+		t.Fatalf("handler got %d requests, want 3", n)
+	}
+	as, err := st.DeliveryAttempts(context.Background(), 1, 0)
+	if err != nil || len(as) != 3 {
+		t.Fatalf("stored attempts %d, %v", len(as), err)
+	}
+	// Back on the list, the delivery view shows the new attempts.
+	h.keys("esc", "enter", "6")
+	h.contains("6 attempts (3)", "replay", "409")
+	// A bad form value is an error in the status bar, not a run.
+	h.keys("esc", "r")
+	h.keys("tab", "backspace")
+	h.typeText("0")
+	h.keys("enter")
+	h.contains("error: copies \"0\": want a number from 1 to 100000")
+	if !strings.Contains(h.view(), "target URL") {
+		t.Fatal("the form closed after an error")
+	}
+}
