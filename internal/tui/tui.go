@@ -86,8 +86,8 @@ type env struct {
 	mu      sync.Mutex
 	cancels map[int]context.CancelFunc
 	nextRun int
-	notes  <-chan string
-	banner string
+	notes   <-chan string
+	banner  string
 	// done is closed when the program has ended: nothing reads messages
 	// any more.
 	done chan struct{}
