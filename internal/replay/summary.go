@@ -87,6 +87,15 @@ func Summarize(res *Result, deliveries []*store.Delivery) Summary {
 		s.LatencyP95 = percentile(lats, 0.95)
 		s.LatencyMax = lats[len(lats)-1]
 	}
+	compareAnswers(&s, byDelivery, deliveries)
+	return s
+}
+
+// compareAnswers counts, per delivery, the copies after the first that got a
+// non-2xx (DuplicatesRejected) and records the answers that differ from the
+// delivery's first answered copy or from the answer captured from the
+// handler (Differences).
+func compareAnswers(s *Summary, byDelivery map[int64][]store.Attempt, deliveries []*store.Delivery) {
 	captured := map[int64]*store.Delivery{}
 	for _, d := range deliveries {
 		captured[d.ID] = d
@@ -127,7 +136,6 @@ func Summarize(res *Result, deliveries []*store.Delivery) Summary {
 			}
 		}
 	}
-	return s
 }
 
 // capturedFromHandler reports whether d's stored answer is the handler's
