@@ -379,6 +379,11 @@ func checkEngine(ctx context.Context, o *checkOptions, u *url.URL, st *store.Sto
 	}
 	c, err := check.Run(ctx, opts)
 	if err != nil {
+		if ctx.Err() != nil {
+			// Interrupted: whatever failed on the way out (a store write
+			// with the cancelled context) is not the error to report.
+			return nil, context.Canceled
+		}
 		return nil, checkErr(err)
 	}
 	return c, nil

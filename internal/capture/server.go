@@ -284,6 +284,19 @@ func (s *Server) drain() {
 		return
 	case <-time.After(s.opt.DrainTimeout):
 	}
+	// Cancel the forwards still waiting on the handler first: their senders
+	// get a 503 (and the delivery its forward error) rather than a cut
+	// connection. Whatever is still busy a moment later is cut.
+	s.mu.Lock()
+	busy := len(s.conns)
+	s.mu.Unlock()
+	s.abort()
+	select {
+	case <-drained:
+		s.logf("stopping: %d connection(s) still busy after %s, waiting on the handler; answered 503", busy, s.opt.DrainTimeout)
+		return
+	case <-time.After(time.Second):
+	}
 	s.mu.Lock()
 	n := len(s.conns)
 	for c := range s.conns {
@@ -291,7 +304,6 @@ func (s *Server) drain() {
 	}
 	s.mu.Unlock()
 	s.logf("stopping: %d connection(s) still busy after %s; closed them", n, s.opt.DrainTimeout)
-	s.abort()
 	<-drained
 }
 

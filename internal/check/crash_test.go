@@ -13,6 +13,8 @@ import (
 	"strings"
 	"sync"
 	"testing"
+
+	"go.uber.org/goleak"
 	"time"
 
 	"github.com/hookreplay/hookreplay/internal/probe"
@@ -29,7 +31,8 @@ func TestMain(m *testing.M) {
 		serveFileHandler(mode, os.Getenv("CHECK_TEST_ADDR"), os.Getenv("CHECK_TEST_STATE"))
 		return
 	}
-	os.Exit(m.Run())
+	// Every goroutine a check starts has an owner that stops it.
+	goleak.VerifyTestMain(m)
 }
 
 // serveFileHandler is the handler process. "durable" claims an event by
