@@ -121,6 +121,7 @@ func TestConnsE2ESilentConnectionsDoNotStarveDeliveries(t *testing.T) {
 	if status != 200 || took > 3*time.Second {
 		t.Fatalf("a delivery behind 300 silent connections: status %d after %v, want 200 within 3s", status, took)
 	}
+	t.Logf("a delivery behind 300 silent connections (ulimit -n 128): %d after %v", status, took.Round(time.Millisecond))
 }
 
 func TestConnsE2EBeyondTheCapIsAFast503(t *testing.T) {
@@ -133,6 +134,7 @@ func TestConnsE2EBeyondTheCapIsAFast503(t *testing.T) {
 	if status != 503 || took > time.Second || h.Get("Retry-After") == "" {
 		t.Fatalf("beyond --max-conns 8: status %d after %v (Retry-After %q), want a 503 with Retry-After within 1s", status, took, h.Get("Retry-After"))
 	}
+	t.Logf("beyond --max-conns 8 (all busy): %d after %v", status, took.Round(time.Millisecond))
 	if r := runBin(t, db, nil, "capture", "--max-conns", "0"); r.Code != 2 || !strings.Contains(r.Stderr, "--max-conns 0 is out of range") {
 		t.Fatalf("--max-conns 0: %+v", r)
 	}
