@@ -113,7 +113,8 @@ func importRun(ctx context.Context, o *importOptions) error {
 		}
 	}
 	ds, err := exchange.Read(data, format, exchange.ReadOptions{
-		Name: name, MaxBody: o.MaxBody, ReadFile: exchange.LimitedReadFile(dir, o.MaxBody)})
+		Name: name, MaxBody: o.MaxBody, ReadFile: exchange.LimitedReadFile(dir, o.MaxBody),
+		Note: func(s string) { fmt.Fprintf(o.IO.ErrOut, "import %s: %s\n", name, s) }})
 	if err != nil {
 		return usageErr("import %s (%s): %v", name, format, err)
 	}

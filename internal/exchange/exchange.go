@@ -71,6 +71,15 @@ type ReadOptions struct {
 	// ReadFile reads a file a curl command names with -d @FILE; nil refuses
 	// such references. It must bound what it reads (see LimitedReadFile).
 	ReadFile func(name string) ([]byte, error)
+	// Note, when set, is told in one line about entries left out on purpose
+	// (a HAR's data: and blob: URLs, which are no requests).
+	Note func(string)
+}
+
+func (o ReadOptions) note(format string, a ...any) {
+	if o.Note != nil {
+		o.Note(fmt.Sprintf(format, a...))
+	}
 }
 
 func (o ReadOptions) maxBody() int64 {

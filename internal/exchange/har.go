@@ -109,14 +109,38 @@ func readHAR(data []byte, o ReadOptions) ([]*store.Delivery, error) {
 		return nil, errors.New(`not a HAR file: no "log.entries"`)
 	}
 	out := make([]*store.Delivery, 0, len(f.Log.Entries))
+	skipped := 0
 	for i, e := range f.Log.Entries {
+		if notRequest(e.Request.URL) {
+			// A page's devtools HAR lists data: images and the like.
+			skipped++
+			continue
+		}
 		d, err := harDelivery(e, o)
 		if err != nil {
 			return nil, fmt.Errorf("entry %d (%s %s): %v", i+1, message.Printable(e.Request.Method), message.Printable(e.Request.URL), err)
 		}
 		out = append(out, d)
 	}
+	if skipped > 0 {
+		o.note("left out %d HAR entries that are not HTTP requests (data:, blob:, ws: ... URLs)", skipped)
+	}
 	return out, nil
+}
+
+// notRequest reports whether a HAR entry's URL names something that was
+// never an HTTP request on the wire (data:, blob:, about:, WebSocket frames'
+// ws: entries, browser extension resources).
+func notRequest(u string) bool {
+	scheme, _, ok := strings.Cut(u, ":")
+	if !ok {
+		return false
+	}
+	switch strings.ToLower(scheme) {
+	case "data", "blob", "about", "ws", "wss", "chrome-extension", "moz-extension", "chrome", "file":
+		return true
+	}
+	return false
 }
 
 // harDelivery rebuilds one entry's request. A hookreplay-written entry whose
@@ -289,7 +313,7 @@ func harEntryOf(d *store.Delivery) (harEntry, error) {
 	resp := harResponse{
 		Status: d.ResponseStatus, StatusText: statusText(d.ResponseStatus), HTTPVersion: "HTTP/1.1",
 		Cookies: []harNameValue{}, Headers: harHeaders(d.ResponseHeaders),
-		Content:     harContent{Size: len(d.ResponseBody), MimeType: d.ResponseHeaders.Get("Content-Type")},
+		Content:     harContent{Size: responseSize(d), MimeType: d.ResponseHeaders.Get("Content-Type")},
 		HeadersSize: -1, BodySize: len(d.ResponseBody),
 	}
 	resp.Content.Text, resp.Content.Encoding = harText(d.ResponseBody)
@@ -376,4 +400,13 @@ func statusText(code int) string {
 		return t
 	}
 	return strconv.Itoa(code)
+}
+
+// responseSize is the length of the handler's whole answer (capture may
+// have kept only its first bytes).
+func responseSize(d *store.Delivery) int {
+	if d.ResponseSize > int64(len(d.ResponseBody)) {
+		return int(d.ResponseSize)
+	}
+	return len(d.ResponseBody)
 }

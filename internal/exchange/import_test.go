@@ -79,7 +79,7 @@ func TestImportRefuses(t *testing.T) {
 	}{
 		{"har not json", HAR, `{"log": {"entries": [}`, "not a HAR file: invalid JSON"},
 		{"har no entries", HAR, `{"log": {}}`, `no "log.entries"`},
-		{"har data url", HAR, `{"log":{"entries":[{"request":{"method":"GET","url":"data:text/plain,hi","headers":[]}}]}}`, "entry 1 (GET data:text/plain,hi): URL"},
+		{"har ftp url", HAR, `{"log":{"entries":[{"request":{"method":"GET","url":"ftp://h/x","headers":[]}}]}}`, "entry 1 (GET ftp://h/x): URL"},
 		{"har header injection", HAR, `{"log":{"entries":[{"request":{"method":"POST","url":"http://h/","headers":[{"name":"X","value":"a\r\nEvil: 1"}]}}]}}`, "line break"},
 		{"har bad base64", HAR, `{"log":{"entries":[{"request":{"method":"POST","url":"http://h/","headers":[],"postData":{"text":"!!","encoding":"base64"}}}]}}`, "postData.text is not base64"},
 		{"har body over limit", HAR, `{"log":{"entries":[{"request":{"method":"POST","url":"http://h/","headers":[],"postData":{"text":"0123456789abcdef"}}}]}}`, "exceeds the 8-byte limit"},
@@ -145,5 +145,22 @@ func TestShellQuoteRoundTrip(t *testing.T) {
 		if err != nil || len(cmds) != 1 || len(cmds[0].words) != 2 || cmds[0].words[1] != s {
 			t.Errorf("shellQuote(%q) = %s read back as %+v, %v", s, shellQuote(s), cmds, err)
 		}
+	}
+}
+
+// TestHARLeavesOutNonRequests: a page's devtools HAR also lists data: and
+// blob: URLs; they are left out with a note, the requests imported.
+func TestHARLeavesOutNonRequests(t *testing.T) {
+	in := `{"log":{"entries":[
+		{"request":{"method":"GET","url":"data:image/png;base64,iVBORw0KGgo=","headers":[]}},
+		{"request":{"method":"POST","url":"https://h.example/hook","headers":[{"name":"Content-Type","value":"text/plain"}],"postData":{"text":"hi"}}},
+		{"request":{"method":"GET","url":"blob:https://h.example/0b1c","headers":[]}}]}}`
+	var notes []string
+	ds, err := Read([]byte(in), HAR, ReadOptions{Note: func(s string) { notes = append(notes, s) }})
+	if err != nil || len(ds) != 1 || ds[0].Target != "/hook" {
+		t.Fatalf("Read = %v, %v", ds, err)
+	}
+	if len(notes) != 1 || !strings.Contains(notes[0], "left out 2 HAR entries") {
+		t.Errorf("notes %q", notes)
 	}
 }
