@@ -1,10 +1,15 @@
 package main
 
 import (
+	"encoding/json"
 	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -188,5 +193,64 @@ func TestTUIMissingDatabase(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Join(dir, "nope.db")); err == nil {
 		t.Fatal("tui created a database")
+	}
+}
+
+// TestTUIE2EQuitDuringReplay: q during a replay ends the TUI at once, the
+// replay stops, and what was sent is stored as an interrupted run.
+func TestTUIE2EQuitDuringReplay(t *testing.T) {
+	captureFastExit(t)
+	slow := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		io.Copy(io.Discard, r.Body)
+		time.Sleep(100 * time.Millisecond)
+		io.WriteString(w, "ok")
+	}))
+	defer slow.Close()
+	dir := t.TempDir()
+	db := filepath.Join(dir, "hookreplay.db")
+	if r := runBin(t, db, mustRead(t, "internal/tui/testdata/deliveries.jsonl"), "import", "-"); r.Code != 0 {
+		t.Fatalf("import: %d %s", r.Code, r.Stderr)
+	}
+	tm := tuiTmux(t, fmt.Sprintf("NO_COLOR=1 GORACE=atexit_sleep_ms=0 %s --db %s tui; echo \"tui exited $?\"; sleep 600", binPath, db))
+	tm.waitFor("1/6 deliveries")
+	tm.keys("r")
+	tm.waitFor("target URL")
+	tm.text(slow.URL + "/hooks")
+	tm.keys("Tab", "BSpace")
+	tm.text("200")
+	tm.keys("Enter")
+	tm.waitFor("copy 3 ")
+	tm.keys("q")
+	tm.waitFor("tui exited 0")
+	r := runBin(t, db, nil, "runs", "--json")
+	var runs []struct {
+		Verdict  string `json:"verdict"`
+		Attempts int    `json:"attempts"`
+	}
+	if err := json.Unmarshal([]byte(r.Stdout), &runs); err != nil || len(runs) != 1 {
+		t.Fatalf("runs --json: %v %s %s", err, r.Stdout, r.Stderr)
+	}
+	if runs[0].Verdict != "interrupted" || runs[0].Attempts < 3 || runs[0].Attempts >= 200 {
+		t.Fatalf("run %+v: want interrupted with the attempts sent before q", runs[0])
+	}
+}
+
+// TestTUIE2ECaptureTUI: capture --tui captures and shows deliveries in one
+// process; q stops both.
+func TestTUIE2ECaptureTUI(t *testing.T) {
+	captureFastExit(t)
+	db := filepath.Join(t.TempDir(), "hookreplay.db")
+	tm := tuiTmux(t, fmt.Sprintf("NO_COLOR=1 GORACE=atexit_sleep_ms=0 %s --db %s capture --tui --listen 127.0.0.1:0; echo \"capture exited $?\"; sleep 600", binPath, db))
+	s := tm.waitFor("capturing on http://")
+	m := regexp.MustCompile(`capturing on http://(127\.0\.0\.1:\d+)`).FindStringSubmatch(s)
+	if m == nil {
+		t.Fatalf("no address on the screen:\n%s", s)
+	}
+	captureExchange(t, m[1], mustRead(t, "testdata/export/github.http"), 1)
+	tm.waitFor("> 1 ", "push")
+	tm.keys("q")
+	tm.waitFor("capture exited 0")
+	if r := runBin(t, db, nil, "list"); !strings.Contains(r.Stdout, "push") {
+		t.Fatalf("list after capture --tui: %s %s", r.Stdout, r.Stderr)
 	}
 }

@@ -1,6 +1,7 @@
 package tui
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"os"
@@ -10,6 +11,8 @@ import (
 	"time"
 
 	tea "github.com/charmbracelet/bubbletea"
+	"github.com/charmbracelet/x/ansi"
+	"github.com/muesli/termenv"
 
 	"github.com/hookreplay/hookreplay/internal/store"
 )
@@ -259,4 +262,51 @@ func TestStoreErrorShowsInStatusBar(t *testing.T) {
 	h.contains("error: ")
 	h.keys("esc")
 	h.contains("hookreplay · deliveries")
+}
+
+func TestResizeAndTinyWindows(t *testing.T) {
+	h := newHarness(t, fixtureStore(t), 80, 24)
+	for _, sz := range [][2]int{{20, 5}, {1, 1}, {200, 60}, {80, 24}} {
+		h.send(tea.WindowSizeMsg{Width: sz[0], Height: sz[1]})
+		v := h.view()
+		if got := strings.Count(v, "\n") + 1; sz[1] >= 4 && got != sz[1] {
+			t.Errorf("%dx%d: view has %d lines", sz[0], sz[1], got)
+		}
+		h.keys("enter", "3", "esc", "?", "x")
+	}
+	h.golden("deliveries_80x24")
+}
+
+func TestMouseWheelScrolls(t *testing.T) {
+	h := newHarness(t, fixtureStore(t), 80, 24)
+	h.send(tea.MouseMsg{Button: tea.MouseButtonWheelDown, Action: tea.MouseActionPress})
+	h.contains("4/6 deliveries")
+	h.send(tea.MouseMsg{Button: tea.MouseButtonWheelUp, Action: tea.MouseActionPress})
+	h.contains("1/6 deliveries")
+}
+
+// TestColour: styles paint when colour is on and nothing when it is off
+// (NO_COLOR, --no-color), so sender text and layout are all that differ.
+func TestColour(t *testing.T) {
+	st := fixtureStore(t)
+	plain := newHarness(t, st, 100, 30)
+	coloured := newHarness(t, st, 100, 30)
+	r := renderer(&bytes.Buffer{}, false)
+	r.SetColorProfile(termenv.ANSI)
+	coloured.env.styles = NewStyles(r)
+	coloured.m = newModel(coloured.env)
+	coloured.send(tea.WindowSizeMsg{Width: 100, Height: 30})
+	coloured.run(coloured.m.Init())
+	for _, h := range []*harness{plain, coloured} {
+		h.keys("G", "enter", "2")
+	}
+	if strings.Contains(plain.view(), "\x1b[") {
+		t.Errorf("colour off, yet escape codes:\n%q", plain.view())
+	}
+	if !strings.Contains(coloured.view(), "\x1b[") {
+		t.Errorf("colour on, yet no escape codes:\n%s", coloured.view())
+	}
+	if got, want := ansi.Strip(coloured.view()), plain.view(); got != want {
+		t.Errorf("coloured and plain views differ in text:\n%s\n---\n%s", got, want)
+	}
 }
