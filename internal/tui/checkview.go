@@ -12,7 +12,6 @@ import (
 	"github.com/charmbracelet/bubbles/spinner"
 	"github.com/charmbracelet/bubbles/viewport"
 	tea "github.com/charmbracelet/bubbletea"
-	"github.com/charmbracelet/x/ansi"
 
 	"github.com/hookreplay/hookreplay/internal/check"
 	"github.com/hookreplay/hookreplay/internal/report"
@@ -254,7 +253,7 @@ func stepText(s check.Step) string {
 }
 
 func (m *checkModel) refresh() {
-	m.vp.SetContent(ansi.Hardwrap(m.content(), max(10, m.width), true))
+	m.vp.SetContent(wrap(m.content(), max(10, m.width)))
 	if m.running {
 		m.vp.GotoBottom()
 	}

@@ -179,8 +179,13 @@ func (m *deliveryModel) refresh() {
 	if m.d == nil {
 		return
 	}
-	// Long lines wrap instead of being cut: the raw tab must show every byte.
-	m.vp.SetContent(ansi.Hardwrap(m.content(), max(10, m.width), true))
+	// Long lines wrap instead of being cut; headers and raw bytes break
+	// exactly at the edge, so every byte stays where it was.
+	if m.tab == tabRaw || m.tab == tabHeaders {
+		m.vp.SetContent(ansi.Hardwrap(m.content(), max(10, m.width), true))
+		return
+	}
+	m.vp.SetContent(wrap(m.content(), max(10, m.width)))
 }
 
 func (m *deliveryModel) View() string {

@@ -10,6 +10,8 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"github.com/charmbracelet/x/ansi"
+
 	"github.com/hookreplay/hookreplay/internal/message"
 )
 
@@ -188,3 +190,7 @@ func orDefault(s, def string) string {
 	}
 	return s
 }
+
+// wrap fits text to width: at spaces where it can, mid-word where a word is
+// longer than the line.
+func wrap(s string, width int) string { return ansi.Wrap(s, width, "") }

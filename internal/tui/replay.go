@@ -13,7 +13,6 @@ import (
 	"github.com/charmbracelet/bubbles/textinput"
 	"github.com/charmbracelet/bubbles/viewport"
 	tea "github.com/charmbracelet/bubbletea"
-	"github.com/charmbracelet/x/ansi"
 
 	"github.com/hookreplay/hookreplay/internal/replay"
 	"github.com/hookreplay/hookreplay/internal/report"
@@ -143,7 +142,7 @@ func (m *replayModel) SetSize(w, h int) {
 	}
 	m.vp.Width, m.vp.Height = w, h
 	if m.done {
-		m.vp.SetContent(ansi.Hardwrap(m.result, max(10, w), true))
+		m.vp.SetContent(wrap(m.result, max(10, w)))
 	}
 }
 
@@ -338,7 +337,7 @@ func (m *replayModel) finish(msg replayDoneMsg) tea.Cmd {
 		fmt.Fprintf(&b, "\n%s\n", m.env.styles.Fail.Render("replay stopped: "+msg.err.Error()))
 	}
 	m.result = b.String()
-	m.vp.SetContent(ansi.Hardwrap(m.result, max(10, m.width), true))
+	m.vp.SetContent(wrap(m.result, max(10, m.width)))
 	m.vp.GotoBottom()
 	cmds := []tea.Cmd{send(changedMsg{})}
 	if msg.err != nil {

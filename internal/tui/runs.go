@@ -11,7 +11,6 @@ import (
 	"github.com/charmbracelet/bubbles/table"
 	"github.com/charmbracelet/bubbles/viewport"
 	tea "github.com/charmbracelet/bubbletea"
-	"github.com/charmbracelet/x/ansi"
 
 	"github.com/hookreplay/hookreplay/internal/report"
 	"github.com/hookreplay/hookreplay/internal/store"
@@ -204,7 +203,7 @@ func (m *runModel) Status() string {
 func (m *runModel) SetSize(w, h int) {
 	m.vp.Width, m.vp.Height = w, h
 	if m.run != nil {
-		m.vp.SetContent(ansi.Hardwrap(m.content(), max(10, m.vp.Width), true))
+		m.vp.SetContent(wrap(m.content(), max(10, m.vp.Width)))
 	}
 }
 
@@ -218,7 +217,7 @@ func (m *runModel) Update(msg tea.Msg) tea.Cmd {
 			return failed(msg.err)
 		}
 		m.run, m.as = msg.run, msg.attempts
-		m.vp.SetContent(ansi.Hardwrap(m.content(), max(10, m.vp.Width), true))
+		m.vp.SetContent(wrap(m.content(), max(10, m.vp.Width)))
 	case changedMsg:
 		if m.run != nil && m.run.FinishedAt.IsZero() {
 			return loadRun(m.env.st, m.id)
