@@ -92,6 +92,7 @@ func TestLimitsE2ENumbersAreBoundedBeforeAllocation(t *testing.T) {
 		{check("--provider-timeout", "-1s"), "", "--provider-timeout -1s is out of range"},
 		{[]string{"--db", db, "capture", "--listen", "127.0.0.1:0", "--max-body", "4EiB"}, "", "--max-body"},
 		{[]string{"--db", db, "capture", "--listen", "127.0.0.1:0", "--max-body", "2GiB"}, "", "--max-body 2GiB is out of range (1 byte to 1GiB)"},
+		{[]string{"--db", db, "import", "--max-body", "3GiB", "-"}, "", "--max-body 3GiB is out of range (1 byte to 1GiB)"},
 		{[]string{"--db", db, "list", "--limit", "-1"}, "", "--limit -1 is out of range (0 to 1000000)"},
 		{[]string{"--db", db, "runs", "--limit", "99999999999"}, "", "--limit 99999999999 is out of range (0 to 1000000)"},
 		{[]string{"send", "--provider", "stripe", "--event", "invoice.paid", "--to", h.URL, "--secret", "s", "--timeout", "0s"}, "", "--timeout 0s is out of range"},

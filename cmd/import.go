@@ -75,6 +75,9 @@ docs/import-export.md.`,
 			if err != nil {
 				return usageErr("--max-body: %v", err)
 			}
+			if n > maxMaxBody {
+				return usageErr("--max-body %s is out of range (1 byte to %s): a body is held in memory whole", maxBody, capture.FormatSize(maxMaxBody))
+			}
 			o.MaxBody = n
 			if runF != nil {
 				return runF(o)
