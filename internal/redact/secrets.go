@@ -49,6 +49,17 @@ func (s *Secrets) AddURL(raw string) {
 	}
 	if p, ok := u.User.Password(); ok {
 		s.Add(p, url.PathEscape(p), url.QueryEscape(p))
+		// And as written, percent-encoded or not.
+		if _, rest, ok := strings.Cut(raw, "://"); ok {
+			if end := strings.IndexAny(rest, "/?#"); end >= 0 {
+				rest = rest[:end]
+			}
+			if at := strings.LastIndex(rest, "@"); at >= 0 {
+				if _, pw, ok := strings.Cut(rest[:at], ":"); ok {
+					s.Add(pw)
+				}
+			}
+		}
 	}
 	for k, vs := range u.Query() {
 		if !credentialParam(k) {

@@ -1,0 +1,36 @@
+package redact
+
+import (
+	"errors"
+	"strings"
+	"testing"
+)
+
+func TestSecretsFindEveryForm(t *testing.T) {
+	var s Secrets
+	s.Add("whsec_abcdef", "abc") // "abc" is too short to be treated as a secret
+	s.AddURL("postgres://app:p%40ss%20w0rd@db.example:5432/app?sslmode=disable")
+	s.AddURL("http://probe:hunter22@127.0.0.1:9/count?token=tok_123456&page=2&api-key=k_987654")
+	s.AddURL("not a url")
+	for _, c := range []struct{ in, want string }{
+		{"echo whsec_abcdef", "echo [REDACTED]"},
+		{"abc is not a secret", "abc is not a secret"},
+		{"psql postgres://app:p%40ss%20w0rd@db", "psql postgres://app:[REDACTED]@db"},
+		{"PGPASSWORD='p@ss w0rd' psql", "PGPASSWORD='[REDACTED]' psql"},
+		{"GET http://probe:hunter22@127.0.0.1:9/count?token=tok_123456&page=2&api-key=k_987654",
+			"GET http://probe:[REDACTED]@127.0.0.1:9/count?token=[REDACTED]&page=2&api-key=[REDACTED]"},
+	} {
+		if got := s.String(c.in); got != c.want {
+			t.Errorf("String(%q) = %q, want %q", c.in, got, c.want)
+		}
+	}
+	base := errors.New("exit 3: whsec_abcdef refused")
+	err := s.Error(base)
+	if strings.Contains(err.Error(), "whsec_abcdef") || !errors.Is(err, base) {
+		t.Errorf("Error: %v (Is base: %v)", err, errors.Is(err, base))
+	}
+	var none *Secrets
+	if none.String("x") != "x" || !none.Empty() {
+		t.Error("a nil Secrets must redact nothing")
+	}
+}
