@@ -3,6 +3,7 @@ package cmd
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/http"
 	"net/url"
@@ -27,6 +28,8 @@ type sendOptions struct {
 
 	Provider  string
 	Event     string
+	BodyPath  string // --body: a file, or "-" for stdin; "" sends the sample
+	KeepID    bool
 	To        string
 	Via       string
 	Secret    string // from --secret or --secret-env; never stored or printed
@@ -48,6 +51,15 @@ with your secret exactly as the provider would: the provider's headers and
 User-Agent, a fresh unique event id on every send, the timestamp and
 signature of now. 'hookreplay send --list' shows the sample events.
 
+--body FILE (or - for stdin) sends a body of your own instead, dressed and
+signed the same way. Its event id is replaced by a fresh one where the
+provider keeps it in the body (` + bodyIdentityNames() + `), and so are its
+timestamp ("created", "event_time") and a Twilio form's message sids;
+--keep-id sends the body byte for byte. Header ids (X-GitHub-Delivery,
+webhook-id, ...) are fresh either way. --event is needed with --body only
+where the provider names the event in a header (GitHub's X-GitHub-Event:
+--event push or pull_request.opened; Shopify's X-Shopify-Topic).
+
 --to is the handler URL the provider is configured with (` + signsURLSentence() + `).
 --via CAPTURE_URL sends the delivery to a running 'hookreplay capture'
 instead, so that it is stored; capture answers it, or forwards it when it was
@@ -61,6 +73,9 @@ Exit status: 0 the handler answered 2xx, 1 it answered something else,
 2 usage error or the handler could not be reached.`,
 		Example: `  hookreplay send --list
   hookreplay send --provider stripe --event invoice.paid --to http://localhost:3000/webhooks/stripe --secret-env STRIPE_WEBHOOK_SECRET
+  hookreplay send --provider stripe --body event.json --to http://localhost:3000/webhooks/stripe --secret-env STRIPE_WEBHOOK_SECRET
+  gh api repos/OWNER/REPO/hooks/ID/deliveries/DID --jq .request.payload | \
+    hookreplay send --provider github --event pull_request --body - --to http://localhost:3000/webhooks/github --secret s3cr3t
 
   # through capture, so the delivery is stored and can be replayed
   hookreplay capture --listen 127.0.0.1:9000 --forward http://localhost:3000 &
@@ -84,20 +99,68 @@ Exit status: 0 the handler answered 2xx, 1 it answered something else,
 		},
 	}
 	cmd.Flags().StringVar(&o.Provider, "provider", "", "provider: "+providers(hasSamples)+" (inferred from --event when unique)")
-	cmd.Flags().StringVar(&o.Event, "event", "", "sample event to send, e.g. invoice.paid (see --list)")
+	cmd.Flags().StringVar(&o.Event, "event", "", "sample event to send, e.g. invoice.paid (see --list); with --body, the event a header names (github, shopify)")
+	cmd.Flags().StringVar(&o.BodyPath, "body", "", "send this body (a file, or - for stdin) instead of a sample, signed as the provider would")
+	cmd.Flags().BoolVar(&o.KeepID, "keep-id", false, "with --body: keep the body's own event id and timestamps (send it byte for byte)")
 	cmd.Flags().StringVar(&o.To, "to", "", "handler URL the provider is configured with, e.g. http://localhost:3000/webhooks/stripe")
 	cmd.Flags().StringVar(&o.Via, "via", "", "URL of a running 'hookreplay capture' to send through (it stores the delivery)")
 	cmd.Flags().StringVar(&o.Secret, "secret", "", "signing secret (prefer --secret-env)")
 	cmd.Flags().StringVar(&o.SecretEnv, "secret-env", "", "name of the environment variable holding the signing secret")
 	cmd.Flags().DurationVar(&o.Timeout, "timeout", 10*time.Second, "how long to wait for the answer")
-	cmd.Flags().BoolVar(&o.List, "list", false, "list the sample events and exit")
+	cmd.Flags().BoolVar(&o.List, "list", false, "list the sample events (of --provider) and exit")
 	cmd.Flags().BoolVar(&o.JSON, "json", false, "print the result (or --list) as JSON")
+	_ = cmd.RegisterFlagCompletionFunc("provider", func(*cobra.Command, []string, string) ([]string, cobra.ShellCompDirective) {
+		return verify.ProviderNames(hasSamples), cobra.ShellCompDirectiveNoFileComp
+	})
+	_ = cmd.RegisterFlagCompletionFunc("event", func(c *cobra.Command, _ []string, _ string) ([]string, cobra.ShellCompDirective) {
+		p, _ := c.Flags().GetString("provider")
+		var out []string
+		for _, f := range verify.Fixtures() {
+			if p == "" || strings.EqualFold(p, f.Provider) {
+				out = append(out, f.Event+"\t"+f.Provider+": "+f.Summary)
+			}
+		}
+		return out, cobra.ShellCompDirectiveNoFileComp
+	})
 	return cmd
 }
 
+// sampleEvents is "invoice.paid, push, ..." for provider, or every
+// provider's events as "stripe: a, b; github: c" when provider is "".
+func sampleEvents(provider string) string {
+	var parts []string
+	for _, s := range verify.Schemes() {
+		if provider != "" && !strings.EqualFold(provider, s.Name()) {
+			continue
+		}
+		var ev []string
+		for _, f := range s.Samples() {
+			ev = append(ev, f.Event)
+		}
+		if len(ev) == 0 {
+			continue
+		}
+		if provider != "" {
+			return strings.Join(ev, ", ")
+		}
+		parts = append(parts, s.Name()+": "+strings.Join(ev, ", "))
+	}
+	return strings.Join(parts, "; ")
+}
+
+// bodyIdentityNames is "stripe, slack": the providers whose event id is in the body.
+func bodyIdentityNames() string { return providers(identityInBody) }
+
 func sendValidate(o *sendOptions) error {
-	if o.Event == "" {
-		return usageErr("--event is required (see 'hookreplay send --list')")
+	if o.KeepID && o.BodyPath == "" {
+		return usageErr("--keep-id keeps the event id of a body given with --body")
+	}
+	if o.BodyPath != "" {
+		if o.Provider == "" {
+			return usageErr("--body: pass --provider (one of %s) to sign it as that provider would", providers(hasSamples))
+		}
+	} else if o.Event == "" {
+		return usageErr("--event is required (%s), or --body FILE", sampleEvents(o.Provider))
 	}
 	if o.Provider == "" {
 		var match []string
@@ -108,7 +171,7 @@ func sendValidate(o *sendOptions) error {
 		}
 		switch len(match) {
 		case 0:
-			return usageErr("no sample event %q (see 'hookreplay send --list')", o.Event)
+			return usageErr("no sample event %q (events: %s)", o.Event, sampleEvents(""))
 		case 1:
 			o.Provider = match[0]
 		default:
@@ -116,8 +179,14 @@ func sendValidate(o *sendOptions) error {
 		}
 	}
 	o.Provider = strings.ToLower(o.Provider)
-	if !verify.KnownProvider(o.Provider) {
-		return usageErr("unknown provider %q (known: %s)", o.Provider, strings.Join(verify.Providers, ", "))
+	s, err := verify.SchemeFor(o.Provider)
+	if err != nil || !hasSamples(s) {
+		return usageErr("unknown provider %q (known: %s)", o.Provider, providers(hasSamples))
+	}
+	if o.BodyPath == "" {
+		if _, err := verify.FixtureBody(o.Provider, o.Event); err != nil {
+			return usageErr("no sample %s event %q (%s events: %s)", o.Provider, o.Event, o.Provider, sampleEvents(o.Provider))
+		}
 	}
 	if o.To == "" && o.Via == "" {
 		return usageErr("--to URL is required (the handler the provider is configured with)")
@@ -149,7 +218,15 @@ type sendListItem struct {
 }
 
 func sendList(o *sendOptions) error {
-	fx := verify.Fixtures()
+	var fx []verify.Fixture
+	for _, f := range verify.Fixtures() {
+		if o.Provider == "" || strings.EqualFold(o.Provider, f.Provider) {
+			fx = append(fx, f)
+		}
+	}
+	if len(fx) == 0 {
+		return usageErr("unknown provider %q (known: %s)", o.Provider, providers(hasSamples))
+	}
 	if o.JSON {
 		items := make([]sendListItem, len(fx))
 		for i, f := range fx {
@@ -184,9 +261,17 @@ func sendRun(ctx context.Context, o *sendOptions) error {
 	if to == "" {
 		to = o.Via
 	}
-	req, err := verify.BuildDeliveryTo(o.Provider, o.Event, o.Secret, to, time.Now())
+	d := verify.Delivery{Provider: o.Provider, Event: o.Event, KeepID: o.KeepID, URL: to, Now: time.Now()}
+	if o.BodyPath != "" {
+		body, err := sendBody(o)
+		if err != nil {
+			return err
+		}
+		d.Body = body
+	}
+	req, err := verify.Build(d, o.Secret)
 	if err != nil {
-		return usageErr("%v", err)
+		return sendBuildErr(o, err)
 	}
 	dest := to
 	if o.Via != "" {
@@ -195,9 +280,16 @@ func sendRun(ctx context.Context, o *sendOptions) error {
 	u, _ := url.Parse(dest)
 	a := o.Send(ctx, replay.Target{URL: u, Timeout: o.Timeout}, req)
 	id := verify.IdentityFor(o.Provider, req)
+	event := o.Event
+	if o.BodyPath != "" && id.EventType != "" {
+		event = id.EventType
+	}
+	if event == "" {
+		event = "delivery" // a Twilio body names no event type
+	}
 	sentTo := replay.FullURL(u, req.Target)
 	if o.JSON {
-		j := sendJSON{Provider: o.Provider, Event: o.Event, EventID: id.EventID, To: o.To, Via: o.Via, SentTo: sentTo,
+		j := sendJSON{Provider: o.Provider, Event: event, EventID: id.EventID, To: o.To, Via: o.Via, SentTo: sentTo,
 			Status: a.Status, LatencyMS: a.Latency.Milliseconds(), Error: a.Err}
 		enc := json.NewEncoder(o.IO.Out)
 		enc.SetIndent("", "  ")
@@ -213,13 +305,13 @@ func sendRun(ctx context.Context, o *sendOptions) error {
 		return nil
 	}
 	if replay.Outcome(a) == replay.OutcomeError {
-		return setupErr("send %s %s to %s: %s", o.Provider, o.Event, sentTo, a.Err)
+		return setupErr("send %s %s to %s: %s", o.Provider, event, sentTo, a.Err)
 	}
 	via := ""
 	if o.Via != "" {
 		via = " via capture"
 	}
-	line := fmt.Sprintf("sent %s %s %s to %s%s: %d %s in %s", o.Provider, o.Event, id.EventID, sentTo, via,
+	line := fmt.Sprintf("sent %s %s %s to %s%s: %d %s in %s", o.Provider, event, id.EventID, sentTo, via,
 		a.Status, http.StatusText(a.Status), report.Duration(a.Latency))
 	if a.Status < 200 || a.Status > 299 {
 		return failErr("%s%s", line, sendBodyHint(a.ResponseBody))
@@ -238,4 +330,26 @@ func sendBodyHint(b []byte) string {
 		s = s[:120] + "…"
 	}
 	return ": " + s
+}
+
+// sendBody reads --body: a file, or stdin for "-", at most maxInputBody bytes.
+func sendBody(o *sendOptions) ([]byte, error) {
+	if o.BodyPath == "-" {
+		return readStdinBody(o.IO.In, "send --body -")
+	}
+	return readBodyFile("--body", o.BodyPath)
+}
+
+// sendBuildErr words an error from building the delivery for the command
+// line: what --body lacks, and the flag that supplies it.
+func sendBuildErr(o *sendOptions, err error) error {
+	var oe *verify.OptionError
+	if errors.As(err, &oe) && oe.Field == "Event" {
+		return usageErr("--body: %s names the event in %s: pass --event (e.g. %s)", o.Provider, oe.Detail, sampleEvents(o.Provider))
+	}
+	var fe *verify.FreshIDError
+	if errors.As(err, &fe) {
+		return usageErr("--body %s: %v (--keep-id sends the body unchanged)", o.BodyPath, err)
+	}
+	return verifyErr(err)
 }

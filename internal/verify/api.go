@@ -85,7 +85,7 @@ var ErrSecret = errors.New("bad secret")
 // when the provider could not be detected. Its text is hookreplay's, naming
 // no command-line flag; a caller that has flags for these words it its way.
 type OptionError struct {
-	Field    string // "Provider", "URL", "Header", "Algo" or "Encoding"
+	Field    string // "Provider", "URL", "Event", "Header", "Algo" or "Encoding"
 	Provider string // the scheme that needs it ("" for Field Provider)
 	Value    string // the unusable value; "" when it is missing
 	Want     string // what is accepted, when Value is unusable
@@ -99,6 +99,9 @@ func (e *OptionError) Error() string {
 		msg = "cannot tell the provider from the headers"
 	case "URL":
 		msg = e.Provider + " signs the full URL it was configured with, and it is not known"
+	case "Event":
+		// Detail names the header; it is part of the sentence, not a reason.
+		return e.Provider + " names the event outside the body, in " + e.Detail + ", and it is not known"
 	case "Header":
 		msg = "the " + e.Provider + " provider needs the name of the header carrying the signature"
 	case "Algo":

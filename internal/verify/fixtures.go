@@ -80,38 +80,72 @@ func BuildDelivery(provider, event, secret string, now time.Time) (*message.Requ
 // BuildDeliveryTo is BuildDelivery for the handler URL rawURL (its path and
 // query become the request target, and Twilio signs it).
 func BuildDeliveryTo(provider, event, secret, rawURL string, now time.Time) (*message.Request, error) {
-	f, err := findFixture(provider, event)
+	return Build(Delivery{Provider: provider, Event: event, URL: rawURL, Now: now}, secret)
+}
+
+// Delivery describes a delivery for Build to make.
+type Delivery struct {
+	Provider string
+	// Event names the sample to send, or with Body, the event where the
+	// provider names it outside the body (GitHub's X-GitHub-Event,
+	// Shopify's X-Shopify-Topic); elsewhere the body names it and Event may
+	// be empty.
+	Event string
+	// Body, when not nil, is sent instead of a sample: a body of the user's own.
+	Body []byte
+	// KeepID sends Body byte for byte: the event id in it (Stripe's "id",
+	// Slack's "event_id", Twilio's message sids) and its timestamps are
+	// kept. Header ids and the signature are fresh either way.
+	KeepID bool
+	// URL is the handler URL the provider is configured with ("" for "/").
+	URL string
+	// Now is the signing time (zero: time.Now()).
+	Now time.Time
+}
+
+// Build makes the delivery d describes, as the provider would send it and
+// signed with secret: the provider's headers and User-Agent, a fresh event
+// id from NewEventID (in the body for Stripe and Slack, unless KeepID), the
+// body's own timestamp (Stripe's "created", Slack's "event_time") and the
+// signature at Now.
+func Build(d Delivery, secret string) (*message.Request, error) {
+	s, err := SchemeFor(d.Provider)
 	if err != nil {
 		return nil, err
 	}
-	body, err := fixtureFS.ReadFile("fixtures/" + f.File)
-	if err != nil {
-		return nil, fmt.Errorf("read fixture %s: %w", f.File, err)
+	body, event := d.Body, d.Event
+	if body == nil {
+		f, err := findFixture(d.Provider, d.Event)
+		if err != nil {
+			return nil, err
+		}
+		if body, err = fixtureFS.ReadFile("fixtures/" + f.File); err != nil {
+			return nil, fmt.Errorf("read fixture %s: %w", f.File, err)
+		}
+		event = f.Event
 	}
-	now = nowOr(now)
+	now := nowOr(d.Now)
 	req := &message.Request{Method: "POST", Target: "/", Proto: "HTTP/1.1", Body: body}
-	if rawURL != "" {
-		u, err := url.Parse(rawURL)
+	if d.URL != "" {
+		u, err := url.Parse(d.URL)
 		if err != nil || u.Host == "" || (u.Scheme != "http" && u.Scheme != "https") {
-			return nil, fmt.Errorf("url %q is not an absolute http(s) URL", rawURL)
+			return nil, fmt.Errorf("url %q is not an absolute http(s) URL", d.URL)
 		}
 		req.Target = u.RequestURI()
 		req.Headers = req.Headers.Set("Host", u.Host)
 	}
-	s, err := SchemeFor(f.Provider)
-	if err != nil {
-		return nil, err
-	}
 	id := s.NewEventID()
-	if err := s.Sample(req, f.Event, id, now); err != nil {
+	if err := s.Sample(req, event, id, now); err != nil {
 		return nil, err
 	}
-	if IdentityInBody(f.Provider) {
-		if req, err = Reidentify(req, f.Provider, id, "", now, Options{}); err != nil {
-			return nil, err
-		}
+	if d.KeepID {
+		req.Body = body
+	} else if err := s.Reidentify(req, id); err != nil {
+		// Every scheme's sample gets its id this way; a body of the
+		// user's own may lack the place for it.
+		return nil, &FreshIDError{Provider: s.Name(), Err: err}
 	}
-	return Sign(req, f.Provider, secret, Options{Now: now, URL: rawURL})
+	return Sign(req, s.Name(), secret, Options{Now: now, URL: d.URL})
 }
 
 // addHeaders appends name, value pairs to r's headers, in order.
@@ -152,3 +186,18 @@ func NewRequest(body []byte, headers message.Headers, rawURL string) (*message.R
 	}
 	return req, nil
 }
+
+// FreshIDError is Build's error when a body of the user's own has no place
+// for the fresh event id the provider keeps there (a Stripe body without a
+// top-level "id", one that is not JSON).
+type FreshIDError struct {
+	Provider string
+	Err      error
+}
+
+func (e *FreshIDError) Error() string {
+	return "cannot give the " + e.Provider + " body a fresh event id: " + e.Err.Error()
+}
+
+// Unwrap returns the scheme's reason.
+func (e *FreshIDError) Unwrap() error { return e.Err }

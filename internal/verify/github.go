@@ -4,6 +4,7 @@ import (
 	"encoding/hex"
 	"mime"
 	"net/url"
+	"strconv"
 	"strings"
 	"time"
 
@@ -147,11 +148,26 @@ func (githubScheme) Samples() []Fixture {
 	return []Fixture{
 		{"github", "push", "github/push.json", "one commit pushed to Codertocat/Hello-World main"},
 		{"github", "issues.opened", "github/issues.opened.json", "issue #1 opened in Codertocat/Hello-World"},
+		{"github", "pull_request.opened", "github/pull_request.opened.json", "pull request #2 opened in Codertocat/Hello-World"},
+		{"github", "installation.created", "github/installation.created.json", "GitHub App installed on octo-org, two repositories"},
 	}
 }
 
+// Sample: X-GitHub-Event is the event's name before the dot (the action is
+// in the body). A payload with an "installation" object is one a GitHub App
+// receives: its hook belongs to the app ("integration", the app's id).
 func (githubScheme) Sample(r *message.Request, event, id string, _ time.Time) error {
 	ev, _, _ := strings.Cut(event, ".")
+	if ev == "" {
+		return &OptionError{Field: "Event", Provider: "github", Detail: "X-GitHub-Event"}
+	}
+	targetType, targetID := "repository", "186853002"
+	if inst, ok := jsonObject(r.Body)["installation"].(map[string]any); ok {
+		targetType, targetID = "integration", "982311"
+		if app, ok := inst["app_id"].(float64); ok {
+			targetID = strconv.FormatInt(int64(app), 10)
+		}
+	}
 	addHeaders(r,
 		"Accept", "*/*",
 		"Content-Type", "application/json",
@@ -159,7 +175,7 @@ func (githubScheme) Sample(r *message.Request, event, id string, _ time.Time) er
 		githubDelivery, id,
 		"X-GitHub-Event", ev,
 		"X-GitHub-Hook-ID", "482173901",
-		"X-GitHub-Hook-Installation-Target-ID", "186853002",
-		"X-GitHub-Hook-Installation-Target-Type", "repository")
+		"X-GitHub-Hook-Installation-Target-ID", targetID,
+		"X-GitHub-Hook-Installation-Target-Type", targetType)
 	return nil
 }

@@ -161,10 +161,14 @@ func (shopifyScheme) Retries() Schedule {
 func (shopifyScheme) Samples() []Fixture {
 	return []Fixture{
 		{"shopify", "orders/create", "shopify/orders-create.json", "test order #9999, two line items"},
+		{"shopify", "app/uninstalled", "shopify/app-uninstalled.json", "the app uninstalled from hookreplay-demo.myshopify.com"},
 	}
 }
 
 func (shopifyScheme) Sample(r *message.Request, event, id string, now time.Time) error {
+	if event == "" {
+		return &OptionError{Field: "Event", Provider: "shopify", Detail: "X-Shopify-Topic"}
+	}
 	addHeaders(r,
 		"Accept", "*/*",
 		"Content-Type", "application/json",

@@ -159,6 +159,7 @@ func (s standardScheme) Reidentify(r *message.Request, newID string) error {
 func (s standardScheme) Samples() []Fixture {
 	return []Fixture{
 		{s.name, "invoice.paid", s.name + "/invoice.paid.json", s.title + " invoice.paid"},
+		{s.name, "user.created", s.name + "/user.created.json", "Clerk user.created: a user signed up with a verified email"},
 	}
 }
 

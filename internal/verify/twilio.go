@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"encoding/base64"
 	"encoding/hex"
+	"encoding/json"
 	"fmt"
 	"mime"
 	"net/url"
@@ -97,10 +98,16 @@ func (twilioScheme) Samples() []Fixture {
 	}
 }
 
+// Sample: Twilio posts form parameters; a JSON body (which Twilio signs
+// through bodySHA256 in the URL) is sent as JSON.
 func (twilioScheme) Sample(r *message.Request, _, id string, _ time.Time) error {
+	ct := "application/x-www-form-urlencoded"
+	if json.Valid(r.Body) {
+		ct = "application/json"
+	}
 	addHeaders(r,
 		"Accept", "*/*",
-		"Content-Type", "application/x-www-form-urlencoded",
+		"Content-Type", ct,
 		twilioToken, id,
 		"User-Agent", "TwilioProxy/1.1",
 		"X-Home-Region", "us1")
