@@ -159,3 +159,40 @@ func TestStandardWebhooksCrossCheck(t *testing.T) {
 		}
 	}
 }
+
+// A body of the user's own (send --body) built by Build is accepted by
+// stripe-go and the Standard Webhooks library: with a fresh id, and byte
+// for byte with KeepID.
+func TestBuildCustomBodyCrossCheck(t *testing.T) {
+	stripeBody := []byte(`{"id":"evt_own_body_1","object":"event","api_version":"2024-06-20","created":1700000000,"type":"customer.subscription.deleted","data":{"object":{"id":"sub_1","object":"subscription","status":"canceled"}}}`)
+	stdBody := []byte(`{"type":"user.deleted","object":"event","data":{"id":"user_2own","deleted":true,"object":"user"}}`)
+	const stripeSecret, stdSecret = "whsec_cross_check_3f9a0c", "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw"
+	for _, keep := range []bool{false, true} {
+		req, err := Build(Delivery{Provider: "stripe", Body: stripeBody, KeepID: keep, URL: "http://127.0.0.1:3000/webhooks/stripe"}, stripeSecret)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ev, err := webhook.ConstructEventWithOptions(req.Body, req.Headers.Get("Stripe-Signature"), stripeSecret, webhook.ConstructEventOptions{IgnoreAPIVersionMismatch: true})
+		if err != nil || string(ev.Type) != "customer.subscription.deleted" {
+			t.Fatalf("keep %v: stripe-go: %v %v", keep, ev.Type, err)
+		}
+		if keep != (ev.ID == "evt_own_body_1") || keep != (string(req.Body) == string(stripeBody)) {
+			t.Fatalf("keep %v: id %s body %s", keep, ev.ID, req.Body)
+		}
+		for _, p := range []string{"standard", "svix"} {
+			req, err := Build(Delivery{Provider: p, Body: stdBody, KeepID: keep}, stdSecret)
+			if err != nil {
+				t.Fatal(err)
+			}
+			pre := map[string]string{"standard": "webhook-", "svix": "svix-"}[p]
+			h := http.Header{}
+			for _, k := range []string{"id", "timestamp", "signature"} {
+				h.Set("webhook-"+k, req.Headers.Get(pre+k))
+			}
+			wh, _ := standardwebhooks.NewWebhook(stdSecret)
+			if err := wh.Verify(req.Body, h); err != nil || string(req.Body) != string(stdBody) {
+				t.Fatalf("%s keep %v: standardwebhooks: %v", p, keep, err)
+			}
+		}
+	}
+}
