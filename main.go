@@ -13,11 +13,13 @@ import (
 
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	err := cmd.Execute(ctx)
+	ee := cmd.Execute(ctx)
 	stop()
-	code, msg := cmd.ExitCode(err)
-	if msg != "" {
+	if ee == nil {
+		return
+	}
+	if msg := ee.Error(); msg != "" {
 		fmt.Fprintln(os.Stderr, "hookreplay: "+msg)
 	}
-	os.Exit(code)
+	os.Exit(ee.Code)
 }

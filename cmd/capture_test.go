@@ -18,7 +18,7 @@ func captureRunFlags(cmd *cobra.Command, io *iostreams.IO, args []string) (int, 
 	cmd.SetArgs(args)
 	cmd.SetOut(io.Out)
 	cmd.SetErr(io.ErrOut)
-	return ExitCode(cmd.Execute())
+	return exitCode(cmd.Execute())
 }
 
 func TestCaptureFlags(t *testing.T) {
@@ -124,7 +124,7 @@ func TestShowRunRawAndUnknown(t *testing.T) {
 		t.Fatalf("--raw wrote %q", out)
 	}
 	err = showRun(context.Background(), &showOptions{IO: io, Store: f.Store, ID: 99})
-	if code, msg := ExitCode(err); code != 2 || msg != "no delivery 99" {
+	if code, msg := exitCode(err); code != 2 || msg != "no delivery 99" {
 		t.Fatalf("unknown id: %d %q", code, msg)
 	}
 }

@@ -200,7 +200,7 @@ func redactExit(err error, s *redact.Secrets) error {
 	var ee *ExitError
 	if errors.As(err, &ee) {
 		c := *ee
-		c.Msg = s.String(c.Msg)
+		c.Err = s.Error(c.Err)
 		return &c
 	}
 	return s.Error(err)

@@ -63,7 +63,7 @@ func TestCheckErrWording(t *testing.T) {
 			"--serve \"x\": nothing accepted connections on a:1 within 1s; its output:\n  (no output)"},
 		{errors.New("other"), "other"},
 	} {
-		_, msg := ExitCode(checkErr(&check.SetupError{Err: tc.err}))
+		_, msg := exitCode(checkErr(&check.SetupError{Err: tc.err}))
 		if msg != tc.want || checkErrText(tc.err) != tc.want {
 			t.Errorf("%T worded %q, want %q", tc.err, msg, tc.want)
 		}

@@ -119,7 +119,7 @@ func TestDemoServeUsageErrors(t *testing.T) {
 			r, stop := runDemoServe(t, tt.args...)
 			err := stop()
 			_, _ = r.ReadString('\n')
-			code, msg := ExitCode(err)
+			code, msg := exitCode(err)
 			if code != 2 || !strings.Contains(msg, tt.want) {
 				t.Fatalf("exit %d %q, want 2 and %q", code, msg, tt.want)
 			}

@@ -34,7 +34,7 @@ func TestExportFlags(t *testing.T) {
 		cmd.SetErr(io.ErrOut)
 		err := cmd.Execute()
 		if tt.wantErr != "" {
-			if code, msg := ExitCode(err); code != 2 || !strings.Contains(msg, tt.wantErr) {
+			if code, msg := exitCode(err); code != 2 || !strings.Contains(msg, tt.wantErr) {
 				t.Errorf("%v: exit %d %q, want 2 and %q", tt.args, code, msg, tt.wantErr)
 			}
 			continue

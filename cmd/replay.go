@@ -352,7 +352,7 @@ func replayRun(ctx context.Context, o *replayOptions) error {
 	}
 	sum := rec.Summary
 	if rec.Result.Interrupted {
-		return &ExitError{Code: 130, Msg: "interrupted"}
+		return errInterrupted
 	}
 	if sum.Attempts > 0 && sum.Connected == 0 {
 		first := ""

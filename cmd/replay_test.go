@@ -51,7 +51,7 @@ func TestReplayFlags(t *testing.T) {
 		cmd.SetOut(io.Discard)
 		cmd.SetErr(io.Discard)
 		err := cmd.Execute()
-		if code, _ := ExitCode(err); code != 2 {
+		if code, _ := exitCode(err); code != 2 {
 			t.Errorf("%v: exit %d (%v), want 2", bad, code, err)
 		}
 	}

@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"os"
 	"runtime/debug"
-	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -119,10 +118,11 @@ Start with:  hookreplay demo`,
 	return root
 }
 
-// Execute runs hookreplay with os.Args and returns the error to map to an exit code.
-func Execute(ctx context.Context) error {
+// Execute runs hookreplay with os.Args; nil means exit 0, otherwise the
+// *ExitError carries the exit code and the line to print.
+func Execute(ctx context.Context) *ExitError {
 	root := NewRootCmd(iostreams.System())
-	return root.ExecuteContext(ctx)
+	return asExitError(root.ExecuteContext(ctx))
 }
 
 // secretFlags resolves --secret S / --secret-env NAME into the secret ("" when
@@ -141,25 +141,35 @@ func secretFlags(secret, env string) (string, error) {
 	return secret, nil
 }
 
-// ExitError carries the process exit code for an error: 1 a check or
-// verification failed, 2 usage or setup error, 3 inconclusive.
+// ExitError is an error with the exit code hookreplay ends with: 1 a check or
+// verification failed, 2 usage or setup error, 3 inconclusive, 130
+// interrupted. Err is the one line printed on stderr; a nil Err exits
+// without printing (the command already reported). main maps it to the
+// process exit code; nothing else exits.
 type ExitError struct {
 	Code int
-	Msg  string
+	Err  error
 }
 
-func (e *ExitError) Error() string { return e.Msg }
+func (e *ExitError) Error() string {
+	if e.Err == nil {
+		return ""
+	}
+	return e.Err.Error()
+}
+
+func (e *ExitError) Unwrap() error { return e.Err }
 
 func usageErr(format string, a ...any) error {
-	return &ExitError{Code: 2, Msg: fmt.Sprintf(format, a...)}
+	return &ExitError{Code: 2, Err: fmt.Errorf(format, a...)}
 }
 
 func setupErr(format string, a ...any) error {
-	return &ExitError{Code: 2, Msg: fmt.Sprintf(format, a...)}
+	return &ExitError{Code: 2, Err: fmt.Errorf(format, a...)}
 }
 
 func failErr(format string, a ...any) error {
-	return &ExitError{Code: 1, Msg: fmt.Sprintf(format, a...)}
+	return &ExitError{Code: 1, Err: fmt.Errorf(format, a...)}
 }
 
 // silentExit ends the process with code without printing (the command already reported).
@@ -167,23 +177,23 @@ func silentExit(code int) error {
 	return &ExitError{Code: code}
 }
 
-// ExitCode maps err to the process exit code and the one line to print on stderr.
-func ExitCode(err error) (int, string) {
+// errInterrupted ends a run stopped by SIGINT or SIGTERM.
+var errInterrupted = &ExitError{Code: 130, Err: errors.New("interrupted")}
+
+// asExitError gives what the command tree returned its exit code: an
+// *ExitError keeps its own, an interrupted context is 130, and anything else
+// (cobra's own unknown-command, unknown-flag and argument-count errors
+// included) is a usage or setup error, 2.
+func asExitError(err error) *ExitError {
 	if err == nil {
-		return 0, ""
+		return nil
 	}
 	var ee *ExitError
 	if errors.As(err, &ee) {
-		return ee.Code, ee.Msg
-	}
-	msg := err.Error()
-	// cobra's own argument and command errors are usage errors.
-	if strings.HasPrefix(msg, "unknown command") || strings.HasPrefix(msg, "unknown flag") ||
-		strings.Contains(msg, "arg(s)") || strings.HasPrefix(msg, "invalid argument") {
-		return 2, msg
+		return ee
 	}
 	if errors.Is(err, context.Canceled) {
-		return 130, "interrupted"
+		return errInterrupted
 	}
-	return 2, msg
+	return &ExitError{Code: 2, Err: err}
 }

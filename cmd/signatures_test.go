@@ -45,7 +45,7 @@ func TestVerifyCmdFlags(t *testing.T) {
 	} {
 		cmd = newVerifyCmd(newFactory(ios), func(*verifyOptions) error { return nil })
 		cmd.SetArgs(args)
-		if code, _ := ExitCode(cmd.Execute()); code != 2 {
+		if code, _ := exitCode(cmd.Execute()); code != 2 {
 			t.Errorf("%v: exit %d, want 2", args, code)
 		}
 	}
@@ -76,11 +76,11 @@ func TestVerifyRunStoredDelivery(t *testing.T) {
 		t.Fatalf("%v %q", err, out.String())
 	}
 	o.Secret = "whsec_other"
-	if code, msg := ExitCode(verifyRun(context.Background(), o)); code != 1 || msg != "invalid: signature mismatch" {
+	if code, msg := exitCode(verifyRun(context.Background(), o)); code != 1 || msg != "invalid: signature mismatch" {
 		t.Fatalf("%d %q", code, msg)
 	}
 	o.Secret, o.Tolerance = "whsec_k", 2*time.Second
-	if code, msg := ExitCode(verifyRun(context.Background(), o)); code != 1 || msg != "invalid: timestamp 3s outside tolerance 2s" {
+	if code, msg := exitCode(verifyRun(context.Background(), o)); code != 1 || msg != "invalid: timestamp 3s outside tolerance 2s" {
 		t.Fatalf("%d %q", code, msg)
 	}
 }

@@ -19,7 +19,7 @@ func TestVerifyToleranceZeroIsRefused(t *testing.T) {
 	ios, _, _, _ := iostreams.Test()
 	cmd := newVerifyCmd(newFactory(ios), func(*verifyOptions) error { return nil })
 	cmd.SetArgs([]string{"1", "--secret", "k", "--tolerance", "0s"})
-	code, msg := ExitCode(cmd.Execute())
+	code, msg := exitCode(cmd.Execute())
 	if code != 2 || !strings.Contains(msg, "--tolerance") {
 		t.Fatalf("exit %d %q, want 2 naming --tolerance", code, msg)
 	}
@@ -41,7 +41,7 @@ func TestVerifySecretWhitespaceHint(t *testing.T) {
 	in.Write(body)
 	cmd := newVerifyCmd(newFactory(ios), nil)
 	cmd.SetArgs([]string{"--provider", "github", "--secret", "s3cr3t\n", "--header", "X-Hub-Signature-256: " + signed.Headers.Get("X-Hub-Signature-256")})
-	code, msg := ExitCode(cmd.Execute())
+	code, msg := exitCode(cmd.Execute())
 	if code != 1 || !strings.Contains(msg, "whitespace") {
 		t.Fatalf("exit %d %q, want 1 and a whitespace hint", code, msg)
 	}
