@@ -20,6 +20,8 @@ import (
 	"time"
 
 	"github.com/stripe/stripe-go/v82/webhook"
+
+	"github.com/hookreplay/hookreplay/internal/testkit"
 )
 
 const testSecret = "whsec_test_wallet_secret"
@@ -75,42 +77,8 @@ type backend struct {
 func backends() []backend {
 	return []backend{
 		{"sqlite", func(t *testing.T) string { return "sqlite:" + filepath.Join(t.TempDir(), "wallet.db") }},
-		{"postgres", func(t *testing.T) string { return pgSchema(t) }},
+		{"postgres", func(t *testing.T) string { return testkit.PostgresSchema(t, "wallet_test") }},
 	}
-}
-
-// pgSchema returns a DSN on a fresh schema of the test Postgres server
-// (env HOOKREPLAY_TEST_PG). Without it the test is skipped loudly, except in
-// CI (env CI set), where it fails: .ci/run starts a server and exports both.
-func pgSchema(t *testing.T) string {
-	t.Helper()
-	dsn := os.Getenv("HOOKREPLAY_TEST_PG")
-	if dsn == "" {
-		if os.Getenv("CI") != "" {
-			t.Fatal("CI is set but HOOKREPLAY_TEST_PG is not: .ci/run must start Postgres and export it")
-		}
-		t.Skip("!!!!! SKIPPING POSTGRES TEST: set HOOKREPLAY_TEST_PG=postgres://... (or run .ci/run, which starts one) !!!!!")
-	}
-	db, err := sql.Open("pgx", dsn)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
-	schema := fmt.Sprintf("wallet_test_%d", time.Now().UnixNano())
-	if _, err := db.Exec("CREATE SCHEMA " + schema); err != nil {
-		t.Fatalf("create schema: %v", err)
-	}
-	t.Cleanup(func() {
-		if db, err := sql.Open("pgx", dsn); err == nil {
-			_, _ = db.Exec("DROP SCHEMA " + schema + " CASCADE")
-			db.Close()
-		}
-	})
-	sep := "?"
-	if strings.Contains(dsn, "?") {
-		sep = "&"
-	}
-	return dsn + sep + "search_path=" + schema
 }
 
 // testWallet is a variant served over real HTTP on 127.0.0.1.

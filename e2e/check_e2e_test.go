@@ -1,4 +1,4 @@
-package main
+package e2e
 
 // End-to-end tests of `hookreplay check`: the real binary against the example
 // wallet handler's variants (examples/wallet) on 127.0.0.1, with real SQLite
@@ -26,13 +26,12 @@ import (
 	"testing"
 	"time"
 
-	_ "github.com/jackc/pgx/v5/stdlib" // the "pgx" driver for the Postgres test
-
 	"github.com/hookreplay/hookreplay/examples/wallet"
 	"github.com/hookreplay/hookreplay/internal/check"
 	"github.com/hookreplay/hookreplay/internal/message"
 	"github.com/hookreplay/hookreplay/internal/report"
 	"github.com/hookreplay/hookreplay/internal/store"
+	"github.com/hookreplay/hookreplay/internal/testkit"
 	"github.com/hookreplay/hookreplay/internal/verify"
 )
 
@@ -516,39 +515,6 @@ func waitClosed(t *testing.T, addr string) {
 	t.Fatalf("the --serve handler still listens on %s after check returned", addr)
 }
 
-// checkPGSchema returns a DSN on a fresh schema of the test Postgres server
-// (env HOOKREPLAY_TEST_PG); skipped loudly without it, except in CI.
-func checkPGSchema(t *testing.T) string {
-	t.Helper()
-	dsn := os.Getenv("HOOKREPLAY_TEST_PG")
-	if dsn == "" {
-		if os.Getenv("CI") != "" {
-			t.Fatal("CI is set but HOOKREPLAY_TEST_PG is not: .ci/run must start Postgres and export it")
-		}
-		t.Skip("!!!!! SKIPPING POSTGRES CHECK TEST: set HOOKREPLAY_TEST_PG=postgres://... (or run .ci/run, which starts one) !!!!!")
-	}
-	db, err := sql.Open("pgx", dsn)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
-	schema := fmt.Sprintf("check_e2e_%d", time.Now().UnixNano())
-	if _, err := db.Exec("CREATE SCHEMA " + schema); err != nil {
-		t.Fatalf("create schema: %v", err)
-	}
-	t.Cleanup(func() {
-		if db, err := sql.Open("pgx", dsn); err == nil {
-			_, _ = db.Exec("DROP SCHEMA " + schema + " CASCADE")
-			db.Close()
-		}
-	})
-	sep := "?"
-	if strings.Contains(dsn, "?") {
-		sep = "&"
-	}
-	return dsn + sep + "search_path=" + schema
-}
-
 // The same verdicts with the handler and the probe on Postgres.
 func TestCheckPostgres(t *testing.T) {
 	for _, tc := range []struct {
@@ -561,7 +527,7 @@ func TestCheckPostgres(t *testing.T) {
 		{wallet.Fixed, 0, map[string]report.Status{"first": report.Pass, "dups": report.Pass, "burst": report.Pass, "lost": report.Pass, "tamper": report.Pass}},
 	} {
 		t.Run(tc.variant, func(t *testing.T) {
-			dsn := checkPGSchema(t)
+			dsn := testkit.PostgresSchema(t, "check_e2e")
 			db := filepath.Join(t.TempDir(), "h.db")
 			id := checkStripeDelivery(t, db)
 			url := checkWalletDSN(t, tc.variant, dsn)

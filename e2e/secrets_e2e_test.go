@@ -1,4 +1,4 @@
-package main
+package e2e
 
 // End-to-end test that no secret a user gives hookreplay — a --secret or the
 // value of --secret-env, a DSN password, a password or token in a --probe-http

@@ -1,4 +1,4 @@
-package main
+package e2e
 
 // End-to-end tests of what `export -o PATH` may write over, and of --redact:
 // the real binary, deliveries stored in a real SQLite file, exports read

@@ -1,7 +1,8 @@
-package main
-
-// End-to-end tests run the real binary. TestMain builds it once; the helpers
-// below run it to completion or start it in the background.
+// Package e2e holds the end-to-end tests: they drive the built hookreplay
+// binary over real HTTP, real SQLite files and (with HOOKREPLAY_TEST_PG) a real
+// Postgres. TestMain builds it once; the helpers below run it to completion or
+// start it in the background.
+package e2e
 
 import (
 	"bufio"
@@ -12,31 +13,36 @@ import (
 	"net"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"strings"
 	"sync"
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/hookreplay/hookreplay/internal/testkit"
 )
 
 var binPath string
 
+// TestMain builds the binary once, then runs the tests from the repository
+// root: fixtures are named by their repository paths (testdata/…,
+// examples/wallet/testdata/…), as the README names them.
 func TestMain(m *testing.M) {
 	dir, err := os.MkdirTemp("", "hookreplay-bin")
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(2)
 	}
-	binPath = filepath.Join(dir, "hookreplay")
-	args := []string{"build", "-o", binPath}
-	if raceEnabled {
-		args = append(args, "-race")
+	if binPath, err = testkit.BuildBinary(dir); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(2)
 	}
-	build := exec.Command("go", append(args, ".")...)
-	build.Stdout, build.Stderr = os.Stderr, os.Stderr
-	if err := build.Run(); err != nil {
-		fmt.Fprintln(os.Stderr, "build hookreplay:", err)
+	root, err := testkit.RepoRoot()
+	if err == nil {
+		err = os.Chdir(root)
+	}
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
 		os.Exit(2)
 	}
 	code := m.Run()

@@ -1,4 +1,4 @@
-package main
+package e2e
 
 // End-to-end tests of the limits on what a user can type: every number and
 // every body read from a file or stdin is bounded, and a value beyond the
@@ -19,6 +19,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/hookreplay/hookreplay/internal/testkit"
 )
 
 // runCapped runs hookreplay with stdin from the file stdin ("" for none)
@@ -29,7 +31,7 @@ func runCapped(t *testing.T, stdin string, args ...string) (result, time.Duratio
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
 	var c *exec.Cmd
-	if raceEnabled {
+	if testkit.RaceEnabled {
 		c = exec.CommandContext(ctx, binPath, args...)
 	} else {
 		c = exec.CommandContext(ctx, "/bin/sh", append([]string{"-c", `ulimit -v 4194304 && exec "$0" "$@"`, binPath}, args...)...)

@@ -1,4 +1,4 @@
-package main
+package e2e
 
 // End-to-end tests of which SQLite files hookreplay agrees to use: its own
 // (marked with PRAGMA application_id), older hookreplay files (marked when

@@ -1,4 +1,4 @@
-package main
+package e2e
 
 // End-to-end tests of capture's connection cap: silent connections cannot
 // keep a real delivery out, and beyond the cap capture answers 503 at once.

@@ -1,4 +1,4 @@
-package main
+package e2e
 
 // End-to-end tests of capture, list, show, delete and prune through the real
 // binary, real sockets and a real SQLite file.

@@ -1,4 +1,4 @@
-package main
+package e2e
 
 // End-to-end tests of `hookreplay replay` and `hookreplay runs`: the real
 // binary against real handler servers on 127.0.0.1 that record exactly what

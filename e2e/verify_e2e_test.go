@@ -1,4 +1,4 @@
-package main
+package e2e
 
 // End-to-end tests of verify, sign and send through the real binary: real
 // handlers on 127.0.0.1:0 that check signatures with independent code

@@ -1,4 +1,4 @@
-package main
+package e2e
 
 // End-to-end tests of export and import through the real binary: deliveries
 // captured over real TCP, exported to JSONL, imported into a fresh database,

@@ -1,4 +1,4 @@
-package main
+package e2e
 
 // End-to-end tests of the check reports through the real binary: a real
 // check of the example wallet handler writes every --report format, and each

@@ -1,4 +1,4 @@
-package main
+package e2e
 
 // End-to-end tests of `hookreplay demo serve`: the real binary serving the
 // example wallet, real deliveries over HTTP, the sink standing in for the
@@ -6,9 +6,7 @@ package main
 
 import (
 	"context"
-	"database/sql"
 	"encoding/json"
-	"fmt"
 	"io"
 	"net/http"
 	"os"
@@ -17,10 +15,10 @@ import (
 	"testing"
 	"time"
 
-	_ "github.com/jackc/pgx/v5/stdlib" // Postgres for the schema of TestDemoServePostgres
 	"github.com/stripe/stripe-go/v82/webhook"
 
 	"github.com/hookreplay/hookreplay/internal/probe"
+	"github.com/hookreplay/hookreplay/internal/testkit"
 )
 
 const demoServeSecret = "whsec_demoServeE2E"
@@ -217,23 +215,10 @@ func TestDemoServeErrors(t *testing.T) {
 
 // TestDemoServePostgres runs the three demo variants on Postgres.
 func TestDemoServePostgres(t *testing.T) {
-	dsn := os.Getenv("HOOKREPLAY_TEST_PG")
-	if dsn == "" {
-		if os.Getenv("CI") != "" {
-			t.Fatal("CI is set but HOOKREPLAY_TEST_PG is not: .ci/run must start Postgres and export it")
-		}
-		t.Skip("!!!!! SKIPPING POSTGRES TEST: set HOOKREPLAY_TEST_PG=postgres://... (or run .ci/run, which starts one) !!!!!")
-	}
+	testkit.PostgresDSN(t) // skip (or fail in CI) before the subtests
 	for _, tt := range []struct{ variant, want string }{{"naive", "10000"}, {"racy", "5000"}, {"fixed", "5000"}} {
 		t.Run(tt.variant, func(t *testing.T) {
-			schema := fmt.Sprintf("demo_serve_e2e_%s_%d", tt.variant, time.Now().UnixNano())
-			demoServeExecPG(t, dsn, "CREATE SCHEMA "+schema)
-			t.Cleanup(func() { demoServeExecPG(t, dsn, "DROP SCHEMA "+schema+" CASCADE") })
-			sep := "?"
-			if strings.Contains(dsn, "?") {
-				sep = "&"
-			}
-			sdsn := dsn + sep + "search_path=" + schema
+			sdsn := testkit.PostgresSchema(t, "demo_serve_e2e_"+tt.variant)
 			_, url := demoServeStart(t, tt.variant, "--dsn", sdsn, "-q")
 			body := demoServeEvent(t, "evt_pg_"+tt.variant)
 			for i := 0; i < 2; i++ {
@@ -253,17 +238,5 @@ func TestDemoServePostgres(t *testing.T) {
 				t.Fatalf("probe read %+v, %v; want %s", v, err, tt.want)
 			}
 		})
-	}
-}
-
-func demoServeExecPG(t *testing.T, dsn, stmt string) {
-	t.Helper()
-	db, err := sql.Open("pgx", dsn)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
-	if _, err := db.Exec(stmt); err != nil {
-		t.Fatalf("%s: %v", stmt, err)
 	}
 }
