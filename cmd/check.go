@@ -7,7 +7,6 @@ import (
 	"net"
 	"net/url"
 	"os"
-	"strconv"
 	"strings"
 	"time"
 
@@ -26,9 +25,7 @@ type checkOptions struct {
 	IO    *iostreams.IO
 	Store func() (*store.Store, error)
 
-	IDs       []int64
-	Last      bool
-	EventIDs  []string
+	deliverySelector
 	From      []string
 	To        string
 	ProbeSQL  []string
@@ -100,13 +97,11 @@ effect of the first delivery).`,
   EMAIL_API_URL=http://127.0.0.1:9100 ./server &
   hookreplay check 42 --to http://127.0.0.1:8080/hook --sink 127.0.0.1:9100`,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			for _, a := range args {
-				id, err := checkParseID(a)
-				if err != nil {
-					return err
-				}
-				o.IDs = append(o.IDs, id)
+			ids, err := parseDeliveryIDs(args)
+			if err != nil {
+				return err
 			}
+			o.IDs = ids
 			if err := checkEngineArgs(cmd, o, phases); err != nil {
 				return err
 			}
@@ -117,8 +112,8 @@ effect of the first delivery).`,
 		},
 	}
 	fl := cmd.Flags()
-	fl.BoolVar(&o.Last, "last", false, "check the newest captured delivery")
-	fl.StringArrayVar(&o.EventIDs, "event-id", nil, "check the delivery with this provider event id (repeatable)")
+	o.addLastFlag(fl, "check")
+	o.addEventIDFlag(fl, "check")
 	fl.StringArrayVar(&o.From, "from", nil, "read deliveries from a JSONL file written by 'hookreplay export --format jsonl' (repeatable)")
 	checkEngineFlags(fl, o, &phases)
 	fl.StringArrayVar(&o.Reports, "report", nil, "also write a report: json=PATH, junit=PATH, markdown=PATH, text=PATH (repeatable; PATH - is stdout, instead of the text report)")
@@ -171,14 +166,6 @@ func checkEngineArgs(cmd *cobra.Command, o *checkOptions, phases string) error {
 func isPhase(p string) bool {
 	_, ok := check.PhaseNamed(p)
 	return ok
-}
-
-func checkParseID(s string) (int64, error) {
-	id, err := strconv.ParseInt(strings.TrimPrefix(s, "#"), 10, 64)
-	if err != nil || id <= 0 {
-		return 0, usageErr("delivery id %q is not a positive number (see 'hookreplay list')", s)
-	}
-	return id, nil
 }
 
 func resolveCheckSecret(o *checkOptions) error {
@@ -419,36 +406,9 @@ func checkRunOptions(o *checkOptions) map[string]any {
 
 // loadCheckDeliveries resolves IDs, --last, --event-id and --from, in that order.
 func loadCheckDeliveries(ctx context.Context, o *checkOptions, st *store.Store) ([]*store.Delivery, error) {
-	var out []*store.Delivery
-	for _, id := range o.IDs {
-		d, err := st.GetDelivery(ctx, id)
-		if err != nil {
-			if errors.Is(err, store.ErrNotFound) {
-				return nil, usageErr("no delivery %d in %s (see 'hookreplay list')", id, st.Path())
-			}
-			return nil, setupErr("%v", err)
-		}
-		out = append(out, d)
-	}
-	if o.Last {
-		d, err := st.LastDelivery(ctx)
-		if err != nil {
-			if errors.Is(err, store.ErrNotFound) {
-				return nil, usageErr("--last: no deliveries captured in %s yet (run 'hookreplay capture')", st.Path())
-			}
-			return nil, setupErr("%v", err)
-		}
-		out = append(out, d)
-	}
-	for _, e := range o.EventIDs {
-		ds, err := st.ListDeliveries(ctx, store.Filter{EventID: e, Limit: 1})
-		if err != nil {
-			return nil, setupErr("%v", err)
-		}
-		if len(ds) == 0 {
-			return nil, usageErr("--event-id %s: no captured delivery carries that event id", e)
-		}
-		out = append(out, ds[0])
+	out, err := o.load(ctx, st)
+	if err != nil {
+		return nil, err
 	}
 	for _, path := range o.From {
 		f, err := os.Open(path)

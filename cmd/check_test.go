@@ -47,7 +47,7 @@ func TestCheckFlags(t *testing.T) {
 // Usage errors are caught before anything is opened or sent.
 func TestCheckValidate(t *testing.T) {
 	base := func() *checkOptions {
-		return &checkOptions{To: "http://127.0.0.1:1/h", Last: true, ProbeCmd: []string{"echo 1"}, N: 10, Burst: 20,
+		return &checkOptions{To: "http://127.0.0.1:1/h", deliverySelector: deliverySelector{Last: true}, ProbeCmd: []string{"echo 1"}, N: 10, Burst: 20,
 			Settle: 1, SettleMax: 2}
 	}
 	for _, tc := range []struct {

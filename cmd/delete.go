@@ -2,12 +2,10 @@ package cmd
 
 import (
 	"context"
-	"errors"
 	"fmt"
 
 	"github.com/spf13/cobra"
 
-	"github.com/hookreplay/hookreplay/internal/capture"
 	"github.com/hookreplay/hookreplay/internal/iostreams"
 	"github.com/hookreplay/hookreplay/internal/store"
 )
@@ -28,14 +26,11 @@ func newDeleteCmd(f *factory, runF func(*deleteOptions) error) *cobra.Command {
 		Example: "  hookreplay delete 12 13 14",
 		Args:    cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			o.IDs = nil
-			for _, a := range args {
-				id, err := capture.ParseID(a)
-				if err != nil {
-					return usageErr("%v", err)
-				}
-				o.IDs = append(o.IDs, id)
+			ids, err := parseDeliveryIDs(args)
+			if err != nil {
+				return err
 			}
+			o.IDs = ids
 			if runF != nil {
 				return runF(o)
 			}
@@ -51,12 +46,9 @@ func deleteRun(ctx context.Context, o *deleteOptions) error {
 		return err
 	}
 	defer st.Close()
-	for _, id := range o.IDs {
-		if _, err := st.GetDelivery(ctx, id); errors.Is(err, store.ErrNotFound) {
-			return usageErr("no delivery %d", id)
-		} else if err != nil {
-			return setupErr("%v", err)
-		}
+	sel := deliverySelector{IDs: o.IDs}
+	if _, err := sel.load(ctx, st); err != nil {
+		return err
 	}
 	n, err := st.DeleteDeliveries(ctx, o.IDs...)
 	if err != nil {

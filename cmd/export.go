@@ -2,7 +2,6 @@ package cmd
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"strconv"
 	"strings"
@@ -10,7 +9,6 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/hookreplay/hookreplay/internal/capture"
 	"github.com/hookreplay/hookreplay/internal/exchange"
 	"github.com/hookreplay/hookreplay/internal/iostreams"
 	"github.com/hookreplay/hookreplay/internal/message"
@@ -23,13 +21,10 @@ type exportOptions struct {
 	Store func() (*store.Store, error)
 	Now   func() time.Time
 
-	IDs      []int64
-	Format   string
-	Provider string
-	TypeGlob string
-	EventID  string
-	Since    time.Duration
-	Output   string // "" or "-" is stdout
+	deliverySelector // IDs or --last
+	deliveryFilter
+	Format string
+	Output string // "" or "-" is stdout
 	// Redact replaces credentials (redact.CredentialHeaders, RedactRules).
 	Redact      bool
 	RedactRules redact.Rules
@@ -37,7 +32,6 @@ type exportOptions struct {
 
 func newExportCmd(f *factory, runF func(*exportOptions) error) *cobra.Command {
 	o := &exportOptions{IO: f.IO, Store: f.ExistingStore, Now: time.Now}
-	var since string
 	cmd := &cobra.Command{
 		Use:   "export [ID...]",
 		Short: "Write captured deliveries as JSONL, HAR, curl commands or raw HTTP",
@@ -82,21 +76,18 @@ keeps its mode; symbolic links, FIFOs and devices are refused.`,
 				return usageErr("--format: %v", err)
 			}
 			o.Format = string(f)
-			for _, a := range args {
-				id, err := capture.ParseID(a)
-				if err != nil {
-					return usageErr("%v", err)
-				}
-				o.IDs = append(o.IDs, id)
+			ids, err := parseDeliveryIDs(args)
+			if err != nil {
+				return err
 			}
-			if since != "" {
-				d, err := capture.ParseAge(since)
-				if err != nil {
-					return usageErr("--since: %v", err)
-				}
-				o.Since = d
+			o.IDs = ids
+			if err := o.validate(); err != nil {
+				return err
 			}
-			if len(o.IDs) > 0 && (o.Provider != "" || o.TypeGlob != "" || o.EventID != "" || o.Since > 0) {
+			if o.given() > 1 {
+				return usageErr("give delivery IDs or --last, not both")
+			}
+			if o.given() > 0 && o.set() {
 				return usageErr("give delivery IDs or filters (--provider, --type, --event-id, --since), not both")
 			}
 			if len(o.RedactRules.Headers) > 0 || len(o.RedactRules.JSONPaths) > 0 {
@@ -119,10 +110,8 @@ keeps its mode; symbolic links, FIFOs and devices are refused.`,
 		},
 	}
 	cmd.Flags().StringVar(&o.Format, "format", "jsonl", "jsonl, har, curl or raw (see docs/import-export.md)")
-	cmd.Flags().StringVar(&o.Provider, "provider", "", "only this provider ("+providers(anyProvider)+")")
-	cmd.Flags().StringVar(&o.TypeGlob, "type", "", "only event types matching this glob, e.g. 'invoice.*'")
-	cmd.Flags().StringVar(&o.EventID, "event-id", "", "only deliveries of this event id")
-	cmd.Flags().StringVar(&since, "since", "", "only deliveries received within this long, e.g. 2h or 7d")
+	o.addLastFlag(cmd.Flags(), "export")
+	o.addFilterFlags(cmd.Flags())
 	cmd.Flags().StringVarP(&o.Output, "output", "o", "", "write to this file instead of stdout (replaced whole; new files get mode 0600)")
 	cmd.Flags().BoolVar(&o.Redact, "redact", false, "replace Authorization, Proxy-Authorization, Cookie and Set-Cookie values with [REDACTED]")
 	cmd.Flags().StringArrayVar(&o.RedactRules.Headers, "redact-header", nil, "also redact this header (repeatable; implies --redact)")
@@ -137,22 +126,13 @@ func exportRun(ctx context.Context, o *exportOptions) error {
 	}
 	defer st.Close()
 	var ds []*store.Delivery
-	if len(o.IDs) > 0 {
-		for _, id := range o.IDs {
-			d, err := st.GetDelivery(ctx, id)
-			if errors.Is(err, store.ErrNotFound) {
-				return usageErr("no delivery %d in %s (see 'hookreplay list')", id, st.Path())
-			}
-			if err != nil {
-				return setupErr("%v", err)
-			}
-			ds = append(ds, d)
+	if o.given() > 0 {
+		if ds, err = o.load(ctx, st); err != nil {
+			return err
 		}
 	} else {
-		f := store.Filter{Provider: o.Provider, TypeGlob: o.TypeGlob, EventID: o.EventID, Oldest: true}
-		if o.Since > 0 {
-			f.Since = o.Now().Add(-o.Since)
-		}
+		f := o.storeFilter(o.Now())
+		f.Oldest = true
 		if ds, err = st.ListDeliveries(ctx, f); err != nil {
 			return setupErr("%v", err)
 		}

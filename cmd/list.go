@@ -3,13 +3,10 @@ package cmd
 import (
 	"context"
 	"fmt"
-	"path"
-	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
 
-	"github.com/hookreplay/hookreplay/internal/capture"
 	"github.com/hookreplay/hookreplay/internal/iostreams"
 	"github.com/hookreplay/hookreplay/internal/report"
 	"github.com/hookreplay/hookreplay/internal/store"
@@ -20,17 +17,13 @@ type listOptions struct {
 	Store func() (*store.Store, error)
 	Now   func() time.Time
 
-	Provider string
-	TypeGlob string
-	EventID  string
-	Since    time.Duration
-	Limit    int
-	JSON     bool
+	deliveryFilter
+	Limit int
+	JSON  bool
 }
 
 func newListCmd(f *factory, runF func(*listOptions) error) *cobra.Command {
 	o := &listOptions{IO: f.IO, Store: f.ExistingStore, Now: time.Now}
-	var since string
 	cmd := &cobra.Command{
 		Use:   "list",
 		Short: "List captured deliveries, newest first",
@@ -39,19 +32,8 @@ func newListCmd(f *factory, runF func(*listOptions) error) *cobra.Command {
   hookreplay list --event-id evt_1Nq2 --json | jq '.[].id'`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if since != "" {
-				d, err := capture.ParseAge(since)
-				if err != nil {
-					return usageErr("--since: %v", err)
-				}
-				o.Since = d
-			}
-			// Stored provider names are lower case: --provider GitHub means github.
-			o.Provider = strings.ToLower(strings.TrimSpace(o.Provider))
-			if strings.Contains(o.TypeGlob, "[") {
-				if _, err := path.Match(o.TypeGlob, ""); err != nil {
-					return usageErr("--type %q: malformed glob (an unclosed [ ?)", o.TypeGlob)
-				}
+			if err := o.validate(); err != nil {
+				return err
 			}
 			if err := intFlagIn("--limit", o.Limit, 0, maxListLimit); err != nil {
 				return err
@@ -62,10 +44,7 @@ func newListCmd(f *factory, runF func(*listOptions) error) *cobra.Command {
 			return listRun(cmd.Context(), o)
 		},
 	}
-	cmd.Flags().StringVar(&o.Provider, "provider", "", "only this provider ("+providers(anyProvider)+")")
-	cmd.Flags().StringVar(&o.TypeGlob, "type", "", "only event types matching this glob, e.g. 'invoice.*'")
-	cmd.Flags().StringVar(&o.EventID, "event-id", "", "only deliveries of this event id")
-	cmd.Flags().StringVar(&since, "since", "", "only deliveries received within this long, e.g. 2h or 7d")
+	o.addFilterFlags(cmd.Flags())
 	cmd.Flags().IntVar(&o.Limit, "limit", 50, "at most this many (0 for all)")
 	cmd.Flags().BoolVar(&o.JSON, "json", false, "print a JSON array")
 	return cmd
@@ -77,10 +56,8 @@ func listRun(ctx context.Context, o *listOptions) error {
 		return err
 	}
 	defer st.Close()
-	f := store.Filter{Provider: o.Provider, TypeGlob: o.TypeGlob, EventID: o.EventID, Limit: o.Limit}
-	if o.Since > 0 {
-		f.Since = o.Now().Add(-o.Since)
-	}
+	f := o.storeFilter(o.Now())
+	f.Limit = o.Limit
 	ds, err := st.ListDeliveries(ctx, f)
 	if err != nil {
 		return setupErr("%v", err)

@@ -3,10 +3,9 @@ package cmd
 import (
 	"context"
 	"crypto/tls"
-	"errors"
 	"fmt"
 	"net/url"
-	"strconv"
+	"slices"
 	"strings"
 	"time"
 
@@ -23,9 +22,7 @@ type replayOptions struct {
 	IO    *iostreams.IO
 	Store func() (*store.Store, error)
 
-	IDs          []int64
-	Last         bool
-	EventIDs     []string
+	deliverySelector
 	To           string
 	N            int
 	Concurrency  int
@@ -87,19 +84,17 @@ usage errors or when no copy could connect at all, 130 when interrupted.`,
   hookreplay replay --event-id evt_1PqR2s --to http://localhost:3000 --raw --json | jq .summary
   hookreplay replay 42 --to https://localhost:8443/webhooks --insecure`,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			seen := map[int64]bool{}
-			for _, a := range args {
-				id, err := replayParseID(a)
-				if err != nil {
-					return err
-				}
-				if seen[id] {
+			ids, err := parseDeliveryIDs(args)
+			if err != nil {
+				return err
+			}
+			for i, id := range ids {
+				if slices.Contains(ids[:i], id) {
 					// Twice would be two "copy 1" of one delivery; -n is how copies are asked for.
 					return usageErr("delivery %d is given twice; use -n for more copies of it", id)
 				}
-				seen[id] = true
-				o.IDs = append(o.IDs, id)
 			}
+			o.IDs = ids
 			if err := replayValidate(o, cmd); err != nil {
 				return err
 			}
@@ -110,8 +105,8 @@ usage errors or when no copy could connect at all, 130 when interrupted.`,
 		},
 	}
 	fl := cmd.Flags()
-	fl.BoolVar(&o.Last, "last", false, "replay the newest captured delivery")
-	fl.StringArrayVar(&o.EventIDs, "event-id", nil, "replay the (oldest) capture of this provider event id (repeatable)")
+	o.addLastFlag(fl, "replay")
+	o.addEventIDFlag(fl, "replay")
 	fl.StringVar(&o.To, "to", "", "handler URL to send copies to (required), e.g. http://localhost:3000/webhooks")
 	fl.IntVarP(&o.N, "copies", "n", 1, "copies of each delivery")
 	fl.IntVar(&o.Concurrency, "concurrency", 1, "copies in flight at once (seq, shuffle, reverse)")
@@ -144,15 +139,6 @@ func replayTLS(insecure bool) *tls.Config {
 	return &tls.Config{InsecureSkipVerify: true} //nolint:gosec // asked for with --insecure
 }
 
-// replayParseID reads a delivery or run id ("42" or "#42").
-func replayParseID(s string) (int64, error) {
-	id, err := strconv.ParseInt(strings.TrimPrefix(strings.TrimSpace(s), "#"), 10, 64)
-	if err != nil || id <= 0 {
-		return 0, usageErr("%q is not a delivery id (want a positive number, see 'hookreplay list')", s)
-	}
-	return id, nil
-}
-
 // replayValidate catches usage errors before the store is opened.
 func replayValidate(o *replayOptions, cmd *cobra.Command) error {
 	if o.To == "" {
@@ -163,17 +149,7 @@ func replayValidate(o *replayOptions, cmd *cobra.Command) error {
 		return usageErr("--to %q is not an http:// or https:// URL", o.To)
 	}
 	o.target = u
-	sources := 0
-	if len(o.IDs) > 0 {
-		sources++
-	}
-	if o.Last {
-		sources++
-	}
-	if len(o.EventIDs) > 0 {
-		sources++
-	}
-	switch {
+	switch sources := o.given(); {
 	case sources == 0:
 		return usageErr("which delivery? give an ID (see 'hookreplay list'), --last or --event-id E")
 	case sources > 1:
@@ -247,45 +223,6 @@ func replayValidate(o *replayOptions, cmd *cobra.Command) error {
 	return nil
 }
 
-// replayDeliveries loads what the user named.
-func replayDeliveries(ctx context.Context, o *replayOptions, st *store.Store) ([]*store.Delivery, error) {
-	var ds []*store.Delivery
-	switch {
-	case o.Last:
-		d, err := st.LastDelivery(ctx)
-		if errors.Is(err, store.ErrNotFound) {
-			return nil, usageErr("no deliveries captured yet in %s (start with 'hookreplay capture')", st.Path())
-		}
-		if err != nil {
-			return nil, setupErr("%v", err)
-		}
-		ds = append(ds, d)
-	case len(o.EventIDs) > 0:
-		for _, e := range o.EventIDs {
-			found, err := st.ListDeliveries(ctx, store.Filter{EventID: e, Oldest: true, Limit: 1})
-			if err != nil {
-				return nil, setupErr("%v", err)
-			}
-			if len(found) == 0 {
-				return nil, usageErr("no captured delivery has event id %q (see 'hookreplay list')", e)
-			}
-			ds = append(ds, found[0])
-		}
-	default:
-		for _, id := range o.IDs {
-			d, err := st.GetDelivery(ctx, id)
-			if errors.Is(err, store.ErrNotFound) {
-				return nil, usageErr("no delivery %d (see 'hookreplay list')", id)
-			}
-			if err != nil {
-				return nil, setupErr("%v", err)
-			}
-			ds = append(ds, d)
-		}
-	}
-	return ds, nil
-}
-
 func replayRun(ctx context.Context, o *replayOptions) error {
 	if ctx == nil {
 		ctx = context.Background()
@@ -295,7 +232,7 @@ func replayRun(ctx context.Context, o *replayOptions) error {
 		return err
 	}
 	defer st.Close()
-	ds, err := replayDeliveries(ctx, o, st)
+	ds, err := o.load(ctx, st)
 	if err != nil {
 		return err
 	}

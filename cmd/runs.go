@@ -58,9 +58,9 @@ run's attempts.`,
 		Example: "  hookreplay runs show 3\n  hookreplay runs show 3 --json",
 		Args:    cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			id, err := replayParseID(args[0])
+			id, err := parseID("run", args[0])
 			if err != nil {
-				return usageErr("%q is not a run id (see 'hookreplay runs')", args[0])
+				return err
 			}
 			o.RunID = id
 			if runF != nil {

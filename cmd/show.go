@@ -2,11 +2,9 @@ package cmd
 
 import (
 	"context"
-	"errors"
 
 	"github.com/spf13/cobra"
 
-	"github.com/hookreplay/hookreplay/internal/capture"
 	"github.com/hookreplay/hookreplay/internal/iostreams"
 	"github.com/hookreplay/hookreplay/internal/report"
 	"github.com/hookreplay/hookreplay/internal/store"
@@ -33,9 +31,9 @@ func newShowCmd(f *factory, runF func(*showOptions) error) *cobra.Command {
   hookreplay show 42 --json`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			id, err := capture.ParseID(args[0])
+			id, err := parseID("delivery", args[0])
 			if err != nil {
-				return usageErr("%v", err)
+				return err
 			}
 			o.ID = id
 			n := 0
@@ -65,12 +63,9 @@ func showRun(ctx context.Context, o *showOptions) error {
 		return err
 	}
 	defer st.Close()
-	d, err := st.GetDelivery(ctx, o.ID)
-	if errors.Is(err, store.ErrNotFound) {
-		return usageErr("no delivery %d", o.ID)
-	}
+	d, err := getDelivery(ctx, st, o.ID)
 	if err != nil {
-		return setupErr("%v", err)
+		return err
 	}
 	switch {
 	case o.Raw:

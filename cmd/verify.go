@@ -3,7 +3,6 @@ package cmd
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -13,7 +12,6 @@ import (
 	"github.com/mattn/go-isatty"
 	"github.com/spf13/cobra"
 
-	"github.com/hookreplay/hookreplay/internal/capture"
 	"github.com/hookreplay/hookreplay/internal/iostreams"
 	"github.com/hookreplay/hookreplay/internal/message"
 	"github.com/hookreplay/hookreplay/internal/store"
@@ -77,9 +75,9 @@ Exit status: 0 valid, 1 invalid (the reason is printed), 2 usage error.`,
 		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if len(args) == 1 {
-				id, err := capture.ParseID(args[0])
+				id, err := parseID("delivery", args[0])
 				if err != nil {
-					return usageErr("%v", err)
+					return err
 				}
 				o.ID = id
 			}
@@ -200,11 +198,9 @@ func verifyRun(ctx context.Context, o *verifyOptions) error {
 			return err
 		}
 		defer st.Close()
-		d, err := st.GetDelivery(ctx, o.ID)
-		if errors.Is(err, store.ErrNotFound) {
-			return usageErr("no delivery %d", o.ID)
-		} else if err != nil {
-			return setupErr("%v", err)
+		d, err := getDelivery(ctx, st, o.ID)
+		if err != nil {
+			return err
 		}
 		req, opt.Now, ref = d.Request(), d.ReceivedAt, "capture"
 		if provider == "" {

@@ -118,15 +118,6 @@ func ParseAge(s string) (time.Duration, error) {
 	return total, nil
 }
 
-// ParseID reads a delivery id.
-func ParseID(s string) (int64, error) {
-	n, err := strconv.ParseInt(strings.TrimPrefix(strings.TrimSpace(s), "#"), 10, 64)
-	if err != nil || n <= 0 {
-		return 0, fmt.Errorf("invalid delivery id %q (want a positive number, see 'hookreplay list')", s)
-	}
-	return n, nil
-}
-
 // unitOf is the length of one time.ParseDuration unit (0 when unknown).
 func unitOf(u string) time.Duration {
 	switch u {

@@ -1,0 +1,175 @@
+package cmd
+
+// How commands name deliveries, in one place: the ID parser, the selector
+// (IDs, --last, --event-id) that show, replay, check, export and delete
+// resolve through, and the filter flags list and export share.
+
+import (
+	"context"
+	"errors"
+	"path"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/spf13/pflag"
+
+	"github.com/hookreplay/hookreplay/internal/capture"
+	"github.com/hookreplay/hookreplay/internal/store"
+)
+
+// parseID reads the id of a delivery or a run ("42" or "#42", as list and
+// runs print them).
+func parseID(kind, s string) (int64, error) {
+	id, err := strconv.ParseInt(strings.TrimPrefix(strings.TrimSpace(s), "#"), 10, 64)
+	if err != nil || id <= 0 {
+		listing := "list"
+		if kind == "run" {
+			listing = "runs"
+		}
+		return 0, usageErr("invalid %s id %q: not a positive number (see 'hookreplay %s')", kind, s, listing)
+	}
+	return id, nil
+}
+
+// parseDeliveryIDs reads positional delivery ids.
+func parseDeliveryIDs(args []string) ([]int64, error) {
+	var ids []int64
+	for _, a := range args {
+		id, err := parseID("delivery", a)
+		if err != nil {
+			return nil, err
+		}
+		ids = append(ids, id)
+	}
+	return ids, nil
+}
+
+// deliverySelector is how a command names the deliveries it works on:
+// positional IDs, --last and --event-id. One rule for which capture is
+// meant: --last is the newest capture; --event-id E is E's oldest capture
+// (the provider's first delivery of the event; later ones are its retries).
+type deliverySelector struct {
+	IDs      []int64
+	Last     bool
+	EventIDs []string
+}
+
+// addLastFlag declares --last; verb says what the command does with it.
+func (s *deliverySelector) addLastFlag(fl *pflag.FlagSet, verb string) {
+	fl.BoolVar(&s.Last, "last", false, verb+" the newest captured delivery")
+}
+
+// addEventIDFlag declares the repeatable --event-id of replay and check.
+func (s *deliverySelector) addEventIDFlag(fl *pflag.FlagSet, verb string) {
+	fl.StringArrayVar(&s.EventIDs, "event-id", nil, verb+" the (oldest) capture of this provider event id (repeatable)")
+}
+
+// given is how many of the ways (IDs, --last, --event-id) were used.
+func (s *deliverySelector) given() int {
+	n := 0
+	for _, used := range []bool{len(s.IDs) > 0, s.Last, len(s.EventIDs) > 0} {
+		if used {
+			n++
+		}
+	}
+	return n
+}
+
+// load resolves the selection: the IDs in the order given, then --last,
+// then each --event-id.
+func (s *deliverySelector) load(ctx context.Context, st *store.Store) ([]*store.Delivery, error) {
+	var out []*store.Delivery
+	for _, id := range s.IDs {
+		d, err := getDelivery(ctx, st, id)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, d)
+	}
+	if s.Last {
+		d, err := st.LastDelivery(ctx)
+		if errors.Is(err, store.ErrNotFound) {
+			return nil, usageErr("--last: no deliveries captured yet in %s (start with 'hookreplay capture')", st.Path())
+		}
+		if err != nil {
+			return nil, setupErr("%v", err)
+		}
+		out = append(out, d)
+	}
+	for _, e := range s.EventIDs {
+		found, err := st.ListDeliveries(ctx, store.Filter{EventID: e, Oldest: true, Limit: 1})
+		if err != nil {
+			return nil, setupErr("%v", err)
+		}
+		if len(found) == 0 {
+			return nil, usageErr("--event-id %s: no captured delivery has that event id (see 'hookreplay list')", e)
+		}
+		out = append(out, found[0])
+	}
+	return out, nil
+}
+
+// getDelivery reads delivery id; a missing one is a usage error.
+func getDelivery(ctx context.Context, st *store.Store, id int64) (*store.Delivery, error) {
+	d, err := st.GetDelivery(ctx, id)
+	if errors.Is(err, store.ErrNotFound) {
+		return nil, usageErr("no delivery %d", id)
+	}
+	if err != nil {
+		return nil, setupErr("%v", err)
+	}
+	return d, nil
+}
+
+// deliveryFilter is the filter flags list and export share, declared and
+// validated once.
+type deliveryFilter struct {
+	Provider string
+	TypeGlob string
+	EventID  string
+	Since    time.Duration
+	since    string // --since as typed, parsed by validate
+}
+
+// addFilterFlags declares --provider, --type, --event-id and --since.
+func (f *deliveryFilter) addFilterFlags(fl *pflag.FlagSet) {
+	fl.StringVar(&f.Provider, "provider", "", "only this provider ("+providers(anyProvider)+")")
+	fl.StringVar(&f.TypeGlob, "type", "", "only event types matching this glob, e.g. 'invoice.*'")
+	fl.StringVar(&f.EventID, "event-id", "", "only deliveries of this event id")
+	fl.StringVar(&f.since, "since", "", "only deliveries received within this long, e.g. 2h or 7d")
+}
+
+// validate parses --since, lower-cases --provider (stored provider names are
+// lower case: --provider GitHub means github) and rejects a malformed --type
+// glob, which would otherwise match nothing without saying why.
+func (f *deliveryFilter) validate() error {
+	if f.since != "" {
+		d, err := capture.ParseAge(f.since)
+		if err != nil {
+			return usageErr("--since: %v", err)
+		}
+		f.Since = d
+	}
+	f.Provider = strings.ToLower(strings.TrimSpace(f.Provider))
+	if strings.Contains(f.TypeGlob, "[") {
+		if _, err := path.Match(f.TypeGlob, ""); err != nil {
+			return usageErr("--type %q: malformed glob (an unclosed [ ?)", f.TypeGlob)
+		}
+	}
+	return nil
+}
+
+// set reports whether any filter was given.
+func (f *deliveryFilter) set() bool {
+	return f.Provider != "" || f.TypeGlob != "" || f.EventID != "" || f.Since > 0
+}
+
+// storeFilter is the store query for the filters, --since counted back from now.
+func (f *deliveryFilter) storeFilter(now time.Time) store.Filter {
+	sf := store.Filter{Provider: f.Provider, TypeGlob: f.TypeGlob, EventID: f.EventID}
+	if f.Since > 0 {
+		sf.Since = now.Add(-f.Since)
+	}
+	return sf
+}
