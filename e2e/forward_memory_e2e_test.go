@@ -1,4 +1,4 @@
-package main
+package e2e
 
 // End-to-end test of capture --forward's memory: a handler answering 64 MiB
 // to several deliveries at once is streamed to the senders, not buffered; a
