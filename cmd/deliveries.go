@@ -27,7 +27,7 @@ func parseID(kind, s string) (int64, error) {
 		if kind == "run" {
 			listing = "runs"
 		}
-		return 0, usageErr("invalid %s id %q: not a positive number (see 'hookreplay %s')", kind, s, listing)
+		return 0, usageErr("invalid %s id %q: not a positive number, so not a %s id (see 'hookreplay %s')", kind, s, kind, listing)
 	}
 	return id, nil
 }
@@ -103,7 +103,7 @@ func (s *deliverySelector) load(ctx context.Context, st *store.Store) ([]*store.
 			return nil, setupErr("%v", err)
 		}
 		if len(found) == 0 {
-			return nil, usageErr("--event-id %s: no captured delivery has that event id (see 'hookreplay list')", e)
+			return nil, usageErr("no captured delivery has event id %q (see 'hookreplay list')", e)
 		}
 		out = append(out, found[0])
 	}

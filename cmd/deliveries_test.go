@@ -30,7 +30,7 @@ func TestParseID(t *testing.T) {
 			root.SetArgs([]string{cmd, "abc"})
 		}
 		code, msg := exitCode(root.Execute())
-		if code != 2 || msg != `invalid delivery id "abc": not a positive number (see 'hookreplay list')` {
+		if code != 2 || msg != `invalid delivery id "abc": not a positive number, so not a delivery id (see 'hookreplay list')` {
 			t.Errorf("%s abc: exit %d %q", cmd, code, msg)
 		}
 	}
@@ -79,7 +79,7 @@ func TestSelectorOneRule(t *testing.T) {
 		want string
 	}{
 		{deliverySelector{IDs: []int64{9}}, "no delivery 9"},
-		{deliverySelector{EventIDs: []string{"evt_zz"}}, "--event-id evt_zz: no captured delivery has that event id"},
+		{deliverySelector{EventIDs: []string{"evt_zz"}}, `no captured delivery has event id "evt_zz"`},
 	} {
 		if _, err := tt.sel.load(ctx, st); err == nil || !strings.Contains(err.Error(), tt.want) {
 			t.Errorf("%+v: %v, want %q", tt.sel, err, tt.want)
