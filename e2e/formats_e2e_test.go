@@ -1,4 +1,4 @@
-package main
+package e2e
 
 // End-to-end tests of the HAR, curl, ngrok and raw formats through the real
 // binary: deliveries captured over real TCP, exported in each format,
