@@ -1,4 +1,4 @@
-package main
+package e2e
 
 // End-to-end test of Ctrl-C: capture, replay and check each stop promptly on
 // SIGINT while busy with a handler that never answers, and exit with their
