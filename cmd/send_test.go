@@ -34,7 +34,7 @@ func TestSendFlags(t *testing.T) {
 		cmd.SetArgs(tc.args)
 		cmd.SetOut(io.Out)
 		cmd.SetErr(io.ErrOut)
-		code, msg := ExitCode(cmd.Execute())
+		code, msg := exitCode(cmd.Execute())
 		if tc.wantErr != "" {
 			if code != 2 || !strings.Contains(msg, tc.wantErr) || strings.Contains(msg, "\n") {
 				t.Errorf("%v: want exit 2 with %q on one line, got %d %q", tc.args, tc.wantErr, code, msg)

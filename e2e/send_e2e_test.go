@@ -1,4 +1,4 @@
-package main
+package e2e
 
 // End-to-end tests of `hookreplay send` for real events: every catalogue
 // event and bodies of the user's own (--body FILE, --body -) reach a
