@@ -20,7 +20,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/hookreplay/hookreplay/internal/testkit"
 )
 
 // runCapped runs hookreplay with stdin from the file stdin ("" for none)
@@ -31,7 +30,7 @@ func runCapped(t *testing.T, stdin string, args ...string) (result, time.Duratio
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
 	var c *exec.Cmd
-	if testkit.RaceEnabled {
+	if raceEnabled {
 		c = exec.CommandContext(ctx, binPath, args...)
 	} else {
 		c = exec.CommandContext(ctx, "/bin/sh", append([]string{"-c", `ulimit -v 4194304 && exec "$0" "$@"`, binPath}, args...)...)

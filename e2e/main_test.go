@@ -24,6 +24,9 @@ import (
 
 var binPath string
 
+// raceEnabled: the binary (and these tests) run under the race detector.
+const raceEnabled = testkit.RaceEnabled
+
 // TestMain builds the binary once, then runs the tests from the repository
 // root: fixtures are named by their repository paths (testdata/…,
 // examples/wallet/testdata/…), as the README names them.
