@@ -19,7 +19,6 @@ import (
 	"strings"
 	"testing"
 	"time"
-
 )
 
 // runCapped runs hookreplay with stdin from the file stdin ("" for none)
