@@ -80,8 +80,18 @@ func (m *model) push(v view) tea.Cmd {
 	return v.Init()
 }
 
-// Update routes msg.
+// Update routes msg, then makes the view changes it asked for.
 func (m *model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
+	cmd := m.route(msg)
+	for len(m.env.navs) > 0 {
+		next := m.env.navs[0]
+		m.env.navs = m.env.navs[1:]
+		cmd = tea.Batch(cmd, m.route(next))
+	}
+	return m, cmd
+}
+
+func (m *model) route(msg tea.Msg) tea.Cmd {
 	switch msg := msg.(type) {
 	case tea.WindowSizeMsg:
 		m.width, m.height = msg.Width, msg.Height
@@ -89,54 +99,51 @@ func (m *model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		for _, v := range m.views {
 			v.SetSize(m.width, m.bodyHeight())
 		}
-		return m, nil
+		return nil
 	case statusMsg:
 		m.note, m.err = msg.text, msg.err
-		return m, nil
+		return nil
 	case noteMsg:
 		m.note, m.err = string(msg), nil
-		return m, m.nextNote()
+		return m.nextNote()
 	case pollMsg:
 		if m.env.watcher == nil {
-			return m, nil
+			return nil
 		}
-		return m, readVersion(m.env.watcher)
+		return readVersion(m.env.watcher)
 	case versionMsg:
 		next := tick(m.env.poll)
 		if msg.err != nil {
 			m.err = msg.err
-			return m, next
+			return next
 		}
 		changed := m.version != 0 && msg.v != m.version
 		m.version = msg.v
 		if changed {
-			return m, tea.Batch(next, m.broadcast(changedMsg{}))
+			return tea.Batch(next, m.broadcast(changedMsg{}))
 		}
-		return m, next
+		return next
 	case openDeliveryMsg:
-		return m, m.push(newDelivery(m.env, msg.id))
+		return m.push(newDelivery(m.env, msg.id))
 	case openRunsMsg:
-		return m, m.push(newRuns(m.env))
+		return m.push(newRuns(m.env))
 	case openRunMsg:
-		return m, m.push(newRun(m.env, msg.id))
+		return m.push(newRun(m.env, msg.id))
 	case openReplayMsg:
-		return m, m.openReplay(msg)
+		return m.openReplay(msg)
 	case openCheckMsg:
-		return m, m.openCheck(msg)
+		return m.openCheck(msg)
 	case backMsg:
 		if len(m.views) > 1 {
 			m.views = m.views[:len(m.views)-1]
 		}
-		return m, nil
-	case quitMsg:
-		m.quitting = true
-		return m, tea.Quit
+		return nil
 	case tea.KeyMsg:
-		return m, m.key(msg)
+		return m.key(msg)
 	case tea.MouseMsg:
-		return m, m.top().Update(msg)
+		return m.top().Update(msg)
 	}
-	return m, m.broadcast(msg)
+	return m.broadcast(msg)
 }
 
 // noteMsg is a note from Options.Notes.
@@ -156,9 +163,6 @@ func (m *model) nextNote() tea.Cmd {
 		}
 	}
 }
-
-// quitMsg ends the program once running work was stopped.
-type quitMsg struct{}
 
 func (m *model) broadcast(msg tea.Msg) tea.Cmd {
 	var cmds []tea.Cmd
@@ -199,7 +203,7 @@ func (m *model) key(msg tea.KeyMsg) tea.Cmd {
 			return nil
 		case key.Matches(msg, k.Runs):
 			if _, ok := m.top().(*runsModel); !ok {
-				return send(openRunsMsg{})
+				return m.env.nav(openRunsMsg{})
 			}
 		}
 	}

@@ -179,7 +179,7 @@ func (m *checkModel) Update(msg tea.Msg) tea.Cmd {
 		case m.running:
 			return nil
 		case key.Matches(msg, k.Back):
-			return send(backMsg{})
+			return m.env.nav(backMsg{})
 		case key.Matches(msg, k.Save) && m.c != nil:
 			return saveReports(m.env, m.c)
 		default:

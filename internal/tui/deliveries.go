@@ -292,7 +292,7 @@ func (m *deliveriesModel) key(msg tea.KeyMsg) tea.Cmd {
 		}
 	case key.Matches(msg, k.Open):
 		if id := m.selected(); id != 0 {
-			return send(openDeliveryMsg{id: id})
+			return m.env.nav(openDeliveryMsg{id: id})
 		}
 	case key.Matches(msg, k.Delete):
 		if ids := m.selection(); len(ids) > 0 {
@@ -308,11 +308,11 @@ func (m *deliveriesModel) key(msg tea.KeyMsg) tea.Cmd {
 		}
 	case key.Matches(msg, k.Replay):
 		if ids := m.selection(); len(ids) > 0 {
-			return send(openReplayMsg{ids: ids})
+			return m.env.nav(openReplayMsg{ids: ids})
 		}
 	case key.Matches(msg, k.Check):
 		if ids := m.selection(); len(ids) > 0 {
-			return send(openCheckMsg{ids: ids})
+			return m.env.nav(openCheckMsg{ids: ids})
 		}
 	}
 	return nil

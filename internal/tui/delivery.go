@@ -147,15 +147,15 @@ func (m *deliveryModel) Update(msg tea.Msg) tea.Cmd {
 		case msg.String() >= "1" && msg.String() <= fmt.Sprint(len(deliveryTabs)) && len(msg.String()) == 1:
 			m.setTab(int(msg.String()[0] - '1'))
 		case key.Matches(msg, k.Back):
-			return send(backMsg{})
+			return m.env.nav(backMsg{})
 		case key.Matches(msg, k.Top):
 			m.vp.GotoTop()
 		case key.Matches(msg, k.Bottom):
 			m.vp.GotoBottom()
 		case key.Matches(msg, k.Replay):
-			return send(openReplayMsg{ids: []int64{m.id}})
+			return m.env.nav(openReplayMsg{ids: []int64{m.id}})
 		case key.Matches(msg, k.Check):
-			return send(openCheckMsg{ids: []int64{m.id}})
+			return m.env.nav(openCheckMsg{ids: []int64{m.id}})
 		case key.Matches(msg, k.Copy):
 			return copyCurl(m.env, m.id)
 		case key.Matches(msg, k.Export):

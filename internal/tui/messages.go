@@ -69,3 +69,11 @@ func readVersion(w *store.Watcher) tea.Cmd {
 }
 
 func send(msg tea.Msg) tea.Cmd { return func() tea.Msg { return msg } }
+
+// nav asks the root to open or close a view as soon as the current message
+// is handled, not through a command: the next key then lands in the view it
+// was typed for, however fast it follows.
+func (e *env) nav(msg tea.Msg) tea.Cmd {
+	e.navs = append(e.navs, msg)
+	return nil
+}

@@ -192,7 +192,7 @@ func (m *replayModel) key(msg tea.KeyMsg) tea.Cmd {
 		return nil
 	case m.done:
 		if key.Matches(msg, m.env.keys.Back) {
-			return send(backMsg{})
+			return m.env.nav(backMsg{})
 		}
 		var cmd tea.Cmd
 		m.vp, cmd = m.vp.Update(msg)
@@ -200,7 +200,7 @@ func (m *replayModel) key(msg tea.KeyMsg) tea.Cmd {
 	}
 	switch msg.Type {
 	case tea.KeyEsc:
-		return send(backMsg{})
+		return m.env.nav(backMsg{})
 	case tea.KeyTab, tea.KeyDown:
 		m.setFocus((m.focus + 1) % fieldCount)
 		return nil

@@ -114,10 +114,10 @@ func (m *runsModel) Update(msg tea.Msg) tea.Cmd {
 		k := m.env.keys
 		switch {
 		case key.Matches(msg, k.Back):
-			return send(backMsg{})
+			return m.env.nav(backMsg{})
 		case key.Matches(msg, k.Open):
 			if i := m.table.Cursor(); i >= 0 && i < len(m.runs) {
-				return send(openRunMsg{id: m.runs[i].ID})
+				return m.env.nav(openRunMsg{id: m.runs[i].ID})
 			}
 		default:
 			var cmd tea.Cmd
@@ -224,7 +224,7 @@ func (m *runModel) Update(msg tea.Msg) tea.Cmd {
 		}
 	case tea.KeyMsg:
 		if key.Matches(msg, m.env.keys.Back) {
-			return send(backMsg{})
+			return m.env.nav(backMsg{})
 		}
 		var cmd tea.Cmd
 		m.vp, cmd = m.vp.Update(msg)

@@ -88,6 +88,8 @@ type env struct {
 	nextRun int
 	notes   <-chan string
 	banner  string
+	// navs are view changes asked for while handling a message (nav).
+	navs []tea.Msg
 	// done is closed when the program has ended: nothing reads messages
 	// any more.
 	done chan struct{}

@@ -310,3 +310,14 @@ func TestColour(t *testing.T) {
 		t.Errorf("coloured and plain views differ in text:\n%s\n---\n%s", got, want)
 	}
 }
+
+// TestKeysAfterEnterLandInTheNewView: a view opened by a key is there for
+// the very next key (no command round trip in between).
+func TestKeysAfterEnterLandInTheNewView(t *testing.T) {
+	h := newHarness(t, fixtureStore(t), 80, 24)
+	_, _ = h.m.Update(keyMsg("enter")) // its commands (the load) are not run yet
+	_, _ = h.m.Update(keyMsg("3"))
+	if d, ok := h.m.top().(*deliveryModel); !ok || d.tab != tabRaw {
+		t.Fatalf("the key after enter did not reach the delivery view: %T", h.m.top())
+	}
+}
