@@ -119,7 +119,13 @@ func TestTUIE2E(t *testing.T) {
 	// A delivery captured by a separate process appears live, on top.
 	_, addr := captureStart(t, db)
 	captureExchange(t, addr, mustRead(t, "testdata/export/github.http"), 1)
+	sent := time.Now()
 	tm.waitFor("1/7 deliveries", "> 7 ")
+	if took := time.Since(sent); took > 2*time.Second {
+		t.Errorf("the captured delivery took %s to appear, want about a second at most", took)
+	} else {
+		t.Logf("a delivery captured by another process appeared after %s", took.Round(10*time.Millisecond))
+	}
 
 	// / filters with list's filter language.
 	tm.keys("/")

@@ -88,7 +88,7 @@ func newReplay(e *env, ids []int64) *replayModel {
 		in.SetValue(defaults[i])
 		m.fields[i] = in
 	}
-	m.fields[fieldTarget].Placeholder = "http://127.0.0.1:3000/webhooks"
+	m.fields[fieldTarget].Placeholder = "e.g. http://127.0.0.1:3000/webhooks (where the handler listens)"
 	m.fields[fieldOrder].Placeholder = "seq, burst, shuffle or reverse"
 	m.fields[fieldTarget].Focus()
 	return m

@@ -25,7 +25,7 @@ func TestReplayFromTheKeyboard(t *testing.T) {
 	st := fixtureStore(t)
 	h := newHarness(t, st, 100, 30)
 	h.keys("G", "r") // delivery 1
-	h.contains("replay delivery 1", "target URL", "copies")
+	h.golden("replay_form")
 	h.typeText(srv.URL + "/hooks")
 	h.keys("tab", "backspace")
 	h.typeText("3")
