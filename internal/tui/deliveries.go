@@ -21,8 +21,8 @@ import (
 // cursor; moving within edgeMargin of its end loads the next window. Bodies
 // are never read here, so a store of any size opens and scrolls alike.
 const (
-	pageSize   = 200
-	edgeMargin = 50
+	pageSize   = 120
+	edgeMargin = 40
 )
 
 type anchorKind int
@@ -44,9 +44,8 @@ type windowMsg struct {
 	silent bool // a live reload: errors go to the status bar quietly
 }
 
-func loadWindow(st *store.Store, f store.Filter, gen int, kind anchorKind, id int64) tea.Cmd {
+func loadWindow(ctx context.Context, st *store.Store, f store.Filter, gen int, kind anchorKind, id int64) tea.Cmd {
 	return func() tea.Msg {
-		ctx := context.Background()
 		m := windowMsg{gen: gen, kind: kind}
 		if m.total, m.err = st.CountDeliveries(ctx, f); m.err != nil {
 			return m
@@ -96,6 +95,10 @@ type deliveriesModel struct {
 	query  string
 	gen    int
 	busy   bool // a window load is in flight
+	// stopLoad cancels the load in flight: a body-text filter scans every
+	// body, and a newer filter makes its answer useless.
+	stopLoad context.CancelFunc
+	stale    bool // the store changed while a load was in flight
 	loaded bool
 
 	rows   []store.DeliverySummary
@@ -120,9 +123,19 @@ func newDeliveries(e *env) *deliveriesModel {
 	return &deliveriesModel{env: e, marked: map[int64]bool{}, input: in, table: t}
 }
 
-func (m *deliveriesModel) Init() tea.Cmd {
-	m.busy = true
-	return loadWindow(m.env.st, m.filter, m.gen, anchorTop, 0)
+func (m *deliveriesModel) Init() tea.Cmd { return m.load(anchorTop, 0) }
+
+// load starts loading a window (cancelling the one in flight); its answer
+// is the only one applied.
+func (m *deliveriesModel) load(kind anchorKind, id int64) tea.Cmd {
+	if m.stopLoad != nil {
+		m.stopLoad()
+	}
+	var ctx context.Context
+	ctx, m.stopLoad = context.WithCancel(context.Background())
+	m.gen++
+	m.busy, m.stale = true, false
+	return loadWindow(ctx, m.env.st, m.filter, m.gen, kind, id)
 }
 
 func (m *deliveriesModel) Title() string { return "deliveries" }
@@ -167,6 +180,9 @@ func (m *deliveriesModel) Status() string {
 	if n := len(m.marked); n > 0 {
 		s += fmt.Sprintf(" · %d marked", n)
 	}
+	if m.busy {
+		s += " · loading…"
+	}
 	return s + " · " + m.env.dbPath
 }
 
@@ -199,13 +215,13 @@ func (m *deliveriesModel) Update(msg tea.Msg) tea.Cmd {
 	case windowMsg:
 		return m.applyWindow(msg)
 	case changedMsg:
-		return m.reload(true)
+		return m.reload()
 	case deletedMsg:
 		if msg.err != nil {
 			return failed(msg.err)
 		}
 		m.marked = map[int64]bool{}
-		return tea.Batch(status(fmt.Sprintf("deleted %s", plural(int(msg.n), "delivery", "deliveries"))), m.reload(false))
+		return tea.Batch(status(fmt.Sprintf("deleted %s", plural(int(msg.n), "delivery", "deliveries"))), m.reload())
 	case tea.MouseMsg:
 		switch msg.Button {
 		case tea.MouseButtonWheelUp:
@@ -320,29 +336,27 @@ func (m *deliveriesModel) key(msg tea.KeyMsg) tea.Cmd {
 
 // reset loads the newest matches of a new filter.
 func (m *deliveriesModel) reset() tea.Cmd {
-	m.gen++
-	m.busy = true
 	m.cursor, m.top = 0, 0
-	return loadWindow(m.env.st, m.filter, m.gen, anchorTop, 0)
+	return m.load(anchorTop, 0)
 }
 
 // reload re-reads the window after the store changed. On the newest row the
 // view follows new deliveries (like tail -f); elsewhere it keeps the selected
 // one under the cursor.
-func (m *deliveriesModel) reload(live bool) tea.Cmd {
-	m.gen++
-	m.busy = true
-	if m.cursor == 0 || m.selected() == 0 {
-		return loadWindow(m.env.st, m.filter, m.gen, anchorTop, 0)
+func (m *deliveriesModel) reload() tea.Cmd {
+	if m.busy {
+		// Restarting would starve a slow body-text scan while a capture
+		// keeps writing: reload once the load in flight is applied.
+		m.stale = true
+		return nil
 	}
-	return loadWindow(m.env.st, m.filter, m.gen, anchorID, m.selected())
+	if m.cursor == 0 || m.selected() == 0 {
+		return m.load(anchorTop, 0)
+	}
+	return m.load(anchorID, m.selected())
 }
 
-func (m *deliveriesModel) jump(kind anchorKind) tea.Cmd {
-	m.gen++
-	m.busy = true
-	return loadWindow(m.env.st, m.filter, m.gen, kind, 0)
-}
+func (m *deliveriesModel) jump(kind anchorKind) tea.Cmd { return m.load(kind, 0) }
 
 func (m *deliveriesModel) applyWindow(w windowMsg) tea.Cmd {
 	if w.gen != m.gen {
@@ -366,6 +380,10 @@ func (m *deliveriesModel) applyWindow(w windowMsg) tea.Cmd {
 		m.top = m.cursor - offset
 	}
 	m.scrollTo(m.cursor)
+	if m.stale {
+		m.stale = false
+		return m.reload()
+	}
 	return m.extend()
 }
 
@@ -402,9 +420,7 @@ func (m *deliveriesModel) extend() tea.Cmd {
 	}
 	end := m.start + len(m.rows)
 	if (m.cursor-m.start < edgeMargin && m.start > 0) || (end-1-m.cursor < edgeMargin && end < m.total) {
-		m.gen++
-		m.busy = true
-		return loadWindow(m.env.st, m.filter, m.gen, anchorID, m.selected())
+		return m.load(anchorID, m.selected())
 	}
 	return nil
 }

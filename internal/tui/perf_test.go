@@ -18,6 +18,8 @@ import (
 // first (slow), so it only runs when asked:
 //
 //	HOOKREPLAY_TUI_ROWS=100000 go test ./internal/tui -run TestOpenLargeStore -v
+//
+// HOOKREPLAY_TUI_DB=PATH writes the store there and keeps it.
 func TestOpenLargeStore(t *testing.T) {
 	rows := 0
 	switch v := os.Getenv("HOOKREPLAY_TUI_ROWS"); v {
@@ -29,6 +31,9 @@ func TestOpenLargeStore(t *testing.T) {
 		fmt.Sscan(v, &rows)
 	}
 	path := filepath.Join(t.TempDir(), "big.db")
+	if keep := os.Getenv("HOOKREPLAY_TUI_DB"); keep != "" {
+		path = keep // kept, to time the real binary on it
+	}
 	st, err := store.Open(context.Background(), path)
 	if err != nil {
 		t.Fatal(err)
