@@ -99,7 +99,7 @@ type deliveriesModel struct {
 	// body, and a newer filter makes its answer useless.
 	stopLoad context.CancelFunc
 	stale    bool // the store changed while a load was in flight
-	loaded bool
+	loaded   bool
 
 	rows   []store.DeliverySummary
 	start  int // absolute index of rows[0]
