@@ -21,6 +21,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -239,10 +240,8 @@ func TestSendE2EHandlerAcceptsEverySample(t *testing.T) {
 
 func headerHas(h http.Header, v string) bool {
 	for _, vs := range h {
-		for _, x := range vs {
-			if x == v {
-				return true
-			}
+		if slices.Contains(vs, v) {
+			return true
 		}
 	}
 	return false

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"math/big"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -299,10 +300,8 @@ func changedColumns(before, after probe.Value) (changed, same []string, ok bool)
 }
 
 func appendOnce(s []string, x string) []string {
-	for _, y := range s {
-		if y == x {
-			return s
-		}
+	if slices.Contains(s, x) {
+		return s
 	}
 	return append(s, x)
 }

@@ -2,6 +2,7 @@ package redact
 
 import (
 	"net/url"
+	"slices"
 	"sort"
 	"strings"
 )
@@ -30,7 +31,7 @@ func (s *Secrets) Add(vals ...string) {
 		if len(v) < minSecret {
 			continue
 		}
-		if !contains(s.vals, v) {
+		if !slices.Contains(s.vals, v) {
 			s.vals = append(s.vals, v)
 			// Longest first, so a secret that contains another is replaced whole.
 			sort.SliceStable(s.vals, func(i, j int) bool { return len(s.vals[i]) > len(s.vals[j]) })
@@ -120,15 +121,6 @@ func (e *redactedError) Unwrap() error { return e.err }
 
 func credentialParam(k string) bool {
 	k = strings.ReplaceAll(strings.ToLower(k), "-", "_")
-	return contains(credentialParams, k) || strings.HasSuffix(k, "_token") || strings.HasSuffix(k, "_key") ||
+	return slices.Contains(credentialParams, k) || strings.HasSuffix(k, "_token") || strings.HasSuffix(k, "_key") ||
 		strings.HasSuffix(k, "_secret") || strings.HasSuffix(k, "password")
-}
-
-func contains(xs []string, x string) bool {
-	for _, y := range xs {
-		if y == x {
-			return true
-		}
-	}
-	return false
 }
