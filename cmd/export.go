@@ -90,18 +90,8 @@ keeps its mode; symbolic links, FIFOs and devices are refused.`,
 			if o.given() > 0 && o.set() {
 				return usageErr("give delivery IDs or filters (--provider, --type, --event-id, --since), not both")
 			}
-			if len(o.RedactRules.Headers) > 0 || len(o.RedactRules.JSONPaths) > 0 {
-				o.Redact = true
-			}
-			for _, h := range o.RedactRules.Headers {
-				if _, err := message.ParseHeaderLine(h + ":"); err != nil || strings.Contains(h, ":") {
-					return usageErr("--redact-header %q: want a header name, e.g. X-Api-Key", h)
-				}
-			}
-			for _, p := range o.RedactRules.JSONPaths {
-				if p == "" || strings.HasPrefix(p, ".") || strings.HasSuffix(p, ".") || strings.Contains(p, "..") {
-					return usageErr("--redact-json %q: want a dotted path, e.g. data.object.customer_email", p)
-				}
+			if err := exportRedactRules(o); err != nil {
+				return err
 			}
 			if runF != nil {
 				return runF(o)
@@ -117,6 +107,25 @@ keeps its mode; symbolic links, FIFOs and devices are refused.`,
 	cmd.Flags().StringArrayVar(&o.RedactRules.Headers, "redact-header", nil, "also redact this header (repeatable; implies --redact)")
 	cmd.Flags().StringArrayVar(&o.RedactRules.JSONPaths, "redact-json", nil, "also redact the JSON body value at this dotted path, e.g. data.object.email (repeatable; implies --redact)")
 	return cmd
+}
+
+// exportRedactRules checks --redact-header names and --redact-json paths;
+// either implies --redact.
+func exportRedactRules(o *exportOptions) error {
+	if len(o.RedactRules.Headers) > 0 || len(o.RedactRules.JSONPaths) > 0 {
+		o.Redact = true
+	}
+	for _, h := range o.RedactRules.Headers {
+		if _, err := message.ParseHeaderLine(h + ":"); err != nil || strings.Contains(h, ":") {
+			return usageErr("--redact-header %q: want a header name, e.g. X-Api-Key", h)
+		}
+	}
+	for _, p := range o.RedactRules.JSONPaths {
+		if p == "" || strings.HasPrefix(p, ".") || strings.HasSuffix(p, ".") || strings.Contains(p, "..") {
+			return usageErr("--redact-json %q: want a dotted path, e.g. data.object.customer_email", p)
+		}
+	}
+	return nil
 }
 
 func exportRun(ctx context.Context, o *exportOptions) error {

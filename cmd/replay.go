@@ -155,6 +155,35 @@ func replayValidate(o *replayOptions, cmd *cobra.Command) error {
 	case sources > 1:
 		return usageErr("give delivery IDs, --last or --event-id, not several of them")
 	}
+	if err := replayValidateSending(o, cmd); err != nil {
+		return err
+	}
+	secret, err := secretFlags(o.Secret, o.SecretEnv)
+	if err != nil {
+		return err
+	}
+	o.Secret = secret
+	if err := replayEdits(o); err != nil {
+		return err
+	}
+	if o.Raw && (!o.edits.Empty() || o.Edit) {
+		return usageErr("--raw sends the stored bytes unchanged; drop --raw to edit copies")
+	}
+	if o.Raw && o.Secret != "" {
+		return usageErr("--raw sends the stored bytes unchanged; drop --raw to re-sign copies with --secret")
+	}
+	if o.Order == string(replay.OrderBurst) && cmd.Flags().Changed("concurrency") {
+		return usageErr("--concurrency does not apply to --order burst (every copy is in flight at once)")
+	}
+	if o.Edit && o.JSON {
+		return usageErr("--edit is interactive; it cannot be combined with --json")
+	}
+	return nil
+}
+
+// replayValidateSending checks how copies are sent: how many, how many at
+// once, in what order, on what retry timetable, and which answers are lost.
+func replayValidateSending(o *replayOptions, cmd *cobra.Command) error {
 	if err := intFlagIn("-n", o.N, 1, maxCopies); err != nil {
 		return err
 	}
@@ -182,11 +211,12 @@ func replayValidate(o *replayOptions, cmd *cobra.Command) error {
 	if o.LoseEarly && o.LoseResponse == 0 {
 		return usageErr("--lose-early needs --lose-response K")
 	}
-	secret, err := secretFlags(o.Secret, o.SecretEnv)
-	if err != nil {
-		return err
-	}
-	o.Secret = secret
+	return nil
+}
+
+// replayEdits parses --set-header, --drop-header, --json-set and --body-file
+// into the edits applied to every copy.
+func replayEdits(o *replayOptions) error {
 	for _, h := range o.SetHeaders {
 		hd, err := message.ParseHeaderLine(h)
 		if err != nil {
@@ -207,18 +237,6 @@ func replayValidate(o *replayOptions, cmd *cobra.Command) error {
 			return err
 		}
 		o.edits.Body, o.edits.BodyFile = b, o.BodyFile
-	}
-	if o.Raw && (!o.edits.Empty() || o.Edit) {
-		return usageErr("--raw sends the stored bytes unchanged; drop --raw to edit copies")
-	}
-	if o.Raw && o.Secret != "" {
-		return usageErr("--raw sends the stored bytes unchanged; drop --raw to re-sign copies with --secret")
-	}
-	if o.Order == string(replay.OrderBurst) && cmd.Flags().Changed("concurrency") {
-		return usageErr("--concurrency does not apply to --order burst (every copy is in flight at once)")
-	}
-	if o.Edit && o.JSON {
-		return usageErr("--edit is interactive; it cannot be combined with --json")
 	}
 	return nil
 }

@@ -74,41 +74,8 @@ Exit status: 0 valid, 1 invalid (the reason is printed), 2 usage error.`,
   hookreplay verify 7 --provider generic --header X-Signature --secret s3cr3t`,
 		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if len(args) == 1 {
-				id, err := parseID("delivery", args[0])
-				if err != nil {
-					return err
-				}
-				o.ID = id
-			}
-			if err := parseSigHeaders(headers, &o.Headers, &o.SigHeader); err != nil {
+			if err := verifyArgs(cmd, o, args, headers, at); err != nil {
 				return err
-			}
-			if o.ID != 0 && len(o.Headers) > 0 {
-				return usageErr("--header 'Name: value' describes a request on stdin; it cannot be combined with a delivery ID")
-			}
-			secret, err := signingSecret(o.Secret, o.SecretEnv)
-			if err != nil {
-				return err
-			}
-			o.Secret = secret
-			if o.Provider != "" && !verify.KnownProvider(o.Provider) {
-				return usageErr("unknown provider %q (known: %s)", o.Provider, strings.Join(verify.Providers, ", "))
-			}
-			if at != "" {
-				t, err := parseSignTime("--at", at)
-				if err != nil {
-					return err
-				}
-				o.At = t
-			}
-			if err := durationFlagIn("--tolerance", o.Tolerance, 0, maxTolerance); err != nil {
-				return err
-			}
-			if o.Tolerance == 0 && cmd.Flags().Changed("tolerance") {
-				// Zero is how the verify package spells "the provider's
-				// default": passed on, 0s would silently mean 300s.
-				return usageErr("--tolerance 0s would accept no signature age at all; give an age such as 1s, or leave it out for the provider's default")
 			}
 			if runF != nil {
 				return runF(o)
@@ -128,6 +95,49 @@ Exit status: 0 valid, 1 invalid (the reason is printed), 2 usage error.`,
 	cmd.Flags().StringVar(&at, "at", "", "judge the signature timestamp at this instant (unix seconds or RFC 3339) instead of the capture time or now")
 	cmd.Flags().BoolVar(&o.JSON, "json", false, "print the result as JSON")
 	return cmd
+}
+
+// verifyArgs reads verify's argument and flags into o: the delivery ID or
+// the stdin request's --header lines, the secret, the provider, --at and
+// --tolerance.
+func verifyArgs(cmd *cobra.Command, o *verifyOptions, args, headers []string, at string) error {
+	if len(args) == 1 {
+		id, err := parseID("delivery", args[0])
+		if err != nil {
+			return err
+		}
+		o.ID = id
+	}
+	if err := parseSigHeaders(headers, &o.Headers, &o.SigHeader); err != nil {
+		return err
+	}
+	if o.ID != 0 && len(o.Headers) > 0 {
+		return usageErr("--header 'Name: value' describes a request on stdin; it cannot be combined with a delivery ID")
+	}
+	secret, err := signingSecret(o.Secret, o.SecretEnv)
+	if err != nil {
+		return err
+	}
+	o.Secret = secret
+	if o.Provider != "" && !verify.KnownProvider(o.Provider) {
+		return usageErr("unknown provider %q (known: %s)", o.Provider, strings.Join(verify.Providers, ", "))
+	}
+	if at != "" {
+		t, err := parseSignTime("--at", at)
+		if err != nil {
+			return err
+		}
+		o.At = t
+	}
+	if err := durationFlagIn("--tolerance", o.Tolerance, 0, maxTolerance); err != nil {
+		return err
+	}
+	if o.Tolerance == 0 && cmd.Flags().Changed("tolerance") {
+		// Zero is how the verify package spells "the provider's
+		// default": passed on, 0s would silently mean 300s.
+		return usageErr("--tolerance 0s would accept no signature age at all; give an age such as 1s, or leave it out for the provider's default")
+	}
+	return nil
 }
 
 // parseSigHeaders splits --header values into request header lines
