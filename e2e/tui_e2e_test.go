@@ -174,12 +174,26 @@ func TestTUIE2E(t *testing.T) {
 	tm.keys("Escape")
 	tm.waitFor("1/8 deliveries")
 
-	// q exits 0 and gives the terminal back (the alternate screen is gone).
+	// While it runs: alternate screen, mouse reporting, hidden cursor.
+	if got := tm.modes(); got != "alt=1 mouse=1 cursor=0" {
+		t.Errorf("terminal modes while running: %s", got)
+	}
+	// q exits 0 and gives the terminal back: the alternate screen is gone,
+	// mouse reporting is off and the cursor shows again.
 	tm.keys("q")
 	s = tm.waitFor("tui exited 0")
 	if strings.Contains(s, "deliveries") {
 		t.Fatalf("the TUI's screen is still shown after quitting:\n%s", s)
 	}
+	if got := tm.modes(); got != "alt=0 mouse=0 cursor=1" {
+		t.Errorf("terminal not restored after quitting: %s", got)
+	}
+}
+
+// modes are the terminal modes tmux sees the program set.
+func (tm *tmuxTerm) modes() string {
+	tm.t.Helper()
+	return strings.TrimSpace(tm.tmux("display-message", "-p", "-t", "tui", "alt=#{alternate_on} mouse=#{mouse_any_flag} cursor=#{cursor_flag}"))
 }
 
 func mustRead(t *testing.T, path string) []byte {

@@ -321,3 +321,12 @@ func TestKeysAfterEnterLandInTheNewView(t *testing.T) {
 		t.Fatalf("the key after enter did not reach the delivery view: %T", h.m.top())
 	}
 }
+
+// TestSignatureWithSecret: given the secret, the signature tab verifies the
+// stored request now, judged at the time it was received.
+func TestSignatureWithSecret(t *testing.T) {
+	h := newHarness(t, fixtureStore(t), 100, 30)
+	h.env.secret = "whsec_not_the_one"
+	h.keys("G", "enter", "5")
+	h.contains("with tui --secret", "invalid: ")
+}
