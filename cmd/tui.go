@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/url"
 	"os"
+	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -23,6 +24,8 @@ type tuiOptions struct {
 	// Check holds check's engine flags (--to, probes, phases, timing,
 	// --secret): c in the TUI checks the selected deliveries with them.
 	Check checkOptions
+	// Filter is list's filter flags: the view starts filtered by them.
+	Filter deliveryFilter
 	// target is --to parsed; nil when no check flags were given.
 	target *url.URL
 }
@@ -49,17 +52,22 @@ capture' stores them (in another terminal, or run 'capture --tui'); enter
 shows a delivery's headers, body, exact wire bytes, captured response,
 signature and past attempts; r replays, c checks, R lists past runs, / filters
 (provider:stripe type:'invoice.*' event-id:E since:2h, other words: body
-text); ? lists every key.
+text; list's --provider, --type, --event-id and --since start it filtered);
+? lists every key.
 
 c runs 'hookreplay check' on the selected deliveries with the check flags
 given here (--to, --probe-sql/--dsn, --probe-cmd, --probe-http, --sink,
 --phases, ...); --secret also verifies signatures in the delivery view and
 re-signs replays.`,
 		Example: `  hookreplay tui
+  hookreplay tui --provider stripe --type 'invoice.*' --since 2h
   hookreplay tui --db ci.db --secret-env STRIPE_WEBHOOK_SECRET
   hookreplay tui --to http://127.0.0.1:3000/webhooks --probe-sql 'SELECT count(*) FROM orders' --dsn sqlite:app.db`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := o.Filter.validate(); err != nil {
+				return err
+			}
 			if err := checkEngineArgs(cmd, &o.Check, phases); err != nil {
 				return err
 			}
@@ -76,8 +84,29 @@ re-signs replays.`,
 			return redactExit(tuiRun(cmd.Context(), o, nil), &o.Check.secrets)
 		},
 	}
+	o.Filter.addFilterFlags(cmd.Flags())
 	checkEngineFlags(cmd.Flags(), &o.Check, &phases)
 	return cmd
+}
+
+// tuiQuery writes list's filter flags in the view's / language, so the view
+// starts filtered and the filter can be edited there.
+func tuiQuery(f *deliveryFilter) string {
+	var q []string
+	add := func(name, v string) {
+		if v == "" {
+			return
+		}
+		if strings.ContainsAny(v, " '\"") {
+			v = "'" + strings.ReplaceAll(v, "'", "") + "'"
+		}
+		q = append(q, name+":"+v)
+	}
+	add("provider", f.Provider)
+	add("type", f.TypeGlob)
+	add("event-id", f.EventID)
+	add("since", f.since)
+	return strings.Join(q, " ")
 }
 
 // tuiChecks reports whether any check flag was given (then --to and a probe
@@ -109,7 +138,8 @@ func tuiRun(ctx context.Context, o *tuiOptions, s *tuiSession) error {
 	}
 	_, noColor := os.LookupEnv("NO_COLOR")
 	opts := tui.Options{Store: st, DBPath: st.Path(), Secret: o.Check.Secret, In: o.IO.In, Out: o.IO.Out,
-		NoColor: noColor || !o.IO.ColorEnabled(), Target: o.Check.To, CheckSetup: tuiCheckSetup}
+		NoColor: noColor || !o.IO.ColorEnabled(), Target: o.Check.To, CheckSetup: tuiCheckSetup,
+		Filter: tuiQuery(&o.Filter)}
 	if s != nil {
 		opts.Notes, opts.Banner = s.notes, s.banner
 	}

@@ -20,6 +20,10 @@ func TestTUIFlags(t *testing.T) {
 		{[]string{"--to", "http://127.0.0.1:3000/h", "--probe-cmd", "echo 1", "--phases", "first,dups", "-n", "4"}, func(o *tuiOptions) bool {
 			return o.target != nil && o.target.Host == "127.0.0.1:3000" && strings.Join(o.Check.Phases, ",") == "first,dups" && o.Check.N == 4
 		}, ""},
+		{[]string{"--provider", "Stripe", "--type", "invoice.*", "--since", "2h"}, func(o *tuiOptions) bool {
+			return tuiQuery(&o.Filter) == "provider:stripe type:invoice.* since:2h" && o.target == nil
+		}, ""},
+		{[]string{"--type", "[x"}, nil, "malformed glob"},
 		{[]string{"--probe-cmd", "echo 1"}, nil, "--to URL is required"},
 		{[]string{"--to", "http://127.0.0.1:3000/h"}, nil, "no probe given"},
 		{[]string{"--to", "http://x/h", "--probe-cmd", "echo 1", "--phases", "crash"}, nil, "--serve"},

@@ -125,6 +125,12 @@ func newDeliveries(e *env) *deliveriesModel {
 
 func (m *deliveriesModel) Init() tea.Cmd { return m.load(anchorTop, 0) }
 
+// setFilter filters the view by f, written as query (before Init).
+func (m *deliveriesModel) setFilter(f store.Filter, query string) {
+	m.filter, m.query = f, strings.TrimSpace(query)
+	m.input.SetValue(m.query)
+}
+
 // load starts loading a window (cancelling the one in flight); its answer
 // is the only one applied.
 func (m *deliveriesModel) load(kind anchorKind, id int64) tea.Cmd {

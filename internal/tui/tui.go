@@ -55,6 +55,9 @@ type Options struct {
 	Notes <-chan string
 	// Banner is the status bar's first note ("capturing on …").
 	Banner string
+	// Filter starts the deliveries view filtered, in the / language
+	// ("provider:stripe since:2h"); a malformed one is an error of Run.
+	Filter string
 }
 
 // CheckFunc checks the deliveries ids against the handler, telling obs as
@@ -132,6 +135,10 @@ func Run(ctx context.Context, o Options) error {
 		o.Out = os.Stdout
 	}
 	e := newEnv(o, renderer(o.Out, o.NoColor))
+	filter, err := parseFilter(o.Filter, e.now())
+	if err != nil {
+		return fmt.Errorf("filter %q: %v", o.Filter, err)
+	}
 	if e.poll > 0 {
 		w, err := o.Store.Watch(ctx)
 		if err != nil {
@@ -141,9 +148,10 @@ func Run(ctx context.Context, o Options) error {
 		e.watcher = w
 	}
 	m := newModel(e)
+	m.views[0].(*deliveriesModel).setFilter(filter, o.Filter)
 	p := tea.NewProgram(m, tea.WithAltScreen(), tea.WithMouseCellMotion(), tea.WithContext(ctx),
 		tea.WithInput(o.In), tea.WithOutput(o.Out))
-	_, err := p.Run()
+	_, err = p.Run()
 	close(e.done)
 	e.stopAll()
 	e.runs.Wait()

@@ -330,3 +330,22 @@ func TestSignatureWithSecret(t *testing.T) {
 	h.keys("G", "enter", "5")
 	h.contains("with tui --secret", "invalid: ")
 }
+
+// TestStartFiltered: tui's --provider and friends start the view filtered,
+// and the filter can be edited with /.
+func TestStartFiltered(t *testing.T) {
+	st := fixtureStore(t)
+	e := newEnv(Options{Store: st, DBPath: "hookreplay.db", Poll: -1}, renderer(&bytes.Buffer{}, true))
+	h := &harness{t: t, m: newModel(e), env: e}
+	t.Cleanup(func() { close(e.done) })
+	f, err := parseFilter("provider:github", e.now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	h.m.views[0].(*deliveriesModel).setFilter(f, "provider:github")
+	h.send(tea.WindowSizeMsg{Width: 80, Height: 24})
+	h.run(h.m.Init())
+	h.contains("1/1 deliveries matching provider:github", "> 2 ")
+	h.keys("/")
+	h.contains("/provider:github")
+}
