@@ -107,6 +107,9 @@ the error. One line per delivery is printed on stdout.`,
 }
 
 func captureRun(cmd *cobra.Command, o *captureOptions) error {
+	if o.TUI && !o.IO.IsTerminal() {
+		return usageErr("--tui needs a terminal (without it capture prints a line per delivery)")
+	}
 	st, err := o.Store()
 	if err != nil {
 		return err
@@ -115,9 +118,6 @@ func captureRun(cmd *cobra.Command, o *captureOptions) error {
 	var obs capture.Observer = captureLines{o.IO}
 	var notes chan string
 	if o.TUI {
-		if !o.IO.IsTerminal() {
-			return usageErr("--tui needs a terminal")
-		}
 		notes = make(chan string, 64)
 		obs = captureNotes(notes)
 	}
