@@ -43,13 +43,15 @@ type checkOptions struct {
 	// ProviderTimeout 0 means the provider's own.
 	ProviderTimeout time.Duration
 	Settle          time.Duration
-	SettleMax       time.Duration
-	Seed            int64
-	SeedSet         bool
-	Insecure        bool
-	Reports         []string
-	JSON            bool
-	Quiet           bool
+	// SettleSet: --settle was given, so the quiet period is not learned.
+	SettleSet bool
+	SettleMax time.Duration
+	Seed      int64
+	SeedSet   bool
+	Insecure  bool
+	Reports   []string
+	JSON      bool
+	Quiet     bool
 
 	// secrets are every secret the flags hold (the signing secret, the DSN
 	// password, passwords and tokens in --probe-http URLs), hidden wherever
@@ -72,12 +74,15 @@ exactly once.
 Phases (default: all the inputs allow):
   first    the delivery, sent once with a fresh event id: its effect E
   dups     n-1 more copies of that same event, one by one: nothing may change
+  tamper   (--secret) altered body / 1h-old signature: 4xx and no effect
   burst    --burst copies of a fresh event at once: combined effect must be E
   lost     a fresh event whose answer is lost, then the retry: effect E once
   order    (2+ deliveries, --reset-cmd) every ordering must end in one state
-  tamper   (--secret) altered body / 1h-old signature: 4xx and no effect
   latency  first answer against the provider's timeout
   crash    (--serve) handler killed mid-delivery, restarted, retried: E once
+
+Before each phase the probes must be quiet; a phase during which effects of
+earlier ones are still arriving at --settle-max is not judged, not failed.
 
 Exit codes: 0 every judged phase passed, 1 a violation, 2 usage or setup error
 (including a probe that cannot be read), 3 inconclusive (the probes saw no
@@ -139,7 +144,7 @@ func checkEngineFlags(fl *pflag.FlagSet, o *checkOptions, phases *string) {
 	fl.StringVar(&o.ResetCmd, "reset-cmd", "", "shell command restoring the handler's state (before each ordering; makes burst/lost/crash exact)")
 	fl.StringVar(&o.Serve, "serve", "", "shell command starting the handler on --to's address; stopped afterwards (needed by crash)")
 	fl.DurationVar(&o.ProviderTimeout, "provider-timeout", 0, "answer timeout to judge latency against (default: the provider's: "+timeoutsHelp()+")")
-	fl.DurationVar(&o.Settle, "settle", probe.DefaultSettle, "probes must hold still this long before a reading counts (asynchronous handlers)")
+	fl.DurationVar(&o.Settle, "settle", probe.DefaultSettle, "probes must hold still this long before a reading counts (asynchronous handlers); when not given, it comes down to 3× the time one event's effects took (at least 100ms) once the first delivery showed it")
 	fl.DurationVar(&o.SettleMax, "settle-max", probe.DefaultSettleMax, "longest wait for probes to settle")
 	fl.BoolVar(&o.Insecure, "insecure", false, "accept an https handler's self-signed or otherwise unverifiable certificate")
 	fl.Int64Var(&o.Seed, "seed", 0, "seed of the order phase's shuffles (default: random, printed)")
@@ -160,6 +165,7 @@ func checkEngineArgs(cmd *cobra.Command, o *checkOptions, phases string) error {
 		}
 	}
 	o.SeedSet = cmd.Flags().Changed("seed")
+	o.SettleSet = cmd.Flags().Changed("settle")
 	return resolveCheckSecret(o)
 }
 
@@ -352,7 +358,7 @@ func checkEngine(ctx context.Context, o *checkOptions, u *url.URL, st *store.Sto
 	}
 	opts := check.Options{
 		Target: u, Probes: probes.Probes, Sink: probes.Sink, Secret: o.Secret, N: o.N, Burst: o.Burst, Phases: o.Phases,
-		ResetCmd: o.ResetCmd, Serve: srv, ProviderTimeout: o.ProviderTimeout, Settle: o.Settle, SettleMax: o.SettleMax,
+		ResetCmd: o.ResetCmd, Serve: srv, ProviderTimeout: o.ProviderTimeout, Settle: o.Settle, SettleMax: o.SettleMax, LearnSettle: !o.SettleSet,
 		Seed: o.Seed, Store: st, RunOptions: checkRunOptions(o), TLS: replayTLS(o.Insecure), Name: checkFlag, ErrorText: checkErrText,
 	}
 	for _, d := range ds {

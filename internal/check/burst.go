@@ -82,8 +82,9 @@ func (r *runner) burstRound(ctx context.Context, d *Delivery, t *trial, round, s
 	for i := range reqs {
 		reqs[i] = t.req
 	}
+	r.gen.Add(1)
 	as := replay.Burst(ctx, r.target, reqs, replay.SendOptions{})
-	r.lastSent.Store(time.Now().UnixNano())
+	r.sent()
 	for i := range as {
 		if err := r.record(ctx, &as[i], d, PhaseBurst, sent+i+1, t.id); err != nil {
 			return nil, reading{}, err

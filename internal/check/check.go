@@ -75,6 +75,11 @@ type Options struct {
 	ProviderTimeout time.Duration
 	// Settle and SettleMax tune probe.Settle.
 	Settle, SettleMax time.Duration
+	// LearnSettle lets the quiet period shrink below Settle once the first
+	// delivery showed how long one event's effects take (Settle was not
+	// given, only defaulted): readings then wait 3 × that time, at least
+	// minQuiet, instead of Settle.
+	LearnSettle bool
 	// Seed seeds the order phase's shuffles.
 	Seed int64
 	// Store, when set, records the run, attempts, readings and verdicts.
@@ -111,9 +116,18 @@ type runner struct {
 	// longer once calibrate saw one event's effects take longer (effDur,
 	// from sending to the last probe change).
 	effSettle, effDur time.Duration
+	// learned: calibrate measured effDur at least once.
+	learned bool
 	// lastSent is when the last copy's send returned (UnixNano; copies are
 	// sent from goroutines in crash).
 	lastSent atomic.Int64
+	// gen counts what can change the probes from outside a reading: every
+	// send and every reset. lastQuiet is the last settled reading and quietGen
+	// the gen it was taken at: a phase that starts while gen is unchanged
+	// shares that quiet wait instead of waiting again.
+	gen       atomic.Int64
+	lastQuiet *reading
+	quietGen  int64
 }
 
 // Run performs the check and returns its report. A *SetupError (or a context
@@ -138,10 +152,7 @@ func Run(ctx context.Context, o Options) (*report.Check, error) {
 	if err == nil {
 		r.sinkNote()
 	}
-	if r.effDur > 0 {
-		r.note("effective settle %s: one event's effects took up to %s from sending to the last probe change, so every reading waited until the probes had not changed for %s after the last copy sent (and for at least %s %s)",
-			roundDur(r.effSettle), roundDur(r.effDur), roundDur(r.effSettle), r.name(InputSettle), r.o.Settle)
-	}
+	r.settleNote()
 	if err != nil {
 		r.failRun(ctx, err)
 		return nil, err
@@ -183,6 +194,20 @@ func newRunner(o Options) *runner {
 	}
 	r.target = replay.Target{URL: o.Target, Timeout: r.attemptTimeout(), TLS: o.TLS}
 	return r
+}
+
+// settleNote says what quiet period the readings waited for, once
+// calibrate learned how long one event's effects take.
+func (r *runner) settleNote() {
+	switch {
+	case !r.learned:
+	case r.effSettle < r.o.Settle:
+		r.note("effective settle %s: one event's effects took up to %s from sending to the last probe change, so readings waited until the probes had not changed for %s (3 × that, at least %s; give %s to wait longer)",
+			report.Duration(r.effSettle), report.Duration(r.effDur), report.Duration(r.effSettle), report.Duration(minQuiet), r.name(InputSettle))
+	case r.effDur > 0:
+		r.note("effective settle %s: one event's effects took up to %s from sending to the last probe change, so every reading waited until the probes had not changed for %s after the last copy sent (and for at least %s %s)",
+			report.Duration(r.effSettle), report.Duration(r.effDur), report.Duration(r.effSettle), r.name(InputSettle), report.Duration(r.o.Settle))
+	}
 }
 
 // sinkNote says how many of the sink's calls no phase lists.

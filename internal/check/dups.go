@@ -21,6 +21,15 @@ func (r *runner) dups(ctx context.Context, d *Delivery, fr *firstResult) (*repor
 		ph.Message = r.name(InputCopies) + " 1 sends no duplicate"
 		return ph, nil
 	}
+	// The duplicates are judged from the quiet reading before them: the
+	// first copy's effect, and anything that landed after it was read.
+	base, err := r.readQuiet(ctx, d, PhaseDups, "before")
+	if err != nil {
+		return nil, err
+	}
+	frd := *fr
+	frd.after = base
+	fr = &frd
 	prev := fr.after
 	t := &dupsTally{reported: map[string]bool{}}
 	for i := 2; i <= r.o.N; i++ {
@@ -31,7 +40,10 @@ func (r *runner) dups(ctx context.Context, d *Delivery, fr *firstResult) (*repor
 		}
 		countStatuses(ph.Statuses, a)
 		ph.Attempts++
-		cur, err := r.read(ctx, d, PhaseDups, fmt.Sprintf("after copy %d", i))
+		// A peek, not a settled reading: the handler answered, so what it
+		// did synchronously is visible now and names the copy; what it does
+		// later is caught by the settled reading after the last copy.
+		cur, err := r.peek(ctx, d, PhaseDups, fmt.Sprintf("after copy %d", i))
 		if err != nil {
 			return nil, err
 		}
@@ -40,6 +52,13 @@ func (r *runner) dups(ctx context.Context, d *Delivery, fr *firstResult) (*repor
 		prev = cur
 		r.step(Step{Phase: PhaseDups, DeliveryID: d.ID, N: i, Attempts: []store.Attempt{a}, Changed: changed})
 	}
+	last, err := r.read(ctx, d, PhaseDups, "after the last copy")
+	if err != nil {
+		return nil, err
+	}
+	ph.Effects = append(ph.Effects, r.effects(ctx, d, PhaseDups, prev, last)...)
+	r.judgeLateDups(ph, fr, t, prev, last)
+	prev = last
 	ph.Duration = time.Since(start)
 	r.dupsVerdict(ph, fr, t, prev)
 	return ph, nil
@@ -97,6 +116,30 @@ func (r *runner) judgeDup(ph *report.PhaseResult, fr *firstResult, t *dupsTally,
 	return changed
 }
 
+// judgeLateDups judges what changed after the last copy's peek (prev) until
+// the settled reading (last): work the handler did after answering, which
+// no single copy can be named for.
+func (r *runner) judgeLateDups(ph *report.PhaseResult, fr *firstResult, t *dupsTally, prev, last reading) {
+	late := false
+	for k, name := range r.c.Probes {
+		if last.vals[k].Equal(prev.vals[k]) {
+			continue
+		}
+		late = true
+		if last.vals[k].Equal(fr.after.vals[k]) || t.reported[name] {
+			continue
+		}
+		t.reported[name] = true
+		ph.Violations = append(ph.Violations, report.Violation{EventID: fr.eventID, Probe: name,
+			Before: prev.vals[k].String(), After: last.vals[k].String(), Want: fr.after.vals[k].String(),
+			Message: fmt.Sprintf("after the duplicates (same event id %s) were answered, %s changed from %s to %s (want %s, its value after the first copy): work done after answering, by copies that cannot be told apart%s",
+				fr.eventID, name, prev.vals[k], last.vals[k], fr.after.vals[k], columnHint(fr.after.vals[k], last.vals[k]))})
+	}
+	if late {
+		t.changed = append(t.changed, "after answering")
+	}
+}
+
 // dupsVerdict sets the phase's status and message from the tally; last is
 // the reading after the last copy.
 func (r *runner) dupsVerdict(ph *report.PhaseResult, fr *firstResult, t *dupsTally, last reading) {
@@ -109,7 +152,18 @@ func (r *runner) dupsVerdict(ph *report.PhaseResult, fr *firstResult, t *dupsTal
 	ph.Status = report.Fail
 	var parts []string
 	if len(t.changed) > 0 {
-		parts = append(parts, fmt.Sprintf("%d of %d duplicates did the work again (copies %s)", len(t.changed), n, strings.Join(t.changed, ", ")))
+		copies := t.changed
+		if copies[len(copies)-1] == "after answering" {
+			copies = copies[:len(copies)-1]
+		}
+		switch {
+		case len(copies) == 0:
+			parts = append(parts, fmt.Sprintf("the %d duplicates did the work again after they were answered", n))
+		case len(copies) < len(t.changed):
+			parts = append(parts, fmt.Sprintf("%d of %d duplicates did the work again (copies %s, and more after they were answered)", len(copies), n, strings.Join(copies, ", ")))
+		default:
+			parts = append(parts, fmt.Sprintf("%d of %d duplicates did the work again (copies %s)", len(copies), n, strings.Join(copies, ", ")))
+		}
 		for k, name := range r.c.Probes {
 			if !last.vals[k].Equal(fr.after.vals[k]) {
 				parts = append(parts, fmt.Sprintf("%s ended at %s (want %s)%s", name, last.vals[k], fr.after.vals[k], columnHint(fr.after.vals[k], last.vals[k])))

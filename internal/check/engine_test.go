@@ -258,7 +258,7 @@ func TestRunPhasesInRegistryOrder(t *testing.T) {
 	for _, p := range c.Deliveries[0].Phases {
 		got = append(got, p.Phase)
 	}
-	if want := []string{"first", "dups", "burst", "lost", "tamper", "latency", "crash"}; !slices.Equal(got, want) {
+	if want := []string{"first", "dups", "tamper", "burst", "lost", "latency", "crash"}; !slices.Equal(got, want) {
 		t.Errorf("phases %v, want %v", got, want)
 	}
 	if c.Order != nil {
@@ -462,15 +462,17 @@ func TestObserverSeesEveryStep(t *testing.T) {
 	for _, e := range rec.ends {
 		done = append(done, e.Result.Phase)
 	}
-	if want := []string{"first", "dups", "burst", "lost", "tamper", "latency"}; !slices.Equal(started, want) || !slices.Equal(done, want) {
+	if want := []string{"first", "dups", "tamper", "burst", "lost", "latency"}; !slices.Equal(started, want) || !slices.Equal(done, want) {
 		t.Errorf("started %v, done %v, want %v", started, done, want)
 	}
 	var steps []string
 	for _, s := range rec.steps {
 		steps = append(steps, s.Phase)
 	}
-	// first, 2 dups, the control event, 2 burst rounds, 2 lost trials, 2 tampered copies
-	if want := []string{"first", "dups", "dups", "control", "burst", "burst", "lost", "lost", "tamper", "tamper"}; !slices.Equal(steps, want) {
+	// first, 2 dups, 2 tampered copies (tamper must change nothing: it runs
+	// before the phases that make work), the control event, 2 burst rounds,
+	// 2 lost trials
+	if want := []string{"first", "dups", "dups", "tamper", "tamper", "control", "burst", "burst", "lost", "lost"}; !slices.Equal(steps, want) {
 		t.Errorf("steps %v, want %v", steps, want)
 	}
 	sent := 1 // the control event
@@ -485,7 +487,7 @@ func TestObserverSeesEveryStep(t *testing.T) {
 	if rec.reads == 0 || len(rec.notes) == 0 || rec.notes[0].Kind != NoteAdded || !strings.Contains(rec.notes[0].Text, "control event") {
 		t.Errorf("readings %d, notes %+v", rec.reads, rec.notes)
 	}
-	if b := rec.steps[4]; len(b.Attempts) != 5 || b.Status != report.Pass || b.N != 1 {
+	if b := rec.steps[6]; len(b.Attempts) != 5 || b.Status != report.Pass || b.N != 1 {
 		t.Errorf("burst step: %+v", b)
 	}
 }

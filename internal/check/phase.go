@@ -2,6 +2,8 @@ package check
 
 import (
 	"context"
+	"fmt"
+	"strings"
 
 	"github.com/hookreplay/hookreplay/internal/report"
 )
@@ -10,10 +12,10 @@ import (
 const (
 	PhaseFirst   = "first"
 	PhaseDups    = "dups"
+	PhaseTamper  = "tamper"
 	PhaseBurst   = "burst"
 	PhaseLost    = "lost"
 	PhaseOrder   = "order"
-	PhaseTamper  = "tamper"
 	PhaseLatency = "latency"
 	PhaseCrash   = "crash"
 )
@@ -57,14 +59,16 @@ var phases = []phase{
 		return fr.res, nil
 	}},
 	{name: PhaseDups, afterFirst: true, delivery: (*runner).dups},
+	// tamper must change nothing: it runs before the phases that make a
+	// lot of work, so no tail of theirs lands in its readings.
+	{name: PhaseTamper, afterFirst: true, fresh: true, delivery: (*runner).tamper, needs: []Requirement{
+		{Need: InputSecret, Why: "to sign the copies it tampers with"},
+	}},
 	{name: PhaseBurst, afterFirst: true, fresh: true, control: true, delivery: (*runner).burst},
 	{name: PhaseLost, afterFirst: true, fresh: true, control: true, delivery: (*runner).lost},
 	{name: PhaseOrder, all: (*runner).order, needs: []Requirement{
 		{Need: InputTwoDeliveries},
 		{Need: InputReset, Why: "to restore the handler's state before each ordering"},
-	}},
-	{name: PhaseTamper, afterFirst: true, fresh: true, delivery: (*runner).tamper, needs: []Requirement{
-		{Need: InputSecret, Why: "to sign the copies it tampers with"},
 	}},
 	{name: PhaseLatency, delivery: (*runner).latency},
 	{name: PhaseCrash, afterFirst: true, fresh: true, control: true, delivery: (*runner).crash, needs: []Requirement{
@@ -201,6 +205,12 @@ func (r *runner) deliveryPhase(ctx context.Context, p phase, d *Delivery, fr *fi
 	default:
 		r.phaseStarted(d, p.name)
 		var err error
+		if res, err = r.stillArriving(ctx, d, p); err != nil {
+			return nil, err
+		}
+		if res != nil {
+			break
+		}
 		if res, err = p.delivery(r, ctx, d, fr); err != nil {
 			return nil, err
 		}
@@ -238,4 +248,21 @@ func (r *runner) all(ctx context.Context) error {
 		r.c.Order = res
 	}
 	return nil
+}
+
+// stillArriving waits, before phase p sends anything, until the probes are
+// quiet, so that nothing an earlier phase caused is charged to p. When they
+// are still changing at the longest settle time it returns p's result:
+// not judged, never failed. Phases that send nothing (latency) do not wait.
+func (r *runner) stillArriving(ctx context.Context, d *Delivery, p phase) (*report.PhaseResult, error) {
+	if p.name == PhaseLatency {
+		return nil, nil
+	}
+	q, err := r.readQuiet(ctx, d, p.name, "quiet before the phase")
+	if err != nil || len(q.unsettled) == 0 {
+		return nil, err
+	}
+	return &report.PhaseResult{Phase: p.name, Status: report.NotJudged, Statuses: map[string]int{},
+		Message: fmt.Sprintf("not judged: effects of earlier phases are still arriving (%s still changing after %s %s): nothing was sent, so nothing is charged to %s; raise %s if the handler's work takes that long",
+			strings.Join(q.unsettled, "; "), r.name(InputSettleMax), report.Duration(r.o.SettleMax), p.name, r.name(InputSettleMax))}, nil
 }

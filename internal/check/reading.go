@@ -20,6 +20,72 @@ type reading struct {
 	// lastChange is when a probe last changed while this reading waited
 	// (zero when none did).
 	lastChange time.Time
+	// unsettled names the probes still changing when --settle-max ran out
+	// (the values are the last ones read then).
+	unsettled []string
+}
+
+// minQuiet is the shortest quiet period a learned settle comes down to: a
+// few probe polls, enough for a handler whose effects all land before it
+// answers.
+const minQuiet = 100 * time.Millisecond
+
+// sent marks the end of a send: the handler may be working from now on.
+func (r *runner) sent() {
+	r.lastSent.Store(time.Now().UnixNano())
+	r.gen.Add(1)
+}
+
+// readQuiet is read for the reading a phase or trial starts from: when
+// nothing was sent (and no reset run) since the last settled reading, the
+// probes have already been seen quiet, so that reading is recorded again at
+// point instead of waiting for another quiet period.
+//
+// One read confirms it: a probe that moved meanwhile (work of an earlier
+// phase still landing) makes it wait for a quiet period after all.
+func (r *runner) readQuiet(ctx context.Context, d *Delivery, phase, point string) (reading, error) {
+	if r.lastQuiet != nil && r.quietGen == r.gen.Load() {
+		vals, err := probe.ReadAll(ctx, r.o.Probes)
+		if err != nil {
+			if ctx.Err() != nil {
+				return reading{}, ctx.Err()
+			}
+			return reading{}, &SetupError{Err: err}
+		}
+		if !sameValues(vals, r.lastQuiet.vals) {
+			r.lastQuiet = nil
+			return r.read(ctx, d, phase, point)
+		}
+		rd := *r.lastQuiet
+		rd.at, rd.lastChange = time.Now(), time.Time{}
+		if err := r.storeReading(ctx, d, phase, point, rd); err != nil {
+			return reading{}, err
+		}
+		return rd, nil
+	}
+	return r.read(ctx, d, phase, point)
+}
+
+// peek reads every probe once, without waiting for them to settle, and
+// records the values at point: right after a copy a synchronous handler
+// answered, it tells which copy did the work; a settled reading after the
+// last copy catches what lands later.
+func (r *runner) peek(ctx context.Context, d *Delivery, phase, point string) (reading, error) {
+	vals, err := probe.ReadAll(ctx, r.o.Probes)
+	if err != nil {
+		if ctx.Err() != nil {
+			return reading{}, ctx.Err()
+		}
+		return reading{}, &SetupError{Err: err}
+	}
+	rd := reading{vals: vals, at: time.Now()}
+	if r.o.Sink != nil {
+		rd.sinkLen = r.o.Sink.Len()
+	}
+	if err := r.storeReading(ctx, d, phase, point, rd); err != nil {
+		return reading{}, err
+	}
+	return rd, nil
 }
 
 // read settles the probes and records the values at point.
@@ -36,6 +102,7 @@ func (r *runner) readChanged(ctx context.Context, d *Delivery, phase, point stri
 
 func (r *runner) readUntil(ctx context.Context, d *Delivery, phase, point string, from *reading) (reading, error) {
 	start := time.Now()
+	gen := r.gen.Load()
 	var seen time.Time
 	if from != nil {
 		for {
@@ -68,9 +135,14 @@ func (r *runner) readUntil(ctx context.Context, d *Delivery, phase, point string
 		max = quiet
 	}
 	vals, last, err := probe.SettleAt(ctx, r.o.Probes, quiet, max)
+	var unsettled []string
 	if err != nil {
 		var ns *probe.NotSettledError
 		if errors.As(err, &ns) {
+			unsettled = ns.Probes
+			if len(unsettled) == 0 { // changed within the last poll, not the last settle
+				unsettled = r.c.Probes
+			}
 			r.note("probes were still changing after %s %s (%s); values read then were used", r.name(InputSettleMax), r.o.SettleMax, strings.Join(ns.Probes, "; "))
 		} else if ctx.Err() != nil {
 			return reading{}, ctx.Err()
@@ -78,7 +150,7 @@ func (r *runner) readUntil(ctx context.Context, d *Delivery, phase, point string
 			return reading{}, &SetupError{Err: err}
 		}
 	}
-	rd := reading{vals: vals, at: time.Now(), lastChange: seen}
+	rd := reading{vals: vals, at: time.Now(), lastChange: seen, unsettled: unsettled}
 	if last.After(seen) {
 		rd.lastChange = last
 	}
@@ -88,11 +160,16 @@ func (r *runner) readUntil(ctx context.Context, d *Delivery, phase, point string
 	if err := r.storeReading(ctx, d, phase, point, rd); err != nil {
 		return reading{}, err
 	}
+	if unsettled == nil {
+		q := rd
+		r.lastQuiet, r.quietGen = &q, gen
+	}
 	return rd, nil
 }
 
 // calibrate keeps watching the probes after rd, the settled reading after a
-// copy sent at sent, for an extended window (4 × --settle, at least 1 s,
+// copy sent at sent, for an extended window after the last change seen (4 ×
+// --settle, at least 1 s,
 // within --settle-max): effects of one event that land further apart than
 // --settle (a credit now, a receipt email from a slow API later) are still
 // part of that event's effect. It learns how long the effects took (sending
@@ -102,17 +179,23 @@ func (r *runner) readUntil(ctx context.Context, d *Delivery, phase, point string
 //
 // The control event (a second sample) is watched as long only when the
 // first delivery's effects already took longer than --settle; for a handler
-// whose effects land at once it watches 2 × --settle.
+// whose effects land at once it watches 2 × the effective settle.
 func (r *runner) calibrate(ctx context.Context, d *Delivery, phase, point string, sent time.Time, rd reading) (reading, error) {
 	window := 4 * r.o.Settle
 	if window < time.Second {
 		window = time.Second
 	}
 	if phase == "control" && r.effDur < r.o.Settle {
-		window = 2 * r.o.Settle
+		window = 2 * r.effSettle
 	}
 	limit := sent.Add(r.o.SettleMax)
-	deadline := time.Now().Add(window)
+	// The settled reading already watched since the last change it saw:
+	// the window counts from there (from the reading when nothing moved).
+	from := rd.at
+	if !rd.lastChange.IsZero() {
+		from = rd.lastChange
+	}
+	deadline := from.Add(window)
 	if deadline.After(limit) {
 		deadline = limit
 	}
@@ -147,18 +230,35 @@ func (r *runner) calibrate(ctx context.Context, d *Delivery, phase, point string
 		}
 	}
 	if !last.IsZero() {
-		if dur := last.Sub(sent); dur > r.effDur {
-			r.effDur = dur
-			eff := r.o.Settle + dur
-			if eff > r.o.SettleMax {
-				eff = r.o.SettleMax
-			}
-			if eff > r.effSettle {
-				r.effSettle = eff
-			}
-		}
+		r.learn(last.Sub(sent))
 	}
 	return cur, nil
+}
+
+// learn takes dur, how long one event's effects took from sending to the
+// last probe change, into the quiet period every later reading waits for.
+// Effects slower than --settle lengthen it to --settle + dur. Faster ones,
+// when the settle was not given (LearnSettle), shorten it to 3 × the slowest
+// seen (at least minQuiet): a handler whose work is done when it answers is
+// not waited on for the default's sake.
+func (r *runner) learn(dur time.Duration) {
+	if dur <= r.effDur && r.learned {
+		return
+	}
+	if dur > r.effDur {
+		r.effDur = dur
+	}
+	r.learned = true
+	eff := r.o.Settle + r.effDur
+	if r.o.LearnSettle {
+		if short := max(minQuiet, 3*r.effDur); short < r.o.Settle {
+			eff = short
+		}
+	}
+	if eff > r.o.SettleMax {
+		eff = r.o.SettleMax
+	}
+	r.effSettle = eff // effDur only grows, so eff does
 }
 
 func (r *runner) pollInterval() time.Duration {
@@ -193,8 +293,8 @@ func (r *runner) quiet() time.Duration {
 	if last := r.lastSent.Load(); last != 0 {
 		q -= time.Since(time.Unix(0, last))
 	}
-	if q < r.o.Settle {
-		q = r.o.Settle
+	if floor := min(r.o.Settle, r.effSettle); q < floor {
+		q = floor
 	}
 	return q
 }

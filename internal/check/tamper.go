@@ -25,7 +25,7 @@ func (r *runner) tamper(ctx context.Context, d *Delivery, fr *firstResult) (*rep
 	if len(copies) == 0 {
 		return skipped(ph, why), nil
 	}
-	prev, err := r.read(ctx, d, PhaseTamper, "before")
+	prev, err := r.readQuiet(ctx, d, PhaseTamper, "before")
 	if err != nil {
 		return nil, err
 	}
@@ -38,7 +38,7 @@ func (r *runner) tamper(ctx context.Context, d *Delivery, fr *firstResult) (*rep
 		}
 		countStatuses(ph.Statuses, a)
 		ph.Attempts++
-		cur, err := r.read(ctx, d, PhaseTamper, fmt.Sprintf("after copy %d", i+1))
+		cur, err := r.peek(ctx, d, PhaseTamper, fmt.Sprintf("after copy %d", i+1))
 		if err != nil {
 			return nil, err
 		}
@@ -49,6 +49,12 @@ func (r *runner) tamper(ctx context.Context, d *Delivery, fr *firstResult) (*rep
 		prev = cur
 		r.step(Step{Phase: PhaseTamper, DeliveryID: d.ID, N: i + 1, What: t.what, Attempts: []store.Attempt{a}})
 	}
+	last, err := r.read(ctx, d, PhaseTamper, "after the last copy")
+	if err != nil {
+		return nil, err
+	}
+	r.judgeLateTampered(ph, prev, last)
+	ph.Effects = append(ph.Effects, r.effects(ctx, d, PhaseTamper, prev, last)...)
 	ph.Duration = time.Since(start)
 	var whats []string
 	for _, t := range copies {
@@ -132,6 +138,19 @@ func (r *runner) judgeTampered(ph *report.PhaseResult, n int, t tamperedCopy, a 
 		return false
 	}
 	return true
+}
+
+// judgeLateTampered adds a violation for every probe that changed after the
+// last forged copy's peek (prev) until the settled reading (last): work
+// the handler did after answering a forged copy.
+func (r *runner) judgeLateTampered(ph *report.PhaseResult, prev, last reading) {
+	for k, name := range r.c.Probes {
+		if last.vals[k].Equal(prev.vals[k]) {
+			continue
+		}
+		ph.Violations = append(ph.Violations, report.Violation{Probe: name, Before: prev.vals[k].String(), After: last.vals[k].String(), Want: prev.vals[k].String(),
+			Message: fmt.Sprintf("after the forged copies were answered, %s changed from %s to %s: the handler acted on a forged copy after answering it (its signature check does not guard the work it queues)", name, prev.vals[k], last.vals[k])})
+	}
 }
 
 // tamperBody changes one byte of body, keeping JSON valid and the event id

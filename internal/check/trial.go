@@ -28,6 +28,7 @@ type additivity struct {
 // (the control) changed the probes exactly as the first did.
 func (r *runner) exactJudgement(ctx context.Context, d *Delivery, fr *firstResult) (bool, error) {
 	if r.o.ResetCmd != "" {
+		r.gen.Add(1)
 		return true, r.reset(ctx)
 	}
 	ad := r.additive[d.ID]
@@ -43,7 +44,7 @@ func (r *runner) exactJudgement(ctx context.Context, d *Delivery, fr *firstResul
 	if !ok {
 		return false, nil
 	}
-	before, err := r.read(ctx, d, "control", "before")
+	before, err := r.readQuiet(ctx, d, "control", "before")
 	if err != nil {
 		return false, err
 	}
@@ -107,7 +108,7 @@ func (r *runner) startTrial(ctx context.Context, d *Delivery, fr *firstResult, p
 	if !ok {
 		return nil, why, nil
 	}
-	before, err := r.read(ctx, d, phase, point)
+	before, err := r.readQuiet(ctx, d, phase, point)
 	if err != nil {
 		return nil, "", err
 	}
@@ -189,7 +190,8 @@ func (r *runner) freshReason(d *Delivery) string {
 }
 
 func (r *runner) send(ctx context.Context, req *message.Request, opt replay.SendOptions) store.Attempt {
+	r.gen.Add(1)
 	a := replay.Send(ctx, r.target, req, opt)
-	r.lastSent.Store(time.Now().UnixNano())
+	r.sent()
 	return a
 }

@@ -1,0 +1,62 @@
+package check
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/hookreplay/hookreplay/internal/report"
+)
+
+// tailObserver starts a tail of work (the handler's effect growing every
+// 5 ms for tail) when the first phase is done: effects of the first phase
+// still arriving when the next one starts.
+type tailObserver struct {
+	NopObserver
+	h    *handler
+	tail time.Duration
+}
+
+func (o tailObserver) PhaseDone(e PhaseEnd) {
+	if e.Result.Phase != PhaseFirst {
+		return
+	}
+	o.h.effect.Add(1) // the tail has begun when the next phase starts
+	go func() {
+		for end := time.Now().Add(o.tail); time.Now().Before(end); time.Sleep(5 * time.Millisecond) {
+			o.h.effect.Add(1)
+		}
+	}()
+}
+
+// A phase that starts while effects of an earlier one are still arriving at
+// --settle-max is not judged, and nothing is charged to it.
+func TestPhaseNotJudgedWhileEarlierEffectsArrive(t *testing.T) {
+	h, u := newHandler(t, "correct")
+	o := options(h, u, delivery(t, 1, 4900))
+	o.Settle = 30 * time.Millisecond // several of the tail's steps
+	o.Phases = []string{PhaseFirst, PhaseDups}
+	o.Observer = tailObserver{h: h, tail: 600 * time.Millisecond}
+	c := run(t, o)
+	d := phaseOf(t, c, PhaseDups)
+	if d.Status != report.NotJudged || !strings.Contains(d.Message, "effects of earlier phases are still arriving") || d.Attempts != 0 {
+		t.Fatalf("dups: want not judged, nothing sent: %s %q (%d copies)", d.Status, d.Message, d.Attempts)
+	}
+	if c.Verdict == report.VerdictFail {
+		t.Fatalf("verdict %s: a tail of earlier work is no violation", c.Verdict)
+	}
+}
+
+// Once the tail has ended, the next phase is judged as usual: quiet waits
+// are shared, not skipped.
+func TestPhaseJudgedOnceQuietAgain(t *testing.T) {
+	h, u := newHandler(t, "correct")
+	o := options(h, u, delivery(t, 1, 4900))
+	o.Settle, o.SettleMax = 30*time.Millisecond, 2*time.Second
+	o.Phases = []string{PhaseFirst, PhaseDups}
+	o.Observer = tailObserver{h: h, tail: 100 * time.Millisecond}
+	c := run(t, o)
+	if d := phaseOf(t, c, PhaseDups); d.Status != report.Pass {
+		t.Fatalf("dups: %s %q", d.Status, d.Message)
+	}
+}
