@@ -46,12 +46,14 @@ type checkOptions struct {
 	// SettleSet: --settle was given, so the quiet period is not learned.
 	SettleSet bool
 	SettleMax time.Duration
-	Seed      int64
-	SeedSet   bool
-	Insecure  bool
-	Reports   []string
-	JSON      bool
-	Quiet     bool
+	// MaxTime bounds the whole run (--max-time).
+	MaxTime  time.Duration
+	Seed     int64
+	SeedSet  bool
+	Insecure bool
+	Reports  []string
+	JSON     bool
+	Quiet    bool
 
 	// secrets are every secret the flags hold (the signing secret, the DSN
 	// password, passwords and tokens in --probe-http URLs), hidden wherever
@@ -121,6 +123,9 @@ effect of the first delivery).`,
 	o.addEventIDFlag(fl, "check")
 	fl.StringArrayVar(&o.From, "from", nil, "read deliveries from a JSONL file written by 'hookreplay export --format jsonl' (repeatable)")
 	checkEngineFlags(fl, o, &phases)
+	// Not --timeout: that name is kept for a per-request timeout, as
+	// replay and send use it.
+	fl.DurationVar(&o.MaxTime, "max-time", defaultCheckMaxTime, "stop the whole run after this long (exit 2), writing the reports of what was judged so far")
 	fl.StringArrayVar(&o.Reports, "report", nil, "also write a report: json=PATH, junit=PATH, markdown=PATH, text=PATH (repeatable; PATH - is stdout, instead of the text report)")
 	fl.BoolVar(&o.JSON, "json", false, "print the JSON report on stdout instead of text")
 	fl.BoolVarP(&o.Quiet, "quiet", "q", false, "no progress lines on stderr")
@@ -255,7 +260,7 @@ func checkValidateEngine(o *checkOptions) (*url.URL, error) {
 		flag string
 		v    time.Duration
 		lo   time.Duration
-	}{{"--settle", o.Settle, 1}, {"--settle-max", o.SettleMax, 1}, {"--provider-timeout", o.ProviderTimeout, 0}} {
+	}{{"--settle", o.Settle, 1}, {"--settle-max", o.SettleMax, 1}, {"--provider-timeout", o.ProviderTimeout, 0}, {"--max-time", o.MaxTime, 0}} {
 		if err := durationFlagIn(d.flag, d.v, d.lo, maxDuration); err != nil {
 			return nil, err
 		}
@@ -280,6 +285,10 @@ func hostPort(u *url.URL) string {
 	return net.JoinHostPort(u.Hostname(), "80")
 }
 
+// defaultCheckMaxTime is --max-time's default: generous, so that only a run
+// that is stuck is stopped.
+const defaultCheckMaxTime = 10 * time.Minute
+
 func checkRun(ctx context.Context, o *checkOptions) error {
 	if ctx == nil {
 		ctx = context.Background()
@@ -299,12 +308,35 @@ func checkRun(ctx context.Context, o *checkOptions) error {
 	}
 	var obs check.Observer
 	if !o.Quiet {
-		obs = checkProgress{w: o.IO.ErrOut}
+		hb := newHeartbeat(o.IO.ErrOut, heartbeatEvery)
+		defer hb.stop()
+		obs = checkProgress{w: hb, hb: hb}
 	}
+	if o.MaxTime <= 0 {
+		o.MaxTime = defaultCheckMaxTime
+	}
+	ctx, cancel := context.WithTimeout(ctx, o.MaxTime)
+	defer cancel()
 	c, err := checkEngine(ctx, o, u, st, ds, obs)
-	if err != nil {
+	if err != nil && c == nil {
 		return err
 	}
+	if werr := checkWriteReports(o, c); werr != nil {
+		return werr
+	}
+	if err != nil {
+		// Stopped part way: the reports above hold what was judged.
+		return err
+	}
+	if code := report.ExitCode(c.Verdict); code != 0 {
+		return silentExit(code)
+	}
+	return nil
+}
+
+// checkWriteReports writes c as the flags ask: the text report (or --json)
+// on stdout, and every --report.
+func checkWriteReports(o *checkOptions, c *report.Check) error {
 	// A --report FORMAT=- takes stdout instead of the text report, so stdout
 	// always holds one document.
 	toStdout := false
@@ -329,9 +361,6 @@ func checkRun(ctx context.Context, o *checkOptions) error {
 		if err := t.Write(o.IO.Out, c); err != nil {
 			return setupErr("--report %s: %v", r, err)
 		}
-	}
-	if code := report.ExitCode(c.Verdict); code != 0 {
-		return silentExit(code)
 	}
 	return nil
 }
@@ -372,12 +401,15 @@ func checkEngine(ctx context.Context, o *checkOptions, u *url.URL, st *store.Sto
 	}
 	c, err := check.Run(ctx, opts)
 	if err != nil {
+		if errors.Is(ctx.Err(), context.DeadlineExceeded) {
+			return c, setupErr("the check ran longer than --max-time %s and was stopped; the reports hold what was judged until then", report.Duration(o.MaxTime))
+		}
 		if ctx.Err() != nil {
 			// Interrupted: whatever failed on the way out (a store write
 			// with the cancelled context) is not the error to report.
 			return nil, context.Canceled
 		}
-		return nil, checkErr(err)
+		return c, checkErr(err)
 	}
 	return c, nil
 }

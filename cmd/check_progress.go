@@ -7,8 +7,11 @@ import (
 	"io"
 	"slices"
 	"strings"
+	"sync"
+	"time"
 
 	"github.com/hookreplay/hookreplay/internal/check"
+	"github.com/hookreplay/hookreplay/internal/report"
 	"github.com/hookreplay/hookreplay/internal/store"
 )
 
@@ -17,6 +20,16 @@ import (
 type checkProgress struct {
 	check.NopObserver
 	w io.Writer
+	// hb, when set, is w: it prints a line when nothing was printed for a
+	// while, naming the phase the run is in.
+	hb *heartbeat
+}
+
+// PhaseStarted tells the heartbeat which phase the run is in.
+func (p checkProgress) PhaseStarted(s check.PhaseStart) {
+	if p.hb != nil {
+		p.hb.phase(s)
+	}
 }
 
 var _ check.Observer = checkProgress{}
@@ -114,6 +127,8 @@ func checkErrText(err error) string {
 		sec *check.SecretError
 		re  *check.ResetError
 		nl  *check.NotListeningError
+		cs  *check.CapturedSignatureError
+		rj  *check.RejectedError
 	)
 	switch {
 	case errors.As(err, &sv):
@@ -126,6 +141,14 @@ func checkErrText(err error) string {
 		return fmt.Sprintf("--secret cannot sign delivery %d (%s): %v", sec.DeliveryID, sec.Provider, sec.Err)
 	case errors.As(err, &re):
 		return fmt.Sprintf("--reset-cmd: %v", re.Err)
+	case errors.As(err, &cs):
+		return fmt.Sprintf("delivery %d's captured %s signature does not verify with --secret (%s): give the secret the provider signs this endpoint's deliveries with", cs.DeliveryID, cs.Provider, cs.Reason)
+	case errors.As(err, &rj):
+		body := ""
+		if rj.Body != "" {
+			body = ": " + rj.Body
+		}
+		return fmt.Sprintf("the handler rejected a correctly signed copy of delivery %d (answered %d%s): check that --secret is the handler's signing secret and --to its webhook route", rj.DeliveryID, rj.Status, body)
 	case errors.As(err, &nl):
 		return fmt.Sprintf("nothing is listening at %s (%s): start the handler, or give --serve CMD", nl.Target, nl.Err)
 	}
@@ -188,4 +211,74 @@ func checkNeedErr(phase string, req check.Requirement) error {
 		why = req.Usage
 	}
 	return usageErr("phase %s needs %s", phase, strings.TrimSpace(name+" "+why))
+}
+
+// heartbeatEvery is how long the progress may stay silent before a line
+// says the check is still running.
+const heartbeatEvery = 10 * time.Second
+
+// heartbeat is the progress lines' writer: when nothing was written for
+// every, it writes "still checking: …" so that no run is silent for minutes.
+type heartbeat struct {
+	w     io.Writer
+	every time.Duration
+	done  chan struct{}
+	wg    sync.WaitGroup
+
+	mu    sync.Mutex
+	last  time.Time
+	start time.Time
+	where string
+}
+
+func newHeartbeat(w io.Writer, every time.Duration) *heartbeat {
+	h := &heartbeat{w: w, every: every, done: make(chan struct{}), last: time.Now(), start: time.Now()}
+	h.wg.Add(1)
+	go h.loop()
+	return h
+}
+
+func (h *heartbeat) Write(b []byte) (int, error) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.last = time.Now()
+	return h.w.Write(b)
+}
+
+func (h *heartbeat) phase(s check.PhaseStart) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.where = s.Phase
+	if s.DeliveryID != 0 {
+		h.where = fmt.Sprintf("%s of delivery %d", s.Phase, s.DeliveryID)
+	}
+}
+
+func (h *heartbeat) loop() {
+	defer h.wg.Done()
+	t := time.NewTicker(h.every / 4)
+	defer t.Stop()
+	for {
+		select {
+		case <-h.done:
+			return
+		case <-t.C:
+		}
+		h.mu.Lock()
+		if time.Since(h.last) >= h.every {
+			where := h.where
+			if where == "" {
+				where = "starting"
+			}
+			fmt.Fprintf(h.w, "…        still checking: %s (%s since the last line, %s in all)\n", where, report.Duration(time.Since(h.last)), report.Duration(time.Since(h.start)))
+			h.last = time.Now()
+		}
+		h.mu.Unlock()
+	}
+}
+
+// stop ends the heartbeat and waits for it.
+func (h *heartbeat) stop() {
+	close(h.done)
+	h.wg.Wait()
 }

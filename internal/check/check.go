@@ -101,12 +101,14 @@ type Options struct {
 const defaultProviderTimeout = 10 * time.Second
 
 type runner struct {
-	o        Options
-	obs      Observer
-	c        *report.Check
-	runID    int64
-	target   replay.Target
-	answers  []time.Duration
+	o       Options
+	obs     Observer
+	c       *report.Check
+	runID   int64
+	target  replay.Target
+	answers []time.Duration
+	// answered holds each delivery's answered copies, for latency.
+	answered map[int64][]store.Attempt
 	rng      *rand.Rand
 	additive map[int64]*additivity
 	// firstLat is the first delivery's first answer's latency.
@@ -131,7 +133,9 @@ type runner struct {
 }
 
 // Run performs the check and returns its report. A *SetupError (or a context
-// error) means no verdict could be reached.
+// error) means no verdict could be reached; when the run had started judging,
+// the report of what it judged comes with it (verdict error, the phase it
+// stopped in marked error), else the report is nil.
 func Run(ctx context.Context, o Options) (*report.Check, error) {
 	if len(o.Deliveries) == 0 {
 		return nil, setupf("no delivery to check")
@@ -155,7 +159,14 @@ func Run(ctx context.Context, o Options) (*report.Check, error) {
 	r.settleNote()
 	if err != nil {
 		r.failRun(ctx, err)
-		return nil, err
+		if len(r.c.Deliveries) == 0 && r.c.Order == nil {
+			return nil, err
+		}
+		// The run stopped part way: its report holds what was judged, the
+		// phase it stopped in marked error, for the caller to write out.
+		r.c.Latency = r.latencySummary()
+		r.c.Verdict = report.VerdictError
+		return r.c, err
 	}
 	r.c.Latency = r.latencySummary()
 	r.c.Verdict = r.c.ComputeVerdict()
@@ -186,7 +197,7 @@ func withDefaults(o Options) Options {
 }
 
 func newRunner(o Options) *runner {
-	r := &runner{o: o, obs: o.Observer, rng: rand.New(rand.NewSource(o.Seed)), additive: map[int64]*additivity{}, effSettle: o.Settle}
+	r := &runner{o: o, obs: o.Observer, rng: rand.New(rand.NewSource(o.Seed)), additive: map[int64]*additivity{}, answered: map[int64][]store.Attempt{}, effSettle: o.Settle}
 	r.c = &report.Check{SchemaVersion: report.SchemaVersion, Target: o.Target.String(), StartedAt: time.Now(),
 		Options: o.RunOptions}
 	for _, p := range o.Probes {
@@ -303,10 +314,12 @@ func (r *runner) run(ctx context.Context) error {
 			continue
 		}
 		dr, err := r.delivery(ctx, d)
+		if dr != nil {
+			r.c.Deliveries = append(r.c.Deliveries, *dr)
+		}
 		if err != nil {
 			return err
 		}
-		r.c.Deliveries = append(r.c.Deliveries, *dr)
 	}
 	return r.all(ctx)
 }
@@ -349,6 +362,34 @@ func checkSecret(o Options) error {
 		if _, err := verify.Resign(d.Req, d.Provider, o.Secret, time.Now(), verify.Options{URL: replay.FullURL(o.Target, d.Req.Target)}); err != nil {
 			return &SetupError{Err: &SecretError{DeliveryID: d.ID, Provider: d.Provider, Err: err}}
 		}
+		if err := capturedSignature(d, o.Secret); err != nil {
+			return &SetupError{Err: err}
+		}
 	}
 	return nil
+}
+
+// capturedSignature verifies d's own captured signature with secret, its
+// age aside: a mismatch means the secret is not the provider's. Deliveries
+// without a signature header, and schemes that sign the URL the provider
+// posted to (unknown here, behind a proxy), are not judged.
+func capturedSignature(d Delivery, secret string) error {
+	s, err := verify.SchemeFor(d.Provider)
+	if err != nil || s.SignsURL() {
+		return nil
+	}
+	signed := false
+	for _, h := range s.SignatureHeaders() {
+		if d.Req.Headers.Get(h) != "" {
+			signed = true
+		}
+	}
+	if !signed {
+		return nil
+	}
+	res, err := verify.Verify(d.Req, d.Provider, secret, verify.Options{Tolerance: -1})
+	if err != nil || res.Valid {
+		return nil // a secret the scheme cannot use is SecretError's
+	}
+	return &CapturedSignatureError{DeliveryID: d.ID, Provider: d.Provider, Reason: res.Reason}
 }

@@ -182,3 +182,38 @@ func (e *ServeError) Error() string {
 
 // Unwrap returns the underlying error.
 func (e *ServeError) Unwrap() error { return e.Err }
+
+// CapturedSignatureError is a delivery whose own captured signature does not
+// verify with the secret given: the secret is not the one the provider
+// signed with, so every re-signed copy would carry a signature the handler
+// rejects.
+type CapturedSignatureError struct {
+	DeliveryID int64
+	Provider   string
+	Reason     string
+}
+
+func (e *CapturedSignatureError) Error() string {
+	return fmt.Sprintf("delivery %d's captured %s signature does not verify with the secret given (%s): it is not the secret the delivery was signed with", e.DeliveryID, e.Provider, e.Reason)
+}
+
+// RejectedError is a handler that refused a correctly re-signed first copy
+// (Status 400, 401 or 403) without any effect: a wrong secret or a wrong
+// route, not a handler bug. Body is the start of its answer, escaped.
+type RejectedError struct {
+	DeliveryID int64
+	Status     int
+	Body       string
+}
+
+func (e *RejectedError) Error() string {
+	return fmt.Sprintf("the handler rejected a correctly signed copy of delivery %d (answered %d%s): check that the secret is the handler's signing secret and the URL its webhook route", e.DeliveryID, e.Status, bodyText(e.Body))
+}
+
+// bodyText is ": BODY" for an answer body worth showing, else "".
+func bodyText(b string) string {
+	if b == "" {
+		return ""
+	}
+	return ": " + b
+}

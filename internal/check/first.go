@@ -3,6 +3,7 @@ package check
 import (
 	"context"
 	"fmt"
+	"strconv"
 	"strings"
 	"time"
 
@@ -114,6 +115,10 @@ func (r *runner) judgeFirst(ctx context.Context, d *Delivery, fr *firstResult) e
 		ph.Message = "the handler did not answer the first copy"
 		fr.why = "the first copy got no answer"
 		fr.usable = changed
+	case rejectsSignature(a.Status) && !changed && r.o.Secret != "" && verify.Recognised(d.Provider):
+		// Re-signed with the secret given, and refused without effect: the
+		// secret or the route is wrong, not the handler.
+		return &SetupError{Err: &RejectedError{DeliveryID: d.ID, Status: a.Status, Body: answerBody(a)}}
 	case !is2xx(a.Status) && !changed && r.o.Secret == "" && verify.Recognised(d.Provider):
 		ph.Status = report.Inconclusive
 		ph.Message = r.staleSignatureMessage(d, a.Status)
@@ -167,4 +172,28 @@ func (r *runner) noEffectMessage(d *Delivery, fresh bool) string {
 		m += fmt.Sprintf("; a handler that ignores %s events (answers 2xx and does nothing) has nothing to prove for this delivery: check a delivery of a type it acts on", d.EventType)
 	}
 	return m
+}
+
+// rejectsSignature reports whether status is how handlers refuse a request
+// they do not trust: 400, 401 or 403.
+func rejectsSignature(status int) bool {
+	return status == 400 || status == 401 || status == 403
+}
+
+// maxBodyShown bounds the answer body quoted in a message.
+const maxBodyShown = 200
+
+// answerBody is the start of a's answer body, on one line and escaped
+// (control bytes and invalid UTF-8 quoted), "" when it has none.
+func answerBody(a store.Attempt) string {
+	b := a.ResponseBody
+	if len(b) == 0 {
+		return ""
+	}
+	more := ""
+	if len(b) > maxBodyShown {
+		b, more = b[:maxBodyShown], fmt.Sprintf("… (%d bytes)", len(a.ResponseBody))
+	}
+	q := strconv.Quote(strings.TrimSpace(string(b)))
+	return q + more
 }

@@ -10,34 +10,48 @@ import (
 	"github.com/hookreplay/hookreplay/internal/verify"
 )
 
-// latency judges the first copy's answer time against the provider's
-// timeout; it shows nothing when the first copy was not answered.
+// latency judges the answer times of every copy of d answered so far
+// against the provider's timeout: any answer over it is a violation (the
+// provider gave up and retries), a 95th percentile over half of it a
+// warning. It shows nothing when no copy was answered.
 func (r *runner) latency(_ context.Context, d *Delivery, fr *firstResult) (*report.PhaseResult, error) {
-	if !fr.answered {
+	as := r.answered[d.ID]
+	if len(as) == 0 {
 		return nil, nil
 	}
-	a := fr.att
 	limit := r.providerTimeout(d.Provider)
-	ph := &report.PhaseResult{Phase: PhaseLatency, Attempts: 1}
+	ph := &report.PhaseResult{Phase: PhaseLatency, Attempts: len(as)}
 	src := d.Provider + "'s timeout"
 	if r.o.ProviderTimeout > 0 {
 		src = r.name(InputProviderTimeout)
 	} else if _, ok := verify.ResponseTimeout(d.Provider); !ok {
 		src = "the default timeout (no known timeout for provider " + orGeneric(d.Provider) + "; set " + r.name(InputProviderTimeout) + ")"
 	}
-	lat := roundDur(a.Latency)
+	lats := make([]time.Duration, len(as))
+	for i, a := range as {
+		lats[i] = a.Latency
+		if a.Latency > limit {
+			ph.Violations = append(ph.Violations, report.Violation{Copy: a.Copy, Status: a.Status,
+				Message: fmt.Sprintf("%s copy %d was answered after %s; %s is %s: the provider gives up and retries it", a.Phase, a.Copy, report.Duration(a.Latency), src, report.Duration(limit))})
+		}
+	}
+	sort.Slice(lats, func(i, j int) bool { return lats[i] < lats[j] })
+	p95 := lats[(len(lats)*95+99)/100-1]
+	what := fmt.Sprintf("%d answers: first %s, p95 %s, max %s", len(lats), report.Duration(as[0].Latency), report.Duration(p95), report.Duration(lats[len(lats)-1]))
+	if len(lats) == 1 {
+		what = "the first answer took " + report.Duration(as[0].Latency)
+	}
 	switch {
-	case a.Latency > limit:
+	case len(ph.Violations) > 0:
 		ph.Status = report.Fail
-		ph.Message = fmt.Sprintf("the first answer took %s, over %s %s: the provider gives up and retries", lat, src, limit)
-		ph.Violations = []report.Violation{{Copy: 1, Message: fmt.Sprintf("answered after %s; %s is %s", lat, src, limit)}}
-	case a.Latency > limit/2:
+		ph.Message = fmt.Sprintf("%d of %d answers took longer than %s %s (%s): the provider gives up and retries them", len(ph.Violations), len(lats), src, report.Duration(limit), what)
+	case p95 > limit/2:
 		ph.Status = report.Warn
-		ph.Message = fmt.Sprintf("the first answer took %s, over half of %s %s", lat, src, limit)
+		ph.Message = fmt.Sprintf("%s, over half of %s %s", what, src, report.Duration(limit))
 		ph.Warnings = []string{ph.Message}
 	default:
 		ph.Status = report.Pass
-		ph.Message = fmt.Sprintf("the first answer took %s (%s %s)", lat, src, limit)
+		ph.Message = fmt.Sprintf("%s (%s %s)", what, src, report.Duration(limit))
 	}
 	return ph, nil
 }

@@ -170,7 +170,8 @@ func (r *runner) delivery(ctx context.Context, d Delivery) (*report.DeliveryResu
 	dr := &report.DeliveryResult{DeliveryID: d.ID, Provider: d.Provider, EventID: d.EventID, EventType: d.EventType}
 	fr, err := r.first(ctx, &d)
 	if err != nil {
-		return nil, err
+		dr.Phases = append(dr.Phases, r.errored(PhaseFirst, err))
+		return dr, err
 	}
 	dr.Effect = fr.effect
 	for _, p := range phases {
@@ -179,7 +180,8 @@ func (r *runner) delivery(ctx context.Context, d Delivery) (*report.DeliveryResu
 		}
 		res, err := r.deliveryPhase(ctx, p, &d, fr)
 		if err != nil {
-			return nil, err
+			dr.Phases = append(dr.Phases, r.errored(p.name, err))
+			return dr, err
 		}
 		if res != nil {
 			dr.Phases = append(dr.Phases, *res)
@@ -241,6 +243,8 @@ func (r *runner) all(ctx context.Context) error {
 			r.phaseStarted(nil, p.name)
 			var err error
 			if res, err = p.all(r, ctx); err != nil {
+				res := r.errored(p.name, err)
+				r.c.Order = &res
 				return err
 			}
 		}
@@ -265,4 +269,19 @@ func (r *runner) stillArriving(ctx context.Context, d *Delivery, p phase) (*repo
 	return &report.PhaseResult{Phase: p.name, Status: report.NotJudged, Statuses: map[string]int{},
 		Message: fmt.Sprintf("not judged: effects of earlier phases are still arriving (%s still changing after %s %s): nothing was sent, so nothing is charged to %s; raise %s if the handler's work takes that long",
 			strings.Join(q.unsettled, "; "), r.name(InputSettleMax), report.Duration(r.o.SettleMax), p.name, r.name(InputSettleMax))}, nil
+}
+
+// errored is the result of phase when err ended the run during it: marked
+// error with err's message (worded by Options.ErrorText), so that the
+// reports written for what was judged so far say where and why it stopped.
+func (r *runner) errored(phase string, err error) report.PhaseResult {
+	return report.PhaseResult{Phase: phase, Status: report.Error, Message: "error: " + r.errText(err), Statuses: map[string]int{}}
+}
+
+// errText words err as the caller wants it (Options.ErrorText).
+func (r *runner) errText(err error) string {
+	if r.o.ErrorText != nil {
+		return r.o.ErrorText(err)
+	}
+	return err.Error()
 }

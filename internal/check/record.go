@@ -57,6 +57,9 @@ func (r *runner) record(ctx context.Context, a *store.Attempt, d *Delivery, phas
 	}
 	if a.Err == "" && !a.Lost && a.Status != 0 {
 		r.answers = append(r.answers, a.Latency)
+		if d != nil {
+			r.answered[d.ID] = append(r.answered[d.ID], store.Attempt{Phase: phase, Copy: copyN, Latency: a.Latency, Status: a.Status})
+		}
 	}
 	if r.o.Store != nil {
 		if err := r.o.Store.InsertAttempt(ctx, a); err != nil {

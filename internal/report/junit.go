@@ -46,6 +46,7 @@ type junitCase struct {
 	Name      string        `xml:"name,attr"`
 	Time      string        `xml:"time,attr"`
 	Failure   *junitFailure `xml:"failure,omitempty"`
+	Error     *junitFailure `xml:"error,omitempty"`
 	Skipped   *junitSkipped `xml:"skipped,omitempty"`
 	SystemOut string        `xml:"system-out,omitempty"`
 }
@@ -128,6 +129,9 @@ func (s *junitSuite) add(tc junitCase) {
 	if tc.Failure != nil {
 		s.Failures++
 	}
+	if tc.Error != nil {
+		s.Errors++
+	}
 	if tc.Skipped != nil {
 		s.Skipped++
 	}
@@ -137,6 +141,7 @@ func (r *junitSuites) add(s junitSuite) {
 	r.Suites = append(r.Suites, s)
 	r.Tests += s.Tests
 	r.Failures += s.Failures
+	r.Errors += s.Errors
 	r.Skipped += s.Skipped
 }
 
@@ -200,6 +205,8 @@ func junitPhase(class string, ph *PhaseResult) junitCase {
 			body = append(body, oneLine(ph.Message))
 		}
 		tc.Failure = &junitFailure{Message: oneLine(msg), Type: "hookreplay." + oneLine(ph.Phase), Text: strings.Join(body, "\n")}
+	case Error:
+		tc.Error = &junitFailure{Message: oneLine(ph.Message), Type: "hookreplay.error", Text: oneLine(ph.Message)}
 	case Skip, NotJudged, Inconclusive:
 		msg := ph.Message
 		switch ph.Status {

@@ -19,6 +19,8 @@ func mdMark(s Status) string {
 		return "⚠️"
 	case Inconclusive:
 		return "❔"
+	case Error:
+		return "🛑"
 	}
 	return "➖"
 }
@@ -31,6 +33,8 @@ func mdVerdict(v string) string {
 		return "❌ fail"
 	case VerdictInconclusive:
 		return "❔ inconclusive"
+	case VerdictError:
+		return "🛑 error: the run stopped before it finished"
 	}
 	return v
 }
@@ -116,7 +120,7 @@ func writeMdFindings(b *bufio.Writer, c *Check) {
 		switch r.P.Status {
 		case Fail:
 			fails = append(fails, mdFailure(title, r.P))
-		case Warn, Inconclusive, NotJudged:
+		case Warn, Inconclusive, NotJudged, Error:
 			var s strings.Builder
 			fmt.Fprintf(&s, "- %s %s: %s\n", mdMark(r.P.Status), title, mdText(r.P.Message))
 			for _, wn := range r.P.Warnings {

@@ -24,6 +24,7 @@ const (
 	Skip         Status = "skip"         // not run: inputs do not allow it (reason in Message)
 	Inconclusive Status = "inconclusive" // probes saw no effect of the first delivery
 	NotJudged    Status = "notjudged"    // ran, but a probe's value could not be judged
+	Error        Status = "error"        // the run stopped in this phase (a probe failed, the time ran out)
 )
 
 // Verdicts of a whole run, with their exit codes: pass 0, fail 1, inconclusive 3.
@@ -31,6 +32,9 @@ const (
 	VerdictPass         = "pass"
 	VerdictFail         = "fail"
 	VerdictInconclusive = "inconclusive"
+	// VerdictError is a run that stopped before it finished (exit 2): its
+	// report holds what was judged until then.
+	VerdictError = "error"
 )
 
 // Check is one `hookreplay check` run as the reports see it.

@@ -31,6 +31,8 @@ func symbol(s Status) string {
 		return "!"
 	case Inconclusive:
 		return "?"
+	case Error:
+		return "E"
 	}
 	return "–"
 }
@@ -47,6 +49,8 @@ func PhaseTone(s Status) Tone {
 		return ToneWarn
 	case Inconclusive:
 		return ToneInconclusive
+	case Error:
+		return ToneFail
 	}
 	return ToneMuted
 }

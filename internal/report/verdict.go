@@ -123,6 +123,9 @@ func (c *Check) summary(verdict string) string {
 	if n := t.byStatus[Inconclusive]; n > 0 {
 		extra = append(extra, fmt.Sprintf("%d inconclusive", n))
 	}
+	if n := t.byStatus[Error]; n > 0 {
+		extra = append(extra, fmt.Sprintf("stopped in %d", n))
+	}
 	var s string
 	switch verdict {
 	case VerdictFail:
