@@ -217,3 +217,18 @@ func TestCheckLatencyJudgesEveryCopy(t *testing.T) {
 		t.Fatalf("dups changed nothing and were answered 200: %+v", d)
 	}
 }
+
+// Named probes: reports call a probe by its name, never repeating its SQL.
+func TestCheckNamedProbes(t *testing.T) {
+	db := filepath.Join(t.TempDir(), "h.db")
+	id := checkStripeDelivery(t, db)
+	url, dsn := checkWallet(t, wallet.Naive)
+	r := runBin(t, db, nil, "check", "--no-color", "-q", fmt.Sprint(id), "--to", url, "--probe-sql", "balance="+checkBalanceSQL, "--dsn", dsn,
+		"--secret", checkSecret, "--settle", "50ms", "-n", "3", "--phases", "first,dups")
+	if r.Code != 1 || !strings.Contains(r.Stdout, "changed balance from 5000 to 10000") || !strings.Contains(r.Stdout, "probes: balance = sql: SELECT") {
+		t.Fatalf("want exit 1 naming the probe balance, got %d\n%s\n%s", r.Code, r.Stdout, r.Stderr)
+	}
+	if n := strings.Count(r.Stdout, "SELECT"); n > 1 {
+		t.Fatalf("the SQL is repeated %d times:\n%s", n, r.Stdout)
+	}
+}

@@ -86,6 +86,13 @@ Phases (default: all the inputs allow):
 Before each phase the probes must be quiet; a phase during which effects of
 earlier ones are still arriving at --settle-max is not judged, not failed.
 
+Probes can be named: --probe-sql balance='SELECT …' (likewise --probe-cmd,
+--probe-http, --sink), and reports call them by that name. A name is a
+lower-case word (letters, digits, _ and -, starting with a letter) directly
+followed by = at the very start; anything else is the probe itself, so SQL
+with = inside, URLs and commands setting an upper-case variable
+(PGPASSWORD=x psql …) are read as they are.
+
 Exit codes: 0 every judged phase passed, 1 a violation, 2 usage or setup error
 (including a probe that cannot be read), 3 inconclusive (the probes saw no
 effect of the first delivery).`,
@@ -136,11 +143,11 @@ effect of the first delivery).`,
 // handler, probes, phases, timing): check and tui share them.
 func checkEngineFlags(fl *pflag.FlagSet, o *checkOptions, phases *string) {
 	fl.StringVar(&o.To, "to", "", "the handler's URL (required)")
-	fl.StringArrayVar(&o.ProbeSQL, "probe-sql", nil, "probe: a SQL query against --dsn; a single numeric cell is compared as a number (repeatable)")
+	fl.StringArrayVar(&o.ProbeSQL, "probe-sql", nil, "probe: a SQL query against --dsn, optionally named (balance='SELECT …'); a single numeric cell is compared as a number (repeatable)")
 	fl.StringVar(&o.DSN, "dsn", "", "database for --probe-sql: sqlite:PATH or postgres://...")
-	fl.StringArrayVar(&o.ProbeCmd, "probe-cmd", nil, "probe: a shell command whose trimmed stdout is the value (repeatable)")
-	fl.StringArrayVar(&o.ProbeHTTP, "probe-http", nil, "probe: the body of a GET of this URL (repeatable)")
-	fl.StringVar(&o.Sink, "sink", "", "serve a stand-in downstream API at ADDR that records calls; their count is a probe")
+	fl.StringArrayVar(&o.ProbeCmd, "probe-cmd", nil, "probe: a shell command whose trimmed stdout is the value, optionally named (emails='./count-emails') (repeatable)")
+	fl.StringArrayVar(&o.ProbeHTTP, "probe-http", nil, "probe: the body of a GET of this URL, optionally named (state=http://…) (repeatable)")
+	fl.StringVar(&o.Sink, "sink", "", "serve a stand-in downstream API at ADDR ([NAME=]ADDR) that records calls; their count is a probe")
 	fl.StringVar(&o.Secret, "secret", "", "the handler's signing secret: copies are re-signed and given fresh event ids (prefer --secret-env)")
 	fl.StringVar(&o.SecretEnv, "secret-env", "", "name of the environment variable holding the signing secret")
 	fl.IntVarP(&o.N, "n", "n", 10, "copies of the first delivery in first+dups")
@@ -386,7 +393,7 @@ func checkEngine(ctx context.Context, o *checkOptions, u *url.URL, st *store.Sto
 		srv = &check.Server{Cmd: o.Serve, Addr: hostPort(u)}
 	}
 	opts := check.Options{
-		Target: u, Probes: probes.Probes, Sink: probes.Sink, Secret: o.Secret, N: o.N, Burst: o.Burst, Phases: o.Phases,
+		Target: u, Probes: probes.Probes, ProbeDefs: checkProbeSpecs(o).Labels(), Sink: probes.Sink, Secret: o.Secret, N: o.N, Burst: o.Burst, Phases: o.Phases,
 		ResetCmd: o.ResetCmd, Serve: srv, ProviderTimeout: o.ProviderTimeout, Settle: o.Settle, SettleMax: o.SettleMax, LearnSettle: !o.SettleSet,
 		Seed: o.Seed, Store: st, RunOptions: checkRunOptions(o), TLS: replayTLS(o.Insecure), Name: checkFlag, ErrorText: checkErrText,
 	}

@@ -52,6 +52,9 @@ type Options struct {
 	// Probes are read before and after every phase. The sink's probe, when
 	// a sink is used, is one of them.
 	Probes []probe.Probe
+	// ProbeDefs, when set, says what each probe is as the user gave it
+	// ("balance = sql: SELECT …"), for the report's header.
+	ProbeDefs []string
 	// Sink, when set, is the stand-in downstream API whose calls are shown
 	// per phase as effects.
 	Sink *probe.Sink
@@ -202,6 +205,9 @@ func newRunner(o Options) *runner {
 		Options: o.RunOptions}
 	for _, p := range o.Probes {
 		r.c.Probes = append(r.c.Probes, p.Name())
+	}
+	if len(o.ProbeDefs) == len(o.Probes) {
+		r.c.ProbeDefs = o.ProbeDefs
 	}
 	r.target = replay.Target{URL: o.Target, Timeout: r.attemptTimeout(), TLS: o.TLS}
 	return r

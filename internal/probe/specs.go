@@ -3,11 +3,13 @@ package probe
 import (
 	"context"
 	"errors"
+	"strings"
 )
 
 // Specs are the probes to build, as a user names them: SQL queries against
 // one database, shell commands, URLs to GET, and an address to serve a sink
-// on ("" for none).
+// on ("" for none). Each may start with a name, "balance=SELECT …" (see
+// SplitName): reports then call the probe by that name.
 type Specs struct {
 	SQL  []string
 	DSN  string
@@ -29,17 +31,24 @@ func (s Specs) Empty() bool {
 // records as its options.
 func (s Specs) Labels() []string {
 	var out []string
+	label := func(kind, spec string) string {
+		name, rest := SplitName(spec)
+		if name == "" {
+			return kind + ": " + rest
+		}
+		return name + " = " + kind + ": " + rest
+	}
 	for _, q := range s.SQL {
-		out = append(out, "sql: "+q)
+		out = append(out, label("sql", q))
 	}
 	for _, c := range s.Cmd {
-		out = append(out, "cmd: "+c)
+		out = append(out, label("cmd", c))
 	}
 	for _, h := range s.HTTP {
-		out = append(out, "http: "+h)
+		out = append(out, label("http", h))
 	}
 	if s.Sink != "" {
-		out = append(out, "sink: "+s.Sink)
+		out = append(out, label("sink", s.Sink))
 	}
 	if s.Redact != nil {
 		for i := range out {
@@ -141,28 +150,32 @@ func (s *Set) Close() error {
 // open.
 func FromSpecs(ctx context.Context, s Specs) (*Set, error) {
 	set := &Set{}
-	for _, q := range s.SQL {
+	for _, spec := range s.SQL {
+		name, q := SplitName(spec)
 		p, err := NewSQL(s.DSN, q)
 		if err != nil {
 			_ = set.Close()
 			return nil, &SpecError{Kind: SpecSQL, Spec: q, Err: err}
 		}
-		set.Probes = append(set.Probes, p)
+		set.Probes = append(set.Probes, Named(p, name))
 	}
-	for _, c := range s.Cmd {
-		set.Probes = append(set.Probes, NewCmd(c))
+	for _, spec := range s.Cmd {
+		name, c := SplitName(spec)
+		set.Probes = append(set.Probes, Named(NewCmd(c), name))
 	}
-	for _, h := range s.HTTP {
-		set.Probes = append(set.Probes, NewHTTP(h))
+	for _, spec := range s.HTTP {
+		name, h := SplitName(spec)
+		set.Probes = append(set.Probes, Named(NewHTTP(h), name))
 	}
 	if s.Sink != "" {
-		sink, err := StartSink(ctx, s.Sink)
+		name, addr := SplitName(s.Sink)
+		sink, err := StartSink(ctx, addr)
 		if err != nil {
 			_ = set.Close()
-			return nil, &SpecError{Kind: SpecSink, Spec: s.Sink, Err: err}
+			return nil, &SpecError{Kind: SpecSink, Spec: addr, Err: err}
 		}
 		set.Sink = sink
-		set.Probes = append(set.Probes, sink.Probe())
+		set.Probes = append(set.Probes, Named(sink.Probe(), name))
 	}
 	if s.Redact != nil {
 		for i, p := range set.Probes {
@@ -170,4 +183,72 @@ func FromSpecs(ctx context.Context, s Specs) (*Set, error) {
 		}
 	}
 	return set, nil
+}
+
+// SplitName splits a probe spec "NAME=PROBE" into its name and the probe.
+// The name is a lower-case word — a letter, then letters, digits, _ or - —
+// directly followed by "=" at the very start of the spec. Anything else is
+// the probe itself, unnamed: SQL ("SELECT … WHERE a=1": the first word is
+// followed by a space), a URL ("http:" is not a word), a command that sets
+// an upper-case variable ("PGPASSWORD=x psql …"). A command that starts by
+// setting a lower-case variable needs a name in front ("n=x=1 ./count") or
+// env ("env x=1 ./count").
+func SplitName(spec string) (name, probe string) {
+	i := strings.IndexByte(spec, '=')
+	if i <= 0 || !isName(spec[:i]) {
+		return "", spec
+	}
+	return spec[:i], spec[i+1:]
+}
+
+func isName(s string) bool {
+	for i, c := range s {
+		switch {
+		case c >= 'a' && c <= 'z':
+		case i > 0 && (c >= '0' && c <= '9' || c == '_' || c == '-'):
+		default:
+			return false
+		}
+	}
+	return s != ""
+}
+
+// Named gives p the name reports call it by; "" keeps p's own name
+// ("sql: SELECT …").
+func Named(p Probe, name string) Probe {
+	if name == "" {
+		return p
+	}
+	return &namedProbe{p: p, name: name}
+}
+
+type namedProbe struct {
+	p    Probe
+	name string
+}
+
+func (n *namedProbe) Name() string { return n.name }
+
+func (n *namedProbe) Read(ctx context.Context) (Value, error) {
+	v, err := n.p.Read(ctx)
+	if err != nil {
+		var pe *Error
+		if errors.As(err, &pe) {
+			err = pe.Err
+		}
+		return v, &Error{Probe: n.name, Err: err}
+	}
+	return v, nil
+}
+
+// Close closes the wrapped probe when it holds resources (the sink is
+// stopped by its Set).
+func (n *namedProbe) Close() error {
+	if _, isSink := n.p.(*sinkProbe); isSink {
+		return nil
+	}
+	if c, ok := n.p.(interface{ Close() error }); ok {
+		return c.Close()
+	}
+	return nil
 }

@@ -77,3 +77,51 @@ func TestFromSpecsErrors(t *testing.T) {
 		})
 	}
 }
+
+func TestSplitName(t *testing.T) {
+	for _, tc := range []struct{ spec, name, probe string }{
+		{"balance=SELECT balance FROM wallets", "balance", "SELECT balance FROM wallets"},
+		{"SELECT balance FROM wallets WHERE id=1", "", "SELECT balance FROM wallets WHERE id=1"},
+		{"n=SELECT count(*) FROM t WHERE a='b=c'", "n", "SELECT count(*) FROM t WHERE a='b=c'"},
+		{"select=1", "select", "1"}, // a lower-case word, then =: a name
+		{"PGPASSWORD=x psql -tAc 'select 1'", "", "PGPASSWORD=x psql -tAc 'select 1'"},
+		{"emails=127.0.0.1:9100", "emails", "127.0.0.1:9100"},
+		{"http://127.0.0.1/state?x=1", "", "http://127.0.0.1/state?x=1"},
+		{"state=http://127.0.0.1/state?x=1", "state", "http://127.0.0.1/state?x=1"},
+		{"sent-emails_2=echo 3", "sent-emails_2", "echo 3"},
+		{"2x=echo 3", "", "2x=echo 3"},
+		{"=echo 3", "", "=echo 3"},
+		{"a b=echo", "", "a b=echo"},
+	} {
+		name, p := SplitName(tc.spec)
+		if name != tc.name || p != tc.probe {
+			t.Errorf("SplitName(%q) = %q, %q; want %q, %q", tc.spec, name, p, tc.name, tc.probe)
+		}
+	}
+}
+
+// A named probe is called by its name, also in its errors.
+func TestNamedProbes(t *testing.T) {
+	set, err := FromSpecs(context.Background(), Specs{Cmd: []string{"three=echo 3", "broken=exit 1"}, Sink: "emails=127.0.0.1:0"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer set.Close()
+	var names []string
+	for _, p := range set.Probes {
+		names = append(names, p.Name())
+	}
+	if !slices.Equal(names, []string{"three", "broken", "emails"}) {
+		t.Fatalf("names %q", names)
+	}
+	if v, err := set.Probes[0].Read(context.Background()); err != nil || v.Text != "3" {
+		t.Fatalf("three: %v %v", v, err)
+	}
+	if _, err := ReadAll(context.Background(), set.Probes); err == nil || !strings.HasPrefix(err.Error(), "probe broken:") {
+		t.Fatalf("error should name the probe: %v", err)
+	}
+	l := (Specs{SQL: []string{"balance=SELECT 1"}, Cmd: []string{"echo 2"}}).Labels()
+	if !slices.Equal(l, []string{"balance = sql: SELECT 1", "cmd: echo 2"}) {
+		t.Fatalf("labels %q", l)
+	}
+}

@@ -39,17 +39,21 @@ const (
 
 // Check is one `hookreplay check` run as the reports see it.
 type Check struct {
-	SchemaVersion int              `json:"schema_version"`
-	RunID         int64            `json:"run_id"`
-	Target        string           `json:"target"`
-	StartedAt     time.Time        `json:"started_at"`
-	FinishedAt    time.Time        `json:"finished_at"`
-	Verdict       string           `json:"verdict"` // pass | fail | inconclusive
-	Options       map[string]any   `json:"options,omitempty"`
-	Probes        []string         `json:"probes"` // probe names, e.g. "sql: SELECT balance FROM wallets"
-	Deliveries    []DeliveryResult `json:"deliveries"`
-	Order         *PhaseResult     `json:"order,omitempty"` // the order phase spans deliveries
-	Notes         []string         `json:"notes,omitempty"`
+	SchemaVersion int            `json:"schema_version"`
+	RunID         int64          `json:"run_id"`
+	Target        string         `json:"target"`
+	StartedAt     time.Time      `json:"started_at"`
+	FinishedAt    time.Time      `json:"finished_at"`
+	Verdict       string         `json:"verdict"` // pass | fail | inconclusive
+	Options       map[string]any `json:"options,omitempty"`
+	Probes        []string       `json:"probes"` // probe names, e.g. "sql: SELECT balance FROM wallets" or a name given, "balance"
+	// ProbeDefs, when set, says what each probe is, as given: "balance =
+	// sql: SELECT …" for a named probe. The header shows it once; every
+	// other line uses the name.
+	ProbeDefs  []string         `json:"probe_definitions,omitempty"`
+	Deliveries []DeliveryResult `json:"deliveries"`
+	Order      *PhaseResult     `json:"order,omitempty"` // the order phase spans deliveries
+	Notes      []string         `json:"notes,omitempty"`
 	// Warnings are run-level findings that left phases unjudged and that
 	// the user must read next to the verdict (e.g. a handler that may drop
 	// distinct events).

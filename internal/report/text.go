@@ -106,7 +106,11 @@ func Text(w io.Writer, c *Check, colorOn bool) error {
 		head += " → " + oneLine(c.Target)
 	}
 	fmt.Fprintln(b, p.Bold(head))
-	for i, pr := range c.Probes {
+	probes := c.Probes
+	if len(c.ProbeDefs) == len(c.Probes) {
+		probes = c.ProbeDefs
+	}
+	for i, pr := range probes {
 		label := "probes:"
 		if i > 0 {
 			label = "       "
