@@ -19,7 +19,9 @@ func checkDefaultArgs(url, dsn, sql string, extra ...string) []string {
 }
 
 // A fast correct handler (the fixed wallet) passes a full default check in
-// at most 3 s per delivery.
+// about 3 s per delivery (2.9–3.1 s measured on an idle machine, 9–9.6 s
+// before; docs/performance.md). The bound is looser than that: the test
+// machine is shared, and the old 9 s must still fail it.
 func TestCheckSpeedFastHandler(t *testing.T) {
 	db := filepath.Join(t.TempDir(), "h.db")
 	id := checkStripeDelivery(t, db)
@@ -31,8 +33,8 @@ func TestCheckSpeedFastHandler(t *testing.T) {
 		t.Fatalf("want exit 0 pass, got %d\n%s\n%s", r.Code, r.Stdout, r.Stderr)
 	}
 	t.Logf("full default check of the fixed wallet: %s", took)
-	if took > 3*time.Second {
-		t.Errorf("a full default check of a fast correct handler took %s, want ≤ 3s", took)
+	if took > 6*time.Second {
+		t.Errorf("a full default check of a fast correct handler took %s, want about 3s", took)
 	}
 }
 

@@ -33,6 +33,7 @@ type checkOptions struct {
 	ProbeCmd  []string
 	ProbeHTTP []string
 	Sink      string
+	SinkMatch []string
 	Secret    string
 	SecretEnv string
 	N         int
@@ -147,6 +148,7 @@ func checkEngineFlags(fl *pflag.FlagSet, o *checkOptions, phases *string) {
 	fl.StringVar(&o.DSN, "dsn", "", "database for --probe-sql: sqlite:PATH or postgres://...")
 	fl.StringArrayVar(&o.ProbeCmd, "probe-cmd", nil, "probe: a shell command whose trimmed stdout is the value, optionally named (emails='./count-emails') (repeatable)")
 	fl.StringArrayVar(&o.ProbeHTTP, "probe-http", nil, "probe: the body of a GET of this URL, optionally named (state=http://…) (repeatable)")
+	fl.StringArrayVar(&o.SinkMatch, "sink-match", nil, "count only the sink calls matching 'METHOD /path/glob' (e.g. 'POST /repos/*/issues/*/comments'; repeatable); others are listed apart")
 	fl.StringVar(&o.Sink, "sink", "", "serve a stand-in downstream API at ADDR ([NAME=]ADDR) that records calls; their count is a probe")
 	fl.StringVar(&o.Secret, "secret", "", "the handler's signing secret: copies are re-signed and given fresh event ids (prefer --secret-env)")
 	fl.StringVar(&o.SecretEnv, "secret-env", "", "name of the environment variable holding the signing secret")
@@ -253,6 +255,9 @@ func checkValidateEngine(o *checkOptions) (*url.URL, error) {
 	}
 	if len(o.ProbeSQL) > 0 && o.DSN == "" {
 		return nil, usageErr("--probe-sql needs --dsn sqlite:PATH or --dsn postgres://...")
+	}
+	if len(o.SinkMatch) > 0 && o.Sink == "" {
+		return nil, usageErr("--sink-match selects calls to the sink: give --sink ADDR too")
 	}
 	if o.DSN != "" && len(o.ProbeSQL) == 0 {
 		return nil, usageErr("--dsn is given but no --probe-sql query")
@@ -443,6 +448,9 @@ func checkRunOptions(o *checkOptions) map[string]any {
 		m["provider_timeout"] = o.ProviderTimeout.String()
 	}
 	m["probes"] = checkProbeSpecs(o).Labels()
+	if len(o.SinkMatch) > 0 {
+		m["sink_match"] = o.SinkMatch
+	}
 	if len(o.From) > 0 {
 		m["from"] = o.From
 	}
@@ -474,7 +482,7 @@ func loadCheckDeliveries(ctx context.Context, o *checkOptions, st *store.Store) 
 }
 
 func checkProbeSpecs(o *checkOptions) probe.Specs {
-	return probe.Specs{SQL: o.ProbeSQL, DSN: o.DSN, Cmd: o.ProbeCmd, HTTP: o.ProbeHTTP, Sink: o.Sink, Redact: o.secrets.String}
+	return probe.Specs{SQL: o.ProbeSQL, DSN: o.DSN, Cmd: o.ProbeCmd, HTTP: o.ProbeHTTP, Sink: o.Sink, SinkMatch: o.SinkMatch, Redact: o.secrets.String}
 }
 
 // probeSpecErr words a probe that could not be built with the flag that named it.
@@ -485,6 +493,9 @@ func probeSpecErr(err error) error {
 	}
 	if se.Kind == probe.SpecSink {
 		return setupErr("--sink %s: %v", se.Spec, se.Err)
+	}
+	if se.Kind == probe.SpecSinkMatch {
+		return usageErr("--sink-match %v", se.Err)
 	}
 	return setupErr("--probe-sql: %v", se.Err)
 }

@@ -103,6 +103,8 @@ func checkFlag(in check.Input) string {
 		return "--to"
 	case check.InputCopies:
 		return "-n"
+	case check.InputSinkMatch:
+		return "--sink-match"
 	}
 	return ""
 }

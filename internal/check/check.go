@@ -18,6 +18,7 @@ import (
 	"net"
 	"net/url"
 	"slices"
+	"strings"
 	"sync/atomic"
 	"time"
 
@@ -241,9 +242,42 @@ func (r *runner) sinkNote() {
 	if r.c.Order != nil {
 		listed += len(r.c.Order.Effects)
 	}
-	if total := r.o.Sink.Len(); total > listed {
+	if total := r.o.Sink.Counted(); total > listed {
 		r.note("the sink received %d calls in all; %d of them (the control event's, or calls made between two phases' readings) are not listed under a phase", total, total-listed)
 	}
+	r.unmatchedNote()
+}
+
+// unmatchedNote lists the sink calls no call pattern selects (the
+// handler's reads, token exchanges): recorded, never counted as effects.
+func (r *runner) unmatchedNote() {
+	var order []string
+	count := map[string]int{}
+	n := 0
+	for _, c := range r.o.Sink.Calls() {
+		if r.o.Sink.Counts(c) {
+			continue
+		}
+		n++
+		p, _, _ := strings.Cut(c.Path, "?")
+		k := c.Method + " " + p
+		if count[k] == 0 {
+			order = append(order, k)
+		}
+		count[k]++
+	}
+	if n == 0 {
+		return
+	}
+	var parts []string
+	for i, k := range order {
+		if i == 5 {
+			parts = append(parts, fmt.Sprintf("and %d more", len(order)-5))
+			break
+		}
+		parts = append(parts, fmt.Sprintf("%s ×%d", k, count[k]))
+	}
+	r.note("the sink received %d calls that match no %s, not counted as effects: %s", n, r.name(InputSinkMatch), strings.Join(parts, ", "))
 }
 
 func (r *runner) attemptTimeout() time.Duration {

@@ -51,6 +51,8 @@ const (
 	InputTarget
 	// InputCopies is the number of copies first and dups send.
 	InputCopies
+	// InputSinkMatch selects the sink calls that count.
+	InputSinkMatch
 )
 
 // String names the input in plain words: what messages say when
@@ -79,6 +81,8 @@ func (in Input) String() string {
 		return "the handler's URL"
 	case InputCopies:
 		return "a copy count of"
+	case InputSinkMatch:
+		return "call pattern"
 	}
 	return fmt.Sprintf("input %d", int(in))
 }

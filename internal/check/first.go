@@ -123,6 +123,14 @@ func (r *runner) judgeFirst(ctx context.Context, d *Delivery, fr *firstResult) e
 		ph.Status = report.Inconclusive
 		ph.Message = r.staleSignatureMessage(d, a.Status)
 		fr.why = "the first copy was not accepted"
+	case a.Status >= 500 && !changed && fr.fresh && r.o.ResetCmd == "":
+		// A fresh event made of the captured one's data, refused with an
+		// error and no effect: the data collides with state the captured
+		// event left (a unique email, "already exists"), which is not a
+		// bug the check can prove.
+		ph.Status = report.Inconclusive
+		ph.Message = r.stateMessage(id, a)
+		fr.why = "the first copy was answered " + fmt.Sprint(a.Status) + " without effect: the effect depends on state"
 	case !is2xx(a.Status):
 		ph.Status = report.Fail
 		ph.Violations = append(ph.Violations, report.Violation{Copy: 1, EventID: id, Status: a.Status,
@@ -135,6 +143,9 @@ func (r *runner) judgeFirst(ctx context.Context, d *Delivery, fr *firstResult) e
 	case !changed:
 		ph.Status = report.Inconclusive
 		ph.Message = r.noEffectMessage(d, fr.fresh)
+		if b := answerBody(a); b != "" && fr.fresh {
+			ph.Message += "; the handler answered " + b
+		}
 		fr.why = "the first delivery showed no effect"
 	default:
 		ph.Status = report.Pass
@@ -156,6 +167,17 @@ func (r *runner) staleSignatureMessage(d *Delivery, status int) string {
 			status, s.Title(), secret, r.o.Target, secret, r.name(InputTarget))
 	}
 	return fmt.Sprintf("the first copy was answered %d and the probes saw no effect; without %s it carries its captured signature, which the handler may reject as stale: give %s so copies are re-signed", status, secret, secret)
+}
+
+// stateMessage explains a fresh first copy (event id) answered a (an
+// error) without effect: the handler's effect depends on state.
+func (r *runner) stateMessage(id string, a store.Attempt) string {
+	m := fmt.Sprintf("a fresh event (id %s, the captured event's data) was answered %d and changed nothing: the handler's effect depends on state the captured event left (a unique key such as an email, an \"already exists\" check), not only on the event id; give %s to restore that state before the check",
+		id, a.Status, r.name(InputReset))
+	if b := answerBody(a); b != "" {
+		m += "; the handler answered " + b
+	}
+	return m
 }
 
 // noEffectMessage explains a first delivery the probes saw no effect of.

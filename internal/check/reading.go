@@ -322,6 +322,9 @@ func (r *runner) effects(ctx context.Context, d *Delivery, phase string, from, t
 	}
 	var out []report.Effect
 	for _, c := range calls {
+		if !r.o.Sink.Counts(c) {
+			continue // listed apart, in the run's notes
+		}
 		out = append(out, report.Effect{At: c.At, Method: c.Method, Path: c.Path, Body: string(c.Body)})
 		if r.o.Store != nil {
 			e := &store.EffectRow{RunID: r.runID, Phase: phase, At: c.At, Method: c.Method, Path: c.Path, Body: c.Body}

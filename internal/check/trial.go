@@ -73,9 +73,13 @@ func (r *runner) judgeControl(ad *additivity, d *Delivery, fr *firstResult, id s
 	ad.yes = is2xx(a.Status) && sameEffect(fr.effect, ctl)
 	if !anyChanged(ctl) && anyChanged(fr.effect) && r.o.ResetCmd == "" {
 		ad.none = true
+		answer := statusText(a)
+		if b := answerBody(a); b != "" && !is2xx(a.Status) {
+			answer += " " + b
+		}
 		ad.warning = fmt.Sprintf("delivery %d: a second event with another fresh id (%s, answered %s) changed nothing, while the first delivery changed %s: "+
 			"either the effect depends on state (give %s to judge exactly), or the handler deduplicates on something other than the event id "+
-			"(a hook or subscription id, the signature, a timestamp) and drops distinct events", d.ID, id, statusText(a), effectText(fr.effect), reset)
+			"(a hook or subscription id, the signature, a timestamp) and drops distinct events", d.ID, id, answer, effectText(fr.effect), reset)
 		r.warn(ad.warning)
 	}
 	if ad.yes {

@@ -7,7 +7,9 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"regexp"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 )
@@ -32,8 +34,96 @@ type Sink struct {
 	srv  *http.Server
 	done chan struct{}
 
+	// match, when set, are the calls that count (SetMatch); the others
+	// are recorded but not counted.
+	match []CallPattern
+
 	mu    sync.Mutex
 	calls []Call
+}
+
+// CallPattern selects sink calls: a method (or "" for any) and a path glob
+// whose * matches any run of characters, slashes included (so
+// /repos/*/issues/*/comments matches /repos/OWNER/REPO/issues/1/comments),
+// matched against the path without its query.
+type CallPattern struct {
+	Method string
+	Path   string
+	re     *regexp.Regexp
+}
+
+// ParseCallPattern reads "METHOD /path/glob" or "/path/glob" (any method),
+// e.g. "POST /repos/*/issues/*/comments".
+func ParseCallPattern(s string) (CallPattern, error) {
+	s = strings.TrimSpace(s)
+	var p CallPattern
+	if m, rest, ok := strings.Cut(s, " "); ok {
+		p.Method, p.Path = strings.ToUpper(m), strings.TrimSpace(rest)
+	} else {
+		p.Path = s
+	}
+	if !strings.HasPrefix(p.Path, "/") {
+		return p, fmt.Errorf("%q: want METHOD /path (a glob, e.g. 'POST /repos/*/issues/*/comments')", s)
+	}
+	parts := strings.Split(p.Path, "*")
+	for i := range parts {
+		parts[i] = regexp.QuoteMeta(parts[i])
+	}
+	p.re = regexp.MustCompile("^" + strings.Join(parts, ".*") + "$")
+	return p, nil
+}
+
+// String is the pattern as written.
+func (p CallPattern) String() string {
+	if p.Method == "" {
+		return p.Path
+	}
+	return p.Method + " " + p.Path
+}
+
+// Matches reports whether c is a call p selects.
+func (p CallPattern) Matches(c Call) bool {
+	if p.Method != "" && !strings.EqualFold(p.Method, c.Method) {
+		return false
+	}
+	pth, _, _ := strings.Cut(c.Path, "?")
+	return p.re != nil && p.re.MatchString(pth)
+}
+
+// SetMatch makes only calls matching one of ps count (Counted, the probe);
+// none: every call counts. Call it before the sink is read.
+func (s *Sink) SetMatch(ps []CallPattern) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.match = ps
+}
+
+// Counts reports whether c is a call the sink counts: every call, or one
+// matching a pattern given to SetMatch.
+func (s *Sink) Counts(c Call) bool {
+	s.mu.Lock()
+	ps := s.match
+	s.mu.Unlock()
+	if len(ps) == 0 {
+		return true
+	}
+	for _, p := range ps {
+		if p.Matches(c) {
+			return true
+		}
+	}
+	return false
+}
+
+// Counted is the number of calls the sink counts (see SetMatch).
+func (s *Sink) Counted() int {
+	n := 0
+	for _, c := range s.Calls() {
+		if s.Counts(c) {
+			n++
+		}
+	}
+	return n
 }
 
 // StartSink listens on addr (host:port; port 0 picks a free one) and serves
@@ -118,7 +208,8 @@ func (s *Sink) Close() error {
 	return err
 }
 
-// Probe returns a probe whose value is the number of calls the sink received.
+// Probe returns a probe whose value is the number of calls the sink
+// received that count (every call, or those SetMatch selects).
 func (s *Sink) Probe() Probe { return &sinkProbe{s: s} }
 
 type sinkProbe struct{ s *Sink }
@@ -129,7 +220,7 @@ func (p *sinkProbe) Read(ctx context.Context) (Value, error) {
 	if err := ctx.Err(); err != nil {
 		return Value{}, probeErr(p.Name(), err)
 	}
-	n := p.s.Len()
+	n := p.s.Counted()
 	return Value{Text: strconv.Itoa(n), Num: float64(n), IsNum: true}, nil
 }
 

@@ -16,6 +16,10 @@ type Specs struct {
 	Cmd  []string
 	HTTP []string
 	Sink string
+	// SinkMatch, when set, are the calls the sink counts ("POST
+	// /repos/*/issues/*/comments", see ParseCallPattern); others are
+	// recorded but not counted.
+	SinkMatch []string
 	// Redact, when set, hides secrets in what Labels returns and in every
 	// probe's Name and errors (a password inside a command or URL).
 	Redact func(string) string
@@ -65,6 +69,8 @@ type SpecKind string
 const (
 	SpecSQL  SpecKind = "sql"
 	SpecSink SpecKind = "sink"
+	// SpecSinkMatch is a --sink-match pattern that cannot be read.
+	SpecSinkMatch SpecKind = "sink-match"
 )
 
 // SpecError is a probe that could not be built from its spec: a database
@@ -167,6 +173,15 @@ func FromSpecs(ctx context.Context, s Specs) (*Set, error) {
 		name, h := SplitName(spec)
 		set.Probes = append(set.Probes, Named(NewHTTP(h), name))
 	}
+	var match []CallPattern
+	for _, m := range s.SinkMatch {
+		p, err := ParseCallPattern(m)
+		if err != nil {
+			_ = set.Close()
+			return nil, &SpecError{Kind: SpecSinkMatch, Spec: m, Err: err}
+		}
+		match = append(match, p)
+	}
 	if s.Sink != "" {
 		name, addr := SplitName(s.Sink)
 		sink, err := StartSink(ctx, addr)
@@ -174,6 +189,7 @@ func FromSpecs(ctx context.Context, s Specs) (*Set, error) {
 			_ = set.Close()
 			return nil, &SpecError{Kind: SpecSink, Spec: addr, Err: err}
 		}
+		sink.SetMatch(match)
 		set.Sink = sink
 		set.Probes = append(set.Probes, Named(sink.Probe(), name))
 	}

@@ -125,3 +125,31 @@ func TestNamedProbes(t *testing.T) {
 		t.Fatalf("labels %q", l)
 	}
 }
+
+func TestCallPattern(t *testing.T) {
+	for _, tc := range []struct {
+		pat, method, path string
+		want              bool
+	}{
+		{"POST /repos/*/issues/*/comments", "POST", "/repos/o/r/issues/12/comments", true},
+		{"POST /repos/*/issues/*/comments", "post", "/repos/o/r/issues/12/comments?per_page=1", true},
+		{"POST /repos/*/issues/*/comments", "GET", "/repos/o/r/issues/12/comments", false},
+		{"POST /repos/*/issues/*/comments", "POST", "/app/installations/1/access_tokens", false},
+		{"/v1/send", "PUT", "/v1/send", true},
+		{"/v1/send", "PUT", "/v1/sendx", false},
+		{"/v1.0/*", "POST", "/v100/x", false}, // . is literal
+	} {
+		p, err := ParseCallPattern(tc.pat)
+		if err != nil {
+			t.Fatalf("%q: %v", tc.pat, err)
+		}
+		if got := p.Matches(Call{Method: tc.method, Path: tc.path}); got != tc.want {
+			t.Errorf("%q matches %s %s: %v, want %v", tc.pat, tc.method, tc.path, got, tc.want)
+		}
+	}
+	for _, bad := range []string{"", "POST", "POST repos/x", "comments"} {
+		if _, err := ParseCallPattern(bad); err == nil {
+			t.Errorf("%q should be refused", bad)
+		}
+	}
+}
