@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/hookreplay/hookreplay/examples/wallet"
 	"github.com/hookreplay/hookreplay/internal/report"
 	"github.com/hookreplay/hookreplay/internal/verify"
 )
@@ -156,5 +157,32 @@ func TestCheckStateDependentEffectIsInconclusive(t *testing.T) {
 		if p.Status == report.Fail {
 			t.Fatalf("nothing may be failed: %s %q", p.Phase, p.Message)
 		}
+	}
+}
+
+// Fix hints follow what was observed: the racy wallet recognises duplicates
+// one at a time but not together (its burst hint says so), the naive one
+// does the work for every copy.
+func TestCheckHintsFollowWhatWasObserved(t *testing.T) {
+	for _, tc := range []struct {
+		variant, phase, hint string
+	}{
+		{wallet.Racy, "burst", "copies arriving together were not"},
+		{wallet.Naive, "dups", "did the work again for an event id it had already handled"},
+		{wallet.Naive, "lost", "the provider's retry of an event whose answer was lost did the work again"},
+	} {
+		t.Run(tc.variant+"/"+tc.phase, func(t *testing.T) {
+			db := filepath.Join(t.TempDir(), "h.db")
+			id := checkStripeDelivery(t, db)
+			url, dsn := checkWallet(t, tc.variant)
+			r, c := checkRunJSON(t, db, checkArgs(url, dsn, fmt.Sprint(id), "--phases", "first,dups,burst,lost")...)
+			if r.Code != 1 || c == nil {
+				t.Fatalf("want exit 1, got %d\n%s", r.Code, r.Stderr)
+			}
+			p := checkPhase(t, c, tc.phase)
+			if p.Status != report.Fail || len(p.Violations) == 0 || !strings.Contains(p.Violations[0].Hint, tc.hint) {
+				t.Fatalf("%s: %s, violations %+v", tc.phase, p.Status, p.Violations)
+			}
+		})
 	}
 }

@@ -73,7 +73,7 @@ func (p checkProgress) Step(s check.Step) {
 // Note writes a line for effects that landed later than --settle.
 func (p checkProgress) Note(n check.Note) {
 	if n.Kind == check.NoteLateEffect {
-		p.line("settle   delivery %d %s: a probe changed %s after sending, later than --settle %s", n.DeliveryID, n.Phase, check.RoundDuration(n.After), n.Settle)
+		p.line("settle   delivery %d %s: a probe changed %s after sending, later than --settle %s", n.DeliveryID, n.Phase, report.Duration(n.After), report.Duration(n.Settle))
 	}
 }
 

@@ -111,6 +111,8 @@ type runner struct {
 	runID   int64
 	target  replay.Target
 	answers []time.Duration
+	// dupsPassed: the delivery's sequential duplicates were recognised.
+	dupsPassed map[int64]bool
 	// answered holds each delivery's answered copies, for latency.
 	answered map[int64][]store.Attempt
 	rng      *rand.Rand
@@ -201,7 +203,7 @@ func withDefaults(o Options) Options {
 }
 
 func newRunner(o Options) *runner {
-	r := &runner{o: o, obs: o.Observer, rng: rand.New(rand.NewSource(o.Seed)), additive: map[int64]*additivity{}, answered: map[int64][]store.Attempt{}, effSettle: o.Settle}
+	r := &runner{o: o, obs: o.Observer, rng: rand.New(rand.NewSource(o.Seed)), additive: map[int64]*additivity{}, answered: map[int64][]store.Attempt{}, dupsPassed: map[int64]bool{}, effSettle: o.Settle}
 	r.c = &report.Check{SchemaVersion: report.SchemaVersion, Target: o.Target.String(), StartedAt: time.Now(),
 		Options: o.RunOptions}
 	for _, p := range o.Probes {

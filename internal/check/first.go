@@ -189,7 +189,7 @@ func (r *runner) noEffectMessage(d *Delivery, fresh bool) string {
 	} else {
 		m += fmt.Sprintf(" (it was sent with its captured event id, so the handler may already have processed it, e.g. when it was captured; give %s so hookreplay sends it with a fresh event id, or %s)", r.name(InputSecret), reset)
 	}
-	m += fmt.Sprintf("; a handler that works asynchronously for longer than %s needs a larger %s", r.changeWait().Round(100*time.Millisecond), r.name(InputSettle))
+	m += fmt.Sprintf("; a handler that works asynchronously for longer than %s needs a larger %s", report.Duration(r.changeWait()), r.name(InputSettle))
 	if d.EventType != "" {
 		m += fmt.Sprintf("; a handler that ignores %s events (answers 2xx and does nothing) has nothing to prove for this delivery: check a delivery of a type it acts on", d.EventType)
 	}

@@ -223,6 +223,10 @@ func (r *runner) deliveryPhase(ctx context.Context, p phase, d *Delivery, fr *fi
 	if p.control {
 		r.sharedKeyWarning(d, res)
 	}
+	if p.name == PhaseDups {
+		r.dupsPassed[d.ID] = res.Status == report.Pass
+	}
+	observedHints(res, r.dupsPassed[d.ID])
 	if p.name != PhaseFirst {
 		r.phaseDone(d, res)
 	}

@@ -143,7 +143,7 @@ func (r *runner) readUntil(ctx context.Context, d *Delivery, phase, point string
 			if len(unsettled) == 0 { // changed within the last poll, not the last settle
 				unsettled = r.c.Probes
 			}
-			r.note("probes were still changing after %s %s (%s); values read then were used", r.name(InputSettleMax), r.o.SettleMax, strings.Join(ns.Probes, "; "))
+			r.note("probes were still changing after %s %s (%s); values read then were used", r.name(InputSettleMax), report.Duration(r.o.SettleMax), strings.Join(ns.Probes, "; "))
 		} else if ctx.Err() != nil {
 			return reading{}, ctx.Err()
 		} else {
