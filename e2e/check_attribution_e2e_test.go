@@ -1,4 +1,4 @@
-package main
+package e2e
 
 // An effect belongs to what caused it (issue 10 §2): the sink counts only
 // the calls that are the effect.

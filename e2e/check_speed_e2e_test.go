@@ -1,4 +1,4 @@
-package main
+package e2e
 
 // Timing of a full default check (issue 10 §5): a fast correct handler and
 // one whose effect lands 2.4 s after its answer.

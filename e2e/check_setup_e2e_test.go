@@ -1,4 +1,4 @@
-package main
+package e2e
 
 // Setup mistakes are setup errors (issue 10 §3): a wrong secret, a handler
 // that refuses a correctly signed copy, a probe that fails part way, a run
