@@ -129,6 +129,7 @@ effect of the first delivery).`,
 	fl := cmd.Flags()
 	o.addLastFlag(fl, "check")
 	o.addEventIDFlag(fl, "check")
+	o.addSelectFilterFlags(fl)
 	fl.StringArrayVar(&o.From, "from", nil, "read deliveries from a JSONL file written by 'hookreplay export --format jsonl' (repeatable)")
 	checkEngineFlags(fl, o, &phases)
 	// Not --timeout: that name is kept for a per-request timeout, as
@@ -217,6 +218,9 @@ func redactExit(err error, s *redact.Secrets) error {
 func checkValidate(o *checkOptions) (*url.URL, error) {
 	if o.To != "" && len(o.IDs) == 0 && !o.Last && len(o.EventIDs) == 0 && len(o.From) == 0 {
 		return nil, usageErr("which delivery? give an ID (see 'hookreplay list'), --last, --event-id E or --from FILE")
+	}
+	if err := o.validateFilters(); err != nil {
+		return nil, err
 	}
 	u, err := checkValidateEngine(o)
 	if err != nil {

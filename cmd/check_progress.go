@@ -105,6 +105,8 @@ func checkFlag(in check.Input) string {
 		return "-n"
 	case check.InputSinkMatch:
 		return "--sink-match"
+	case check.InputProviderFilter:
+		return "--provider"
 	}
 	return ""
 }

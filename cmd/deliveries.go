@@ -53,6 +53,48 @@ type deliverySelector struct {
 	IDs      []int64
 	Last     bool
 	EventIDs []string
+	// OnlyProvider and OnlyType, when set (addSelectFilterFlags), narrow
+	// --last and --event-id as list's --provider and --type do: --last
+	// --provider stripe is the newest Stripe capture, not a stray request.
+	OnlyProvider string
+	OnlyType     string
+}
+
+// addSelectFilterFlags declares --provider and --type, which narrow --last
+// and --event-id.
+func (s *deliverySelector) addSelectFilterFlags(fl *pflag.FlagSet) {
+	fl.StringVar(&s.OnlyProvider, "provider", "", "with --last or --event-id: only deliveries of this provider ("+providers(anyProvider)+")")
+	fl.StringVar(&s.OnlyType, "type", "", "with --last or --event-id: only event types matching this glob, e.g. 'invoice.*'")
+}
+
+// validateFilters lower-cases --provider and refuses a malformed --type
+// glob or filters with nothing to narrow, as list does.
+func (s *deliverySelector) validateFilters() error {
+	s.OnlyProvider = strings.ToLower(strings.TrimSpace(s.OnlyProvider))
+	if s.OnlyProvider == "" && s.OnlyType == "" {
+		return nil
+	}
+	if !s.Last && len(s.EventIDs) == 0 {
+		return usageErr("--provider and --type narrow --last and --event-id: give one of them")
+	}
+	if strings.Contains(s.OnlyType, "[") {
+		if _, err := path.Match(s.OnlyType, ""); err != nil {
+			return usageErr("--type %q: malformed glob (an unclosed [ ?)", s.OnlyType)
+		}
+	}
+	return nil
+}
+
+// filtered says which filters narrowed --last and --event-id, for messages.
+func (s *deliverySelector) filtered() string {
+	var f []string
+	if s.OnlyProvider != "" {
+		f = append(f, "--provider "+s.OnlyProvider)
+	}
+	if s.OnlyType != "" {
+		f = append(f, "--type "+s.OnlyType)
+	}
+	return strings.Join(f, " ")
 }
 
 // addLastFlag declares --last; verb says what the command does with it.
@@ -87,7 +129,16 @@ func (s *deliverySelector) load(ctx context.Context, st *store.Store) ([]*store.
 		}
 		out = append(out, d)
 	}
-	if s.Last {
+	if s.Last && s.filtered() != "" {
+		found, err := st.ListDeliveries(ctx, store.Filter{Provider: s.OnlyProvider, TypeGlob: s.OnlyType, Limit: 1})
+		if err != nil {
+			return nil, setupErr("%v", err)
+		}
+		if len(found) == 0 {
+			return nil, usageErr("--last %s: no captured delivery matches (see 'hookreplay list %s')", s.filtered(), s.filtered())
+		}
+		out = append(out, found[0])
+	} else if s.Last {
 		d, err := st.LastDelivery(ctx)
 		if errors.Is(err, store.ErrNotFound) {
 			return nil, usageErr("--last: no deliveries captured yet in %s (start with 'hookreplay capture')", st.Path())
@@ -98,9 +149,12 @@ func (s *deliverySelector) load(ctx context.Context, st *store.Store) ([]*store.
 		out = append(out, d)
 	}
 	for _, e := range s.EventIDs {
-		found, err := st.ListDeliveries(ctx, store.Filter{EventID: e, Oldest: true, Limit: 1})
+		found, err := st.ListDeliveries(ctx, store.Filter{EventID: e, Provider: s.OnlyProvider, TypeGlob: s.OnlyType, Oldest: true, Limit: 1})
 		if err != nil {
 			return nil, setupErr("%v", err)
+		}
+		if len(found) == 0 && s.filtered() != "" {
+			return nil, usageErr("no captured delivery has event id %q with %s (see 'hookreplay list')", e, s.filtered())
 		}
 		if len(found) == 0 {
 			return nil, usageErr("no captured delivery has event id %q (see 'hookreplay list')", e)

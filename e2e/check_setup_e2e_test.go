@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"github.com/hookreplay/hookreplay/examples/wallet"
+	"github.com/hookreplay/hookreplay/internal/message"
 	"github.com/hookreplay/hookreplay/internal/report"
 )
 
@@ -230,5 +231,32 @@ func TestCheckNamedProbes(t *testing.T) {
 	}
 	if n := strings.Count(r.Stdout, "SELECT"); n > 1 {
 		t.Fatalf("the SQL is repeated %d times:\n%s", n, r.Stdout)
+	}
+}
+
+// --last takes list's --provider and --type, so a stray request captured
+// after the Stripe delivery is not what gets checked; checking the stray
+// request against a Stripe route says that it is one.
+func TestCheckLastWithProviderFilter(t *testing.T) {
+	db := filepath.Join(t.TempDir(), "h.db")
+	stripeID := checkStripeDelivery(t, db)
+	stray := &message.Request{Method: "POST", Target: "/webhooks/stripe", Proto: "HTTP/1.1", Body: []byte(`{"hello":"world"}`),
+		Headers: message.Headers{{Name: "Host", Value: "example.com"}, {Name: "User-Agent", Value: "curl/8.5.0"}, {Name: "Content-Type", Value: "application/json"}}}
+	strayID := checkInsert(t, db, stray)
+	url, dsn := checkWallet(t, wallet.Fixed)
+	args := []string{"--to", url, "--probe-sql", "balance=" + checkBalanceSQL, "--dsn", dsn, "--secret", checkSecret, "--settle", "50ms", "--phases", "first"}
+
+	r, c := checkRunJSON(t, db, append(args, "--last", "--provider", "Stripe")...)
+	if r.Code != 0 || c == nil || c.Deliveries[0].DeliveryID != stripeID {
+		t.Fatalf("--last --provider stripe should check delivery %d: exit %d\n%s\n%s", stripeID, r.Code, r.Stdout, r.Stderr)
+	}
+	r, c = checkRunJSON(t, db, append(args, "--last")...)
+	if c == nil || c.Deliveries[0].DeliveryID != strayID || !strings.Contains(strings.Join(c.Warnings, "\n"), "looks like a Stripe webhook route") ||
+		!strings.Contains(strings.Join(c.Warnings, "\n"), "--provider stripe") {
+		t.Fatalf("the stray request should be named as such: exit %d %q\n%s", r.Code, c.Warnings, r.Stderr)
+	}
+	r = runBin(t, db, nil, "check", "--provider", "stripe", "7", "--to", url, "--probe-cmd", "echo 1")
+	if r.Code != 2 || !strings.Contains(r.Stderr, "narrow --last and --event-id") {
+		t.Fatalf("--provider without --last: want a usage error, got %d %s", r.Code, r.Stderr)
 	}
 }

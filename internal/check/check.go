@@ -154,6 +154,7 @@ func Run(ctx context.Context, o Options) (*report.Check, error) {
 		return nil, err
 	}
 	r := newRunner(o)
+	r.routeWarnings()
 	if err := r.startRun(ctx); err != nil {
 		return nil, err
 	}
@@ -434,4 +435,29 @@ func capturedSignature(d Delivery, secret string) error {
 		return nil // a secret the scheme cannot use is SecretError's
 	}
 	return &CapturedSignatureError{DeliveryID: d.ID, Provider: d.Provider, Reason: res.Reason}
+}
+
+// routeWarnings warns about a delivery whose provider is not the one the
+// target's route evidently serves (/webhooks/stripe and a request with no
+// Stripe signature): a stray request through capture, checked against a
+// Stripe handler, proves nothing about it.
+func (r *runner) routeWarnings() {
+	route := strings.ToLower(r.o.Target.Path)
+	for _, s := range verify.Schemes() {
+		name := s.Name()
+		if !verify.Recognised(name) || name == "standard" || !strings.Contains(route, name) {
+			continue
+		}
+		for _, d := range r.o.Deliveries {
+			if d.Provider == name {
+				continue
+			}
+			what := "a " + orGeneric(d.Provider) + " delivery"
+			if !verify.Recognised(d.Provider) {
+				what = "a request with no signature header of any known provider"
+			}
+			r.warn(fmt.Sprintf("delivery %d is %s, but %s looks like a %s webhook route: check a %s delivery (%s %s picks the newest)",
+				d.ID, what, r.o.Target.Path, s.Title(), s.Title(), r.name(InputProviderFilter), name))
+		}
+	}
 }

@@ -53,6 +53,8 @@ const (
 	InputCopies
 	// InputSinkMatch selects the sink calls that count.
 	InputSinkMatch
+	// InputProviderFilter picks the newest delivery of one provider.
+	InputProviderFilter
 )
 
 // String names the input in plain words: what messages say when
@@ -83,6 +85,8 @@ func (in Input) String() string {
 		return "a copy count of"
 	case InputSinkMatch:
 		return "call pattern"
+	case InputProviderFilter:
+		return "a provider filter"
 	}
 	return fmt.Sprintf("input %d", int(in))
 }
