@@ -35,7 +35,11 @@ func tuiTmux(t *testing.T, command string) *tmuxTerm {
 	}
 	tm := &tmuxTerm{t: t, socket: fmt.Sprintf("hookreplay-e2e-%d-%d", os.Getpid(), time.Now().UnixNano())}
 	tm.tmux("-f", "/dev/null", "new-session", "-d", "-x", "120", "-y", "40", "-s", "tui", command)
-	t.Cleanup(func() { exec.Command("tmux", "-L", tm.socket, "kill-server").Run() })
+	sock := strings.TrimSpace(tm.tmux("display-message", "-p", "#{socket_path}"))
+	t.Cleanup(func() {
+		exec.Command("tmux", "-L", tm.socket, "kill-server").Run()
+		os.Remove(sock) // tmux leaves its socket file behind
+	})
 	return tm
 }
 
