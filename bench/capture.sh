@@ -1,59 +1,137 @@
 #!/usr/bin/env bash
-# Throughput and latency of hookreplay capture, measured in one run against
-# sending straight to the same handler:
-#   direct   load -> handler
-#   capture  load -> hookreplay capture (answers 200 itself, stores each delivery)
-#   forward  load -> hookreplay capture --forward handler -> handler
-# Prints requests/s, p50 and p99 of each and their ratio to "direct".
-# Knobs: CONC (connections, default 8), N (requests per target, default 3000),
-# HANDLER_DELAY (work the handler does per delivery, default 0s, e.g. 5ms).
-set -euo pipefail
-cd "$(dirname "$0")/.."
+# Part 1, capture overhead: wrk at concurrency 1, 16 and 64 against the same
+# no-op Go handler (bench/load serve), in interleaved rounds:
+#   direct        wrk -> handler
+#   nginx         wrk -> nginx proxy_pass, keep-alive upstream -> handler (the usual reverse proxy)
+#   forward       wrk -> hookreplay capture --forward (default --sync normal) -> handler
+#   forward-full  the same with --sync full
+#   self          wrk -> hookreplay capture answering itself
+#   before        capture --forward built from $BEFORE (when set)
+# Then a kill -9 round: hey sends for a while, capture is killed mid-run, and
+# the 200s hey saw are compared with the rows in the store.
+. "$(dirname "$0")/lib.sh"
+[ -n "${HR:-}" ] && [ -n "${HEY:-}" ] || setup
 
-CONC=${CONC:-8}
-N=${N:-3000}
-HANDLER_DELAY=${HANDLER_DELAY:-0s}
-tmp=$(mktemp -d)
-pids=()
-cleanup() {
-	for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
-	wait 2>/dev/null || true
-	rm -rf "$tmp"
+ROUNDS=${ROUNDS:-$([ "$QUICK" = 1 ] && echo 1 || echo 3)}
+DUR=${DUR:-$([ "$QUICK" = 1 ] && echo 1 || echo 2)}
+W=$BENCH_WORK/capture
+mkdir -p "$W"
+body=bench/testdata/invoice.paid.json
+cat >"$W/post.lua" <<LUA
+wrk.method = "POST"
+wrk.headers["Content-Type"] = "application/json"
+local f = io.open("$PWD/$body", "rb")
+wrk.body = f:read("*a")
+f:close()
+LUA
+
+bg "$LOAD" serve -addr-file "$W/handler.addr"
+for _ in $(seq 100); do [ -s "$W/handler.addr" ] && break; sleep 0.02; done
+handler=$(cat "$W/handler.addr")
+
+ngx_port=$(free_port)
+mkdir -p "$W/nginx/logs"
+cat >"$W/nginx/nginx.conf" <<NGX
+worker_processes auto;
+daemon off;
+pid $W/nginx/nginx.pid;
+error_log $W/nginx/logs/error.log error;
+events { worker_connections 1024; }
+http {
+	access_log off;
+	client_body_temp_path $W/nginx/body;
+	proxy_temp_path $W/nginx/proxy;
+	upstream handler { server $handler; keepalive 64; }
+	server {
+		listen 127.0.0.1:$ngx_port;
+		location / {
+			proxy_pass http://handler;
+			proxy_http_version 1.1;
+			proxy_set_header Connection "";
+		}
+	}
 }
-trap cleanup EXIT
+NGX
+bg "$NGINX" -p "$W/nginx" -c "$W/nginx/nginx.conf"
+wait_port "$ngx_port"
 
-go build -o "$tmp/hookreplay" .
-go build -o "$tmp/load" ./bench/load
+# start_capture NAME BINARY ARGS...: a capture into $W/NAME.db; sets PORT_<NAME>.
+declare -A PORT PID
+start_capture() {
+	local name=$1 bin=$2 port
+	shift 2
+	port=$(free_port)
+	bg "$bin" --db "$W/$name.db" capture --listen "127.0.0.1:$port" "$@" >/dev/null 2>"$W/$name.err"
+	PORT[$name]=$port
+	PID[$name]=$BG
+	wait_port "$port"
+}
+start_capture forward "$HR" --forward "http://$handler"
+start_capture forward-full "$HR" --forward "http://$handler" --sync full
+start_capture self "$HR"
+targets=(direct nginx forward forward-full self)
+url_of() {
+	case $1 in
+	direct) echo "http://$handler/webhooks/stripe" ;;
+	nginx) echo "http://127.0.0.1:$ngx_port/webhooks/stripe" ;;
+	*) echo "http://127.0.0.1:${PORT[$1]}/webhooks/stripe" ;;
+	esac
+}
+if [ -n "$HR_BEFORE" ]; then
+	start_capture before "$HR_BEFORE" --forward "http://$handler"
+	targets+=(before)
+fi
 
-# wait_for FILE PATTERN: wait until FILE has a line matching PATTERN.
-wait_for() {
-	for _ in $(seq 1 200); do
-		if [ -s "$1" ] && grep -q "$2" "$1"; then return 0; fi
-		sleep 0.05
+# wrk_run URL C: prints "p50_ms rps".
+wrk_run() {
+	"$WRK" -t "$([ "$2" -gt 1 ] && echo 2 || echo 1)" -c "$2" -d "${DUR}s" --latency -s "$W/post.lua" "$1" |
+		awk '
+		function ms(v) { if (v ~ /us$/) return v / 1000; if (v ~ /ms$/) return v + 0; if (v ~ /s$/) return v * 1000; return v }
+		$1 == "50%" { p50 = ms($2) }
+		$1 == "Requests/sec:" { rps = $2 }
+		END { print p50, rps }'
+}
+
+log "capture: $ROUNDS round(s) of ${DUR}s per target and concurrency"
+for c in 1 16 64; do
+	for r in $(seq "$ROUNDS"); do
+		for t in "${targets[@]}"; do
+			read -r p rps <<<"$(wrk_run "$(url_of "$t")" "$c")"
+			echo "$p" >>"$W/p50.$t.$c"
+			echo "$rps" >>"$W/rps.$t.$c"
+		done
 	done
-	echo "bench: timed out waiting for $1" >&2
-	cat "$1" >&2 || true
-	exit 1
-}
+done
+m() { median <"$W/$1"; }
+for c in 1 16 64; do
+	for t in "${targets[@]}"; do
+		[ "$t" = direct ] && continue
+		[ "$t" = nginx ] && continue
+		row "1 capture" "$t p50 ms vs nginx, c=$c" "$(m "p50.$t.$c")" "$(m "p50.nginx.$c")"
+		row "1 capture" "$t req/s vs nginx, c=$c" "$(m "rps.$t.$c")" "$(m "rps.nginx.$c")"
+	done
+	row "1 capture" "nginx p50 ms vs direct, c=$c" "$(m "p50.nginx.$c")" "$(m "p50.direct.$c")"
+	row "1 capture" "nginx req/s vs direct, c=$c" "$(m "rps.nginx.$c")" "$(m "rps.direct.$c")"
+done
+for t in "${targets[@]}"; do
+	case $t in direct | nginx) ;; *) stop "${PID[$t]}" ;; esac
+done
 
-"$tmp/load" serve -addr-file "$tmp/handler.addr" -delay "$HANDLER_DELAY" &
-pids+=($!)
-wait_for "$tmp/handler.addr" .
-handler=$(cat "$tmp/handler.addr")
-
-"$tmp/hookreplay" --db "$tmp/capture.db" capture --listen 127.0.0.1:0 >/dev/null 2>"$tmp/capture.err" &
-pids+=($!)
-"$tmp/hookreplay" --db "$tmp/forward.db" capture --listen 127.0.0.1:0 --forward "http://$handler" >/dev/null 2>"$tmp/forward.err" &
-pids+=($!)
-wait_for "$tmp/capture.err" "capturing on"
-wait_for "$tmp/forward.err" "capturing on"
-addr() { sed -n 's|.*capturing on http://\([^ ]*\) into.*|\1|p' "$1" | head -1; }
-capture=$(addr "$tmp/capture.err")
-forward=$(addr "$tmp/forward.err")
-
-echo "go $(go env GOVERSION), $(nproc) CPUs, $(uname -sm); handler work per delivery: $HANDLER_DELAY"
-"$tmp/load" run -c "$CONC" -n "$N" -body bench/testdata/invoice.paid.json \
-	direct="http://$handler/webhooks/stripe" \
-	capture="http://$capture/webhooks/stripe" \
-	forward="http://$forward/webhooks/stripe"
-echo "stored: $("$tmp/hookreplay" --db "$tmp/capture.db" list --json --limit 0 | grep -c '"id"') (capture), $("$tmp/hookreplay" --db "$tmp/forward.db" list --json --limit 0 | grep -c '"id"') (forward)"
+# kill -9 round: every response hey saw as 200 must be a row in the store.
+for mode in normal full; do
+	db="$W/kill-$mode.db"
+	port=$(free_port)
+	"$HR" --db "$db" capture --listen "127.0.0.1:$port" --forward "http://$handler" --sync "$mode" >/dev/null 2>&1 &
+	cap=$!
+	wait_port "$port"
+	"$HEY" -z 3s -c 16 -m POST -T application/json -D "$body" "http://127.0.0.1:$port/webhooks/stripe" >"$W/kill-$mode.hey" 2>&1 &
+	heyp=$!
+	sleep 1.5
+	kill -9 "$cap"
+	wait "$cap" 2>/dev/null || true
+	wait "$heyp" || true
+	acked=$(awk '/\[200\]/ { print $2 }' "$W/kill-$mode.hey")
+	stored=$(sqlite3 "$db" 'SELECT count(*) FROM deliveries')
+	lost=$(awk -v a="${acked:-0}" -v s="$stored" 'BEGIN { print (a > s) ? a - s : 0 }')
+	row "1 capture" "kill -9 mid-load, --sync $mode: stored rows vs acked 200s (lost: $lost)" "$stored" "${acked:-0}"
+done

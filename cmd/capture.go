@@ -30,6 +30,7 @@ type captureOptions struct {
 	Secret    string // from --secret or --secret-env; never stored or printed
 	SecretEnv string
 	TUI       bool
+	Sync      string // --sync: normal or full
 }
 
 func newCaptureCmd(f *factory, runF func(*captureOptions) error) *cobra.Command {
@@ -88,6 +89,9 @@ the error. One line per delivery is printed on stdout.`,
 				return err
 			}
 			o.Secret = secret
+			if _, err := store.ParseSync(o.Sync); err != nil {
+				return usageErr("--sync %s: want normal or full", o.Sync)
+			}
 			if runF != nil {
 				return runF(o)
 			}
@@ -102,6 +106,7 @@ the error. One line per delivery is printed on stdout.`,
 	cmd.Flags().StringVar(&o.Source, "source", "", "name stored with every delivery (e.g. stripe-test)")
 	cmd.Flags().StringVar(&o.Secret, "secret", "", "signing secret to verify each delivery with (prefer --secret-env)")
 	cmd.Flags().StringVar(&o.SecretEnv, "secret-env", "", "name of the environment variable holding the signing secret")
+	cmd.Flags().StringVar(&o.Sync, "sync", string(store.DefaultSync), "how a commit waits for the disk: normal keeps every answered delivery across a crash of hookreplay, full also across a power cut (an fsync per commit)")
 	cmd.Flags().BoolVar(&o.TUI, "tui", false, "show deliveries in the interactive view (as 'hookreplay tui') while capturing")
 	return cmd
 }
@@ -110,11 +115,17 @@ func captureRun(cmd *cobra.Command, o *captureOptions) error {
 	if o.TUI && !o.IO.IsTerminal() {
 		return usageErr("--tui needs a terminal (without it capture prints a line per delivery)")
 	}
+	sync, _ := store.ParseSync(o.Sync) // checked in RunE
 	st, err := o.Store()
 	if err != nil {
 		return err
 	}
 	defer st.Close()
+	if sync != store.DefaultSync {
+		if err := st.SetSync(sync); err != nil {
+			return setupErr("%v", err)
+		}
+	}
 	var obs capture.Observer = captureLines{o.IO}
 	var notes chan string
 	if o.TUI {

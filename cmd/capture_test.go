@@ -29,7 +29,7 @@ func TestCaptureFlags(t *testing.T) {
 		wantErr string
 	}{
 		{nil, func(o *captureOptions) bool {
-			return o.Listen == "127.0.0.1:9000" && o.Status == 200 && o.MaxBody == 10<<20 && o.Forward == "" && o.Secret == ""
+			return o.Listen == "127.0.0.1:9000" && o.Sync == "normal" && o.Status == 200 && o.MaxBody == 10<<20 && o.Forward == "" && o.Secret == ""
 		}, ""},
 		{[]string{"--listen", ":9100", "--max-body", "512KB", "--status", "202", "--source", "s"}, func(o *captureOptions) bool {
 			return o.Listen == ":9100" && o.MaxBody == 512000 && o.Status == 202 && o.Source == "s"
@@ -44,6 +44,8 @@ func TestCaptureFlags(t *testing.T) {
 		{[]string{"--status", "700"}, nil, "--status 700"},
 		{[]string{"--secret", "a", "--secret-env", "HOOKREPLAY_TEST_SECRET"}, nil, "not both"},
 		{[]string{"--secret-env", "HOOKREPLAY_TEST_UNSET"}, nil, "not set"},
+		{[]string{"--sync", "full"}, func(o *captureOptions) bool { return o.Sync == "full" }, ""},
+		{[]string{"--sync", "off"}, nil, "--sync off"},
 		{[]string{"extra"}, nil, "unknown command"},
 	}
 	for _, tt := range tests {

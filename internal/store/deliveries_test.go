@@ -210,3 +210,28 @@ func TestConcurrentWritersAndReaders(t *testing.T) {
 		t.Fatalf("%d deliveries, %v", len(ds), err)
 	}
 }
+
+func TestSetSync(t *testing.T) {
+	ctx := context.Background()
+	st, err := Open(ctx, filepath.Join(t.TempDir(), "h.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	if v, err := st.Synchronous(ctx); err != nil || v != 1 {
+		t.Fatalf("default synchronous = %d, %v; want 1 (normal)", v, err)
+	}
+	if err := st.SetSync(SyncFull); err != nil {
+		t.Fatal(err)
+	}
+	if v, err := st.Synchronous(ctx); err != nil || v != 2 {
+		t.Fatalf("after SetSync(full) synchronous = %d, %v; want 2", v, err)
+	}
+	d := &Delivery{Method: "POST", Target: "/", Raw: []byte("POST / HTTP/1.1\r\n\r\n")}
+	if err := st.InsertDelivery(ctx, d); err != nil || d.ID == 0 {
+		t.Fatalf("insert after SetSync: id %d, %v", d.ID, err)
+	}
+	if _, err := ParseSync("off"); err == nil {
+		t.Error("ParseSync(off) accepted")
+	}
+}

@@ -11,6 +11,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"strings"
 
 	_ "modernc.org/sqlite" // registers the "sqlite" driver (pure Go, no cgo)
 )
@@ -24,9 +25,35 @@ type Store struct {
 	path string
 }
 
+// Sync is SQLite's synchronous setting for the store's WAL journal: how
+// much a commit waits for the disk.
+type Sync string
+
+// The Sync modes. In WAL mode SyncNormal keeps every committed row across a
+// crash of the process (kill -9, a panic) but may lose the last commits to a
+// power cut or OS crash; SyncFull also keeps those, at an fsync per commit.
+const (
+	SyncNormal Sync = "normal"
+	SyncFull   Sync = "full"
+)
+
+// DefaultSync is what Open uses: a laptop's failure is a killed process far
+// more often than a power cut (it has a battery), and an fsync per commit
+// costs capture more than its forward does.
+const DefaultSync = SyncNormal
+
+// ParseSync reads a --sync value.
+func ParseSync(v string) (Sync, error) {
+	switch s := Sync(strings.ToLower(v)); s {
+	case SyncNormal, SyncFull:
+		return s, nil
+	}
+	return "", fmt.Errorf("sync %q: want normal or full", v)
+}
+
 // Open opens (creating when absent) the database at path, switches it to WAL
 // with a busy timeout so another process may read while capture writes, and
-// brings the schema up to date.
+// brings the schema up to date. Commits use DefaultSync.
 func Open(ctx context.Context, path string) (*Store, error) {
 	if path == "" {
 		return nil, errors.New("open store: empty path")
@@ -39,12 +66,7 @@ func Open(ctx context.Context, path string) (*Store, error) {
 	if st, err := os.Stat(path); err == nil && st.IsDir() {
 		return nil, fmt.Errorf("open store %s: is a directory, not a database file", path)
 	}
-	q := url.Values{}
-	q.Add("_pragma", "busy_timeout(10000)")
-	q.Add("_pragma", "synchronous(FULL)")
-	q.Add("_pragma", "foreign_keys(ON)")
-	q.Add("_txlock", "immediate")
-	db, err := sql.Open("sqlite", "file:"+path+"?"+q.Encode())
+	db, err := sql.Open("sqlite", dsn(path, DefaultSync))
 	if err != nil {
 		return nil, fmt.Errorf("open store %s: %w", path, err)
 	}
@@ -54,6 +76,43 @@ func Open(ctx context.Context, path string) (*Store, error) {
 		return nil, fmt.Errorf("open store %s: %w", path, err)
 	}
 	return s, nil
+}
+
+// dsn is the driver's name for path: every pooled connection gets the same pragmas.
+func dsn(path string, sync Sync) string {
+	q := url.Values{}
+	q.Add("_pragma", "busy_timeout(10000)")
+	q.Add("_pragma", "synchronous("+strings.ToUpper(string(sync))+")")
+	q.Add("_pragma", "foreign_keys(ON)")
+	q.Add("_txlock", "immediate")
+	return "file:" + path + "?" + q.Encode()
+}
+
+// SetSync switches how commits wait for the disk. Call it right after Open,
+// before the store is shared: it replaces the connection pool.
+func (s *Store) SetSync(sync Sync) error {
+	if _, err := ParseSync(string(sync)); err != nil {
+		return err
+	}
+	db, err := sql.Open("sqlite", dsn(s.path, sync))
+	if err != nil {
+		return fmt.Errorf("open store %s: %w", s.path, err)
+	}
+	if err := db.Ping(); err != nil {
+		db.Close()
+		return fmt.Errorf("open store %s: %w", s.path, err)
+	}
+	old := s.db
+	s.db = db
+	return old.Close()
+}
+
+// Synchronous reads the synchronous setting in force on a connection of
+// the pool (0 off, 1 normal, 2 full, 3 extra).
+func (s *Store) Synchronous(ctx context.Context) (int, error) {
+	var v int
+	err := s.db.QueryRowContext(ctx, "PRAGMA synchronous").Scan(&v)
+	return v, err
 }
 
 // Path is the file the store was opened from.

@@ -1,0 +1,76 @@
+// Command fill writes N realistic deliveries into a hookreplay store quickly,
+// for bench/store.sh: Stripe, GitHub and Shopify-like requests with distinct
+// event ids, ~1.5 KB bodies and answered responses, in batched transactions.
+//
+//	fill -db /tmp/h.db -n 1000000
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"os"
+	"time"
+
+	"github.com/hookreplay/hookreplay/internal/message"
+	"github.com/hookreplay/hookreplay/internal/store"
+)
+
+func main() {
+	db := flag.String("db", "", "store to fill (created when absent)")
+	n := flag.Int("n", 100000, "deliveries to write")
+	flag.Parse()
+	if err := fill(*db, *n); err != nil {
+		fmt.Fprintln(os.Stderr, "fill:", err)
+		os.Exit(1)
+	}
+}
+
+var kinds = []struct{ provider, path, typ string }{
+	{"stripe", "/webhooks/stripe", "invoice.paid"},
+	{"stripe", "/webhooks/stripe", "payment_intent.succeeded"},
+	{"github", "/webhooks/github", "push"},
+	{"shopify", "/webhooks/shopify", "orders/create"},
+}
+
+func fill(path string, n int) error {
+	ctx := context.Background()
+	st, err := store.Open(ctx, path)
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	pad := make([]byte, 1200)
+	for i := range pad {
+		pad[i] = 'a' + byte(i%26)
+	}
+	start := time.Now().Add(-time.Duration(n) * time.Second)
+	const batch = 5000
+	ds := make([]*store.Delivery, 0, batch)
+	for i := 0; i < n; i++ {
+		k := kinds[i%len(kinds)]
+		evt := fmt.Sprintf("evt_%012d", i)
+		body := []byte(fmt.Sprintf(`{"id":%q,"type":%q,"created":%d,"data":{"object":{"customer":"cus_%06d","amount":%d,"note":%q}}}`,
+			evt, k.typ, start.Unix()+int64(i), i%5000, 100+i%9000, pad))
+		hs := message.Headers{{Name: "Host", Value: "hooks.example.test"}, {Name: "User-Agent", Value: "Stripe/1.0"},
+			{Name: "Content-Type", Value: "application/json"}, {Name: "Content-Length", Value: fmt.Sprint(len(body))},
+			{Name: "Stripe-Signature", Value: fmt.Sprintf("t=%d,v1=%064x", start.Unix()+int64(i), i)}}
+		raw := []byte("POST " + k.path + " HTTP/1.1\r\n")
+		for _, h := range hs {
+			raw = append(raw, h.Name+": "+h.Value+"\r\n"...)
+		}
+		raw = append(append(raw, "\r\n"...), body...)
+		ds = append(ds, &store.Delivery{ReceivedAt: start.Add(time.Duration(i) * time.Second), Source: "bench",
+			RemoteAddr: "127.0.0.1:50000", Provider: k.provider, EventID: evt, EventType: k.typ,
+			Method: "POST", Target: k.path, Proto: "HTTP/1.1", Headers: hs, Raw: raw, Body: body,
+			ResponseStatus: 200, ResponseHeaders: message.Headers{{Name: "Content-Type", Value: "application/json"}},
+			ResponseBody: []byte(`{"ok":true}`), Latency: 2 * time.Millisecond})
+		if len(ds) == batch || i == n-1 {
+			if err := st.ImportDeliveries(ctx, ds); err != nil {
+				return err
+			}
+			ds = ds[:0]
+		}
+	}
+	return nil
+}
