@@ -191,10 +191,35 @@ func (s *Server) recordResponse(d *store.Delivery, fr forwardResult, body []byte
 	if size > int64(len(body)) {
 		full = size
 	}
-	s.dbMu.Lock()
-	err := s.st.SetResponse(context.Background(), d.ID, status, fr.headers, body, full, fr.latency, ferr)
-	s.dbMu.Unlock()
-	if err != nil {
-		s.logf("delivery %d: %v", d.ID, err)
+	s.responses <- store.Response{ID: d.ID, Status: status, Headers: fr.headers, Body: body, Size: full,
+		Latency: fr.latency, ForwardError: ferr}
+}
+
+// responder records answers as they come, taking every answer already
+// waiting into the same transaction. The sender's answer does not wait for
+// it: the delivery itself was committed before forwarding, and shutdown
+// waits for the answers queued here.
+func (s *Server) responder() {
+	batch := make([]store.Response, 0, maxBatch)
+	for first := range s.responses {
+		batch = append(batch[:0], first)
+	drain:
+		for len(batch) < maxBatch {
+			select {
+			case r, ok := <-s.responses:
+				if !ok {
+					break drain
+				}
+				batch = append(batch, r)
+			default:
+				break drain
+			}
+		}
+		s.dbMu.Lock()
+		err := s.st.SetResponses(context.Background(), batch)
+		s.dbMu.Unlock()
+		if err != nil {
+			s.logf("%v", err)
+		}
 	}
 }

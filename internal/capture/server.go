@@ -104,8 +104,11 @@ type Server struct {
 	// commits feeds the committer, which stores waiting deliveries in one
 	// transaction: one fsync for many concurrent deliveries (group commit).
 	commits chan commitReq
-	dbMu    sync.Mutex // one writer at a time: cheaper than SQLite's busy polling
-	outMu   sync.Mutex // serialises Observer calls
+	// responses feeds the responder, which records handlers' answers after
+	// the sender got them (relay.go).
+	responses chan store.Response
+	dbMu      sync.Mutex // one writer at a time: cheaper than SQLite's busy polling
+	outMu     sync.Mutex // serialises Observer calls
 
 	// base is the parent of every forward; abort cancels it when a drain
 	// outlasts DrainTimeout.
@@ -174,7 +177,8 @@ func New(st *store.Store, opt Options) (*Server, error) {
 	if opt.MaxConns <= 0 {
 		opt.MaxConns = DefaultMaxConns()
 	}
-	s := &Server{opt: opt, st: st, conns: map[*conn]struct{}{}, commits: make(chan commitReq)}
+	s := &Server{opt: opt, st: st, conns: map[*conn]struct{}{}, commits: make(chan commitReq),
+		responses: make(chan store.Response, 1024)}
 	s.base, s.abort = context.WithCancel(context.Background())
 	if opt.Forward != "" {
 		u, err := ParseForwardURL(opt.Forward)
@@ -235,6 +239,11 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 		defer close(committed)
 		s.committer()
 	}()
+	responded := make(chan struct{})
+	go func() {
+		defer close(responded)
+		s.responder()
+	}()
 	backoff := 5 * time.Millisecond
 	for {
 		nc, err := ln.Accept()
@@ -264,6 +273,8 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 	s.shutdown(ln)
 	s.drain()
 	s.idle.closeAll()
+	close(s.responses)
+	<-responded
 	close(s.commits)
 	<-committed
 	return nil

@@ -402,6 +402,9 @@ func TestForwardToHandler(t *testing.T) {
 		s.hdr.Get("Keep-Alive") != "" || s.hdr.Get("Trailer") != "" || s.te != "" || s.ua != "" {
 		t.Fatalf("handler headers: host %q fwd %q te %q ua %q %v", s.host, s.fwdHost, s.te, s.ua, s.hdr)
 	}
+	// The handler's answer is recorded after the sender got it; shutdown
+	// waits for every answer still queued.
+	ts.stop(t)
 	ds := allDeliveries(t, ts.st)
 	if len(ds) != 1 {
 		t.Fatalf("%d deliveries", len(ds))

@@ -107,11 +107,43 @@ func (s *Store) InsertDelivery(ctx context.Context, d *Delivery) error {
 // delivery id. size is the length of the whole answer when body is only its
 // first bytes, else 0.
 func (s *Store) SetResponse(ctx context.Context, id int64, status int, headers message.Headers, body []byte, size int64, latency time.Duration, forwardErr string) error {
-	rhdrs, _ := json.Marshal(nonNilHeaders(headers))
-	_, err := s.db.ExecContext(ctx, `UPDATE deliveries SET response_status=?, response_headers=?, response_body=?,
-		response_size=?, latency_ns=?, forward_error=? WHERE id=?`, status, string(rhdrs), body, size, latency.Nanoseconds(), forwardErr, id)
+	return s.SetResponses(ctx, []Response{{ID: id, Status: status, Headers: headers, Body: body, Size: size,
+		Latency: latency, ForwardError: forwardErr}})
+}
+
+// Response is what a delivery was answered, for SetResponses.
+type Response struct {
+	ID           int64
+	Status       int
+	Headers      message.Headers
+	Body         []byte
+	Size         int64 // the whole answer's length when Body is only its first bytes, else 0
+	Latency      time.Duration
+	ForwardError string
+}
+
+// SetResponses records several answers in one transaction (one commit for
+// many deliveries: capture's group commit of responses).
+func (s *Store) SetResponses(ctx context.Context, rs []Response) error {
+	tx, err := s.db.BeginTx(ctx, nil)
 	if err != nil {
-		return fmt.Errorf("record response of delivery %d: %w", id, err)
+		return fmt.Errorf("record responses: %w", err)
+	}
+	defer tx.Rollback()
+	stmt, err := tx.PrepareContext(ctx, `UPDATE deliveries SET response_status=?, response_headers=?, response_body=?,
+		response_size=?, latency_ns=?, forward_error=? WHERE id=?`)
+	if err != nil {
+		return fmt.Errorf("record responses: %w", err)
+	}
+	defer stmt.Close()
+	for _, r := range rs {
+		rhdrs, _ := json.Marshal(nonNilHeaders(r.Headers))
+		if _, err := stmt.ExecContext(ctx, r.Status, string(rhdrs), r.Body, r.Size, r.Latency.Nanoseconds(), r.ForwardError, r.ID); err != nil {
+			return fmt.Errorf("record response of delivery %d: %w", r.ID, err)
+		}
+	}
+	if err := tx.Commit(); err != nil {
+		return fmt.Errorf("record responses: %w", err)
 	}
 	return nil
 }
