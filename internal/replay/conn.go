@@ -168,6 +168,46 @@ type exchange struct {
 	conn     net.Conn
 	deadline time.Time
 	stop     func() bool
+	cr       *connErr // the answer's reads, counted (finish)
+
+	// keep, when set, lends a kept-alive connection to this copy and takes it
+	// back when the answer leaves it reusable.
+	keep     *keeper
+	reused   bool // conn came from keep
+	reusable bool // the whole answer was read and the handler keeps the connection open
+}
+
+// keeper holds one worker's kept-alive connection between its copies, as a
+// provider's HTTP client does: copies sent one after another need not pay a
+// TCP (and TLS) handshake each. A burst never uses one: its copies must race
+// on fresh connections.
+type keeper struct {
+	c  net.Conn
+	id int64
+}
+
+// take returns the kept connection if it is still open (the handler may
+// have closed it while idle: reading it then reports EOF at once), else nil.
+func (k *keeper) take() (net.Conn, int64) {
+	if k == nil || k.c == nil {
+		return nil, 0
+	}
+	c, id := k.c, k.id
+	k.c = nil
+	c.SetReadDeadline(time.Now())
+	var one [1]byte
+	if n, err := c.Read(one[:]); n > 0 || !isTimeout(err) {
+		c.Close() // closed, or it sent something unasked: not ours to read
+		return nil, 0
+	}
+	return c, id
+}
+
+func (k *keeper) close() {
+	if k != nil && k.c != nil {
+		k.c.Close()
+		k.c = nil
+	}
 }
 
 func newExchange(t Target, w wire, opt SendOptions) *exchange {
@@ -194,6 +234,14 @@ func (x *exchange) open(ctx context.Context) bool {
 		return x.fail("connect", err)
 	}
 	x.deadline = time.Now().Add(x.t.Timeout)
+	if !x.opt.Lose {
+		if c, id := x.keep.take(); c != nil {
+			c.SetDeadline(x.deadline)
+			x.conn, x.reused, x.a.ConnID = c, true, id
+			x.stop = context.AfterFunc(ctx, func() { c.SetDeadline(time.Unix(1, 0)) })
+			return true
+		}
+	}
 	u := x.t.URL
 	addr := u.Host
 	if u.Port() == "" {
@@ -309,6 +357,7 @@ func (x *exchange) finish(ctx context.Context) {
 		return
 	}
 	cr := &connErr{r: x.conn}
+	x.cr = cr
 	rec := &message.HeadRecorder{R: cr}
 	br := bufio.NewReader(rec)
 	var resp *http.Response
@@ -345,18 +394,31 @@ func (x *exchange) finish(ctx context.Context) {
 		x.detail("body_truncated", true)
 	} else if err != nil {
 		x.detail("body_error", describe("read response body", ctxErr(ctx, err), x.t.Timeout))
+	} else {
+		x.reusable = !x.a.CompletedAt.IsZero() && !resp.Close && resp.ProtoAtLeast(1, 1) && br.Buffered() == 0 &&
+			resp.StatusCode != http.StatusSwitchingProtocols
 	}
+	resp.Body.Close()
 	x.a.ResponseBody = body
+}
+
+// staleKept reports a kept-alive connection the handler had closed before
+// reading this copy (nothing of an answer came back): the copy goes again on
+// a fresh connection, as net/http retries a request on a closed idle one.
+func (x *exchange) staleKept() bool {
+	return x.reused && x.a.Status == 0 && (x.cr == nil || x.cr.n == 0) && !x.opt.Lose
 }
 
 // connErr passes reads through and keeps the last error the connection returned.
 type connErr struct {
 	r   io.Reader
 	err error
+	n   int64
 }
 
 func (c *connErr) Read(p []byte) (int, error) {
 	n, err := c.r.Read(p)
+	c.n += int64(n)
 	if err != nil {
 		c.err = err
 	}
@@ -374,9 +436,16 @@ func (x *exchange) close() {
 	if x.stop != nil {
 		x.stop()
 	}
-	if x.conn != nil {
-		x.conn.Close()
+	if x.conn == nil {
+		return
 	}
+	if x.keep != nil && x.reusable && !x.opt.Lose {
+		x.conn.SetDeadline(time.Time{})
+		x.keep.close()
+		x.keep.c, x.keep.id = x.conn, x.a.ConnID
+		return
+	}
+	x.conn.Close()
 }
 
 func ctxErr(ctx context.Context, err error) error {

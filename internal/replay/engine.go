@@ -478,9 +478,12 @@ func (r *run) pool() {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
+			// Copies one after another on a worker reuse its connection.
+			k := &keeper{}
+			defer k.close()
 			for i := range next {
 				pd := r.j.ds[i]
-				a := r.sendOne(pd, nil, nil)
+				a := r.send(pd, k, nil, nil)
 				r.retry(pd, a)
 			}
 		}()
@@ -586,6 +589,11 @@ func (r *run) wireFor(pd *prepared) (wire, error) {
 // sendOne sends the next copy of pd.
 // pre adjusts the attempt's identity, post the finished attempt before it is emitted.
 func (r *run) sendOne(pd *prepared, pre, post func(*store.Attempt)) store.Attempt {
+	return r.send(pd, nil, pre, post)
+}
+
+// send sends the next copy of pd, on k's kept-alive connection when it has one.
+func (r *run) send(pd *prepared, k *keeper, pre, post func(*store.Attempt)) store.Attempt {
 	a := r.base(pd)
 	if pre != nil {
 		pre(&a)
@@ -597,8 +605,17 @@ func (r *run) sendOne(pd *prepared, pre, post func(*store.Attempt)) store.Attemp
 	}
 	w.lose = a.Lost
 	x := newExchange(r.j.plan.Target, w, r.sendOptions())
+	x.keep = k
 	if x.open(r.sendCtx) && x.write(r.sendCtx) {
 		x.finish(r.sendCtx)
+	}
+	if x.staleKept() {
+		x.close()
+		x = newExchange(r.j.plan.Target, w, r.sendOptions())
+		x.keep = k
+		if x.open(r.sendCtx) && x.write(r.sendCtx) {
+			x.finish(r.sendCtx)
+		}
 	}
 	x.close()
 	done := fill(x.a, a)
