@@ -58,12 +58,17 @@ func listRun(ctx context.Context, o *listOptions) error {
 	defer st.Close()
 	f := o.storeFilter(o.Now())
 	f.Limit = o.Limit
+	if o.JSON {
+		// Streamed: a whole store is listed one delivery at a time.
+		js := report.NewDeliveriesJSON(o.IO.Out)
+		if err := st.EachDelivery(ctx, f, js.Add); err != nil {
+			return setupErr("%v", err)
+		}
+		return js.Close()
+	}
 	ds, err := st.ListDeliveries(ctx, f)
 	if err != nil {
 		return setupErr("%v", err)
-	}
-	if o.JSON {
-		return report.DeliveriesJSON(o.IO.Out, ds)
 	}
 	if len(ds) == 0 {
 		fmt.Fprintln(o.IO.ErrOut, "no deliveries match (capture some with 'hookreplay capture')")

@@ -3,6 +3,7 @@ package report
 import (
 	"bytes"
 	"encoding/base64"
+	"encoding/json"
 	"fmt"
 	"io"
 	"strings"
@@ -99,11 +100,58 @@ func pairs(hs message.Headers) [][2]string {
 // DeliveriesJSON prints ds as a JSON array of DeliverySummary (an empty
 // array when none).
 func DeliveriesJSON(w io.Writer, ds []*store.Delivery) error {
-	out := make([]DeliverySummary, 0, len(ds))
+	js := NewDeliveriesJSON(w)
 	for _, d := range ds {
-		out = append(out, SummarizeDelivery(d))
+		if err := js.Add(d); err != nil {
+			return err
+		}
 	}
-	return writeJSON(w, out, false)
+	return js.Close()
+}
+
+// DeliveriesJSONStream writes the array DeliveriesJSON prints one delivery at
+// a time, so `list --limit 0 --json` of a large store runs in constant memory.
+type DeliveriesJSONStream struct {
+	w   io.Writer
+	n   int
+	buf bytes.Buffer
+	enc *json.Encoder
+}
+
+// NewDeliveriesJSON starts an array on w; Add each delivery, then Close.
+func NewDeliveriesJSON(w io.Writer) *DeliveriesJSONStream {
+	s := &DeliveriesJSONStream{w: w}
+	s.enc = json.NewEncoder(&s.buf)
+	s.enc.SetIndent("  ", "  ")
+	s.enc.SetEscapeHTML(false)
+	return s
+}
+
+// Add writes d's summary as the array's next element.
+func (s *DeliveriesJSONStream) Add(d *store.Delivery) error {
+	s.buf.Reset()
+	if s.n == 0 {
+		s.buf.WriteString("[\n  ")
+	} else {
+		s.buf.WriteString(",\n  ")
+	}
+	s.n++
+	if err := s.enc.Encode(SummarizeDelivery(d)); err != nil {
+		return err
+	}
+	s.buf.Truncate(s.buf.Len() - 1) // Encode's newline: the separator follows
+	_, err := s.w.Write(s.buf.Bytes())
+	return err
+}
+
+// Close ends the array.
+func (s *DeliveriesJSONStream) Close() error {
+	end := "\n]\n"
+	if s.n == 0 {
+		end = "[]\n"
+	}
+	_, err := io.WriteString(s.w, end)
+	return err
 }
 
 // Deliveries prints ds as an aligned table, newest first as given. A

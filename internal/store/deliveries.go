@@ -222,6 +222,18 @@ var likeEscaper = strings.NewReplacer(`\`, `\\`, `%`, `\%`, `_`, `\_`)
 
 // ListDeliveries returns matching deliveries, newest first (oldest first with f.Oldest).
 func (s *Store) ListDeliveries(ctx context.Context, f Filter) ([]*Delivery, error) {
+	var out []*Delivery
+	err := s.EachDelivery(ctx, f, func(d *Delivery) error {
+		out = append(out, d)
+		return nil
+	})
+	return out, err
+}
+
+// EachDelivery calls fn with each matching delivery in ListDeliveries'
+// order, one row at a time: listing a whole store holds one delivery in
+// memory, not all of them. An error from fn stops the walk and is returned.
+func (s *Store) EachDelivery(ctx context.Context, f Filter, fn func(*Delivery) error) error {
 	where, args := f.where()
 	q := `SELECT ` + deliveryCols + ` FROM deliveries`
 	if where != "" {
@@ -237,18 +249,19 @@ func (s *Store) ListDeliveries(ctx context.Context, f Filter) ([]*Delivery, erro
 	}
 	rows, err := s.db.QueryContext(ctx, q, args...)
 	if err != nil {
-		return nil, fmt.Errorf("list deliveries: %w", err)
+		return fmt.Errorf("list deliveries: %w", err)
 	}
 	defer rows.Close()
-	var out []*Delivery
 	for rows.Next() {
 		d, err := scanDelivery(rows)
 		if err != nil {
-			return nil, err
+			return err
 		}
-		out = append(out, d)
+		if err := fn(d); err != nil {
+			return err
+		}
 	}
-	return out, rows.Err()
+	return rows.Err()
 }
 
 // DeleteDeliveries removes the given ids and returns how many existed.
