@@ -1,10 +1,14 @@
 package check
 
 import (
+	"context"
+	"errors"
+	"net/url"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/hookreplay/hookreplay/internal/probe"
 	"github.com/hookreplay/hookreplay/internal/report"
 )
 
@@ -58,5 +62,34 @@ func TestPhaseJudgedOnceQuietAgain(t *testing.T) {
 	c := run(t, o)
 	if d := phaseOf(t, c, PhaseDups); d.Status != report.Pass {
 		t.Fatalf("dups: %s %q", d.Status, d.Message)
+	}
+}
+
+// The captured signature is held against the secret given, except where it
+// cannot be: an imported delivery, a delivery without a signature header.
+func TestCapturedSignature(t *testing.T) {
+	d := delivery(t, 1, 4900)
+	if err := capturedSignature(d, testSecret); err != nil {
+		t.Fatalf("right secret: %v", err)
+	}
+	var cs *CapturedSignatureError
+	if err := capturedSignature(d, "whsec_another"); !errors.As(err, &cs) || cs.DeliveryID != 1 || cs.Provider != "stripe" {
+		t.Fatalf("wrong secret: %v", err)
+	}
+	imported := d
+	imported.Imported = true
+	if err := capturedSignature(imported, "whsec_another"); err != nil {
+		t.Fatalf("imported: %v", err)
+	}
+	unsigned := d
+	unsigned.Req = d.Req.Clone()
+	unsigned.Req.Headers = unsigned.Req.Headers.Del("Stripe-Signature")
+	if err := capturedSignature(unsigned, "whsec_another"); err != nil {
+		t.Fatalf("no signature header: %v", err)
+	}
+	u, _ := url.Parse("http://127.0.0.1:1/hook")
+	_, err := Run(context.Background(), Options{Target: u, Deliveries: []Delivery{d}, Probes: []probe.Probe{brokenProbe{}}, Secret: "whsec_another"})
+	if !errors.As(err, &cs) {
+		t.Fatalf("Run with the wrong secret: %v", err)
 	}
 }

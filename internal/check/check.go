@@ -37,11 +37,15 @@ type Delivery struct {
 	EventID   string
 	EventType string
 	Req       *message.Request
+	// Imported: the delivery came from another tool's file (HAR, curl…),
+	// whose bytes may not be the ones the provider signed, so its captured
+	// signature is not held against the secret.
+	Imported bool
 }
 
 // FromStore converts a stored delivery.
 func FromStore(d *store.Delivery) Delivery {
-	return Delivery{ID: d.ID, Provider: d.Provider, EventID: d.EventID, EventType: d.EventType, Req: d.Request()}
+	return Delivery{ID: d.ID, Provider: d.Provider, EventID: d.EventID, EventType: d.EventType, Req: d.Request(), Imported: d.Origin != ""}
 }
 
 // Options is everything one check run needs.
@@ -414,11 +418,12 @@ func checkSecret(o Options) error {
 
 // capturedSignature verifies d's own captured signature with secret, its
 // age aside: a mismatch means the secret is not the provider's. Deliveries
-// without a signature header, and schemes that sign the URL the provider
-// posted to (unknown here, behind a proxy), are not judged.
+// without a signature header, imported ones (their bytes may not be the
+// signed ones) and schemes that sign the URL the provider posted to
+// (unknown here, behind a proxy) are not judged.
 func capturedSignature(d Delivery, secret string) error {
 	s, err := verify.SchemeFor(d.Provider)
-	if err != nil || s.SignsURL() {
+	if err != nil || s.SignsURL() || d.Imported {
 		return nil
 	}
 	signed := false
