@@ -25,6 +25,7 @@ type demoServeOptions struct {
 	SecretEnv  string
 	RaceWindow time.Duration
 	Delay      time.Duration
+	Cold       time.Duration
 	EmailURL   string
 	Quiet      bool
 }
@@ -100,6 +101,9 @@ stderr (unless --quiet), and stops cleanly on Ctrl-C or SIGTERM.`,
 			if err := durationFlagIn("--delay", o.Delay, 0, maxDuration); err != nil {
 				return err
 			}
+			if err := durationFlagIn("--cold", o.Cold, 0, maxDuration); err != nil {
+				return err
+			}
 			return demoServeRun(cmd.Context(), o)
 		},
 	}
@@ -110,6 +114,7 @@ stderr (unless --quiet), and stops cleanly on Ctrl-C or SIGTERM.`,
 	cmd.Flags().StringVar(&o.SecretEnv, "secret-env", "", "read the Stripe secret from this environment variable")
 	cmd.Flags().DurationVar(&o.RaceWindow, "race-window", wallet.DefaultRaceWindow, "racy: time between checking and recording an event")
 	cmd.Flags().DurationVar(&o.Delay, "delay", 0, "delay inside the handler, for the variants hookreplay's own tests use")
+	cmd.Flags().DurationVar(&o.Cold, "cold", 0, "extra time the first delivery after a start takes (a cold start), for hookreplay's own tests")
 	cmd.Flags().StringVar(&o.EmailURL, "email-url", os.Getenv("EMAIL_API_URL"), "POST a receipt to URL/v1/send after each credit (env EMAIL_API_URL)")
 	cmd.Flags().BoolVarP(&o.Quiet, "quiet", "q", false, "do not log deliveries on stderr")
 	return cmd
@@ -125,6 +130,7 @@ func demoServeRun(ctx context.Context, o *demoServeOptions) error {
 		Secret:     o.Secret,
 		RaceWindow: o.RaceWindow,
 		Delay:      o.Delay,
+		Cold:       o.Cold,
 		EmailURL:   o.EmailURL,
 		OnListen: func(addr string) {
 			fmt.Fprintf(o.IO.Out, "wallet %s listening on http://%s/ (database %s)\n", o.Variant, addr, demoServeRedact(o.DSN))

@@ -30,6 +30,9 @@ func (h *handler) creditFixed(ctx context.Context, ev *event, inv *invoice) (cre
 	if err := h.db.credit(ctx, tx, inv.Customer, inv.AmountPaid); err != nil {
 		return false, err
 	}
+	if h.opts.Variant == Fixed {
+		time.Sleep(h.opts.Delay) // other work inside the transaction (0 but in tests)
+	}
 	if err := tx.Commit(); err != nil {
 		return false, fmt.Errorf("commit %s: %w", ev.ID, err)
 	}

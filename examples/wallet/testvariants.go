@@ -4,7 +4,7 @@ package wallet
 // exactly one bug that one `hookreplay check` phase must catch, except async,
 // which is correct and must not be flagged. The bugs of conflict, nosig and
 // slow live where they happen, in ServeHTTP and handle (wallet.go), marked
-// "BUG (variant)"; claimfirst and lastwrite are below.
+// "BUG (variant)"; claimfirst, workfirst and lastwrite are below.
 
 import (
 	"context"
@@ -28,6 +28,33 @@ func (h *handler) creditClaimFirst(ctx context.Context, ev *event, inv *invoice)
 	time.Sleep(h.opts.Delay) // other work between the claim and the credit
 	if err := h.db.credit(ctx, h.db, inv.Customer, inv.AmountPaid); err != nil {
 		return false, fmt.Errorf("credit after claiming %s: %w", ev.ID, err)
+	}
+	return true, nil
+}
+
+// creditWorkFirst (variant workfirst) checks that the event is not yet
+// processed, credits in one transaction and records the event id in a
+// second one.
+//
+// BUG: caught by the crash phase. Duplicates that arrive after the handling
+// are seen (the id is recorded by then), but if the process dies between the
+// two commits (Delay widens the gap: a receipt sent, a log written) the
+// credit is kept and the id is not: Stripe, which got no answer, retries,
+// and the retry credits again. The record must commit with the work.
+func (h *handler) creditWorkFirst(ctx context.Context, ev *event, inv *invoice) (credited bool, err error) {
+	var seen int
+	if err := h.db.QueryRowContext(ctx, h.db.q(`SELECT COUNT(*) FROM processed_events WHERE event_id = ?`), ev.ID).Scan(&seen); err != nil {
+		return false, fmt.Errorf("look up %s: %w", ev.ID, err)
+	}
+	if seen > 0 {
+		return false, nil
+	}
+	if err := h.db.credit(ctx, h.db, inv.Customer, inv.AmountPaid); err != nil { // commits on its own
+		return false, fmt.Errorf("credit %s: %w", ev.ID, err)
+	}
+	time.Sleep(h.opts.Delay) // other work between the credit and the record
+	if _, err := h.db.claim(ctx, h.db, ev.ID); err != nil {
+		return false, fmt.Errorf("record %s after crediting: %w", ev.ID, err)
 	}
 	return true, nil
 }

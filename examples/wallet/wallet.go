@@ -57,6 +57,7 @@ const (
 	Slow       = "slow"       // sleeps Delay before answering
 	Async      = "async"      // answers 200 first, works in the background: correct
 	ClaimFirst = "claimfirst" // commits the claim, then credits in a second transaction
+	WorkFirst  = "workfirst"  // commits the credit, then claims in a second transaction
 	LastWrite  = "lastwrite"  // applies subscription events in arrival order
 )
 
@@ -64,7 +65,7 @@ const (
 var Variants = []string{Naive, Racy, Fixed}
 
 // TestVariants lists the variants that exist for hookreplay's own tests.
-var TestVariants = []string{Conflict, NoSig, Slow, Async, ClaimFirst, LastWrite}
+var TestVariants = []string{Conflict, NoSig, Slow, Async, ClaimFirst, WorkFirst, LastWrite}
 
 // Defaults applied by Handler when the option is zero.
 const (
@@ -72,6 +73,7 @@ const (
 	DefaultSlowDelay       = time.Second            // slow: before answering
 	DefaultAsyncDelay      = 50 * time.Millisecond  // async: before working
 	DefaultClaimFirstDelay = 200 * time.Millisecond // claimfirst: between claim and credit
+	DefaultWorkFirstDelay  = 200 * time.Millisecond // workfirst: between credit and claim
 )
 
 // Options configure a wallet handler.
@@ -87,9 +89,14 @@ type Options struct {
 	// RaceWindow is how long racy waits between checking and recording an
 	// event (the time a real handler spends on other work there).
 	RaceWindow time.Duration
-	// Delay is slow's answer delay, async's delay before working and
-	// claimfirst's gap between claim and credit.
+	// Delay is slow's answer delay, async's delay before working,
+	// claimfirst's gap between claim and credit, workfirst's between credit
+	// and claim, and fixed's other work inside its transaction (0: none).
 	Delay time.Duration
+	// Cold is extra time the first delivery after the handler starts takes
+	// (a lazy connection pool, a JIT, lazy imports: what makes a real
+	// handler's first answer slow), for hookreplay's own tests.
+	Cold time.Duration
 	// EmailURL, when set, receives a POST {to, template, amount} after each
 	// credit: a receipt email, the kind of downstream call a sink records.
 	EmailURL string
@@ -117,6 +124,7 @@ type handler struct {
 	log  *log.Logger
 	http *http.Client
 	bg   sync.WaitGroup // async work, waited for by Close
+	cold sync.Once      // Options.Cold, waited by the first delivery
 }
 
 // Handler returns the variant's http.Handler and a Closer that waits for
@@ -142,6 +150,10 @@ func Handler(opts Options) (http.Handler, io.Closer, error) {
 	case ClaimFirst:
 		if opts.Delay <= 0 {
 			opts.Delay = DefaultClaimFirstDelay
+		}
+	case WorkFirst:
+		if opts.Delay <= 0 {
+			opts.Delay = DefaultWorkFirstDelay
 		}
 	}
 	d, err := openDB(context.Background(), opts.DSN, opts.Variant)
@@ -231,6 +243,7 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		answer(w, http.StatusMethodNotAllowed, "POST a Stripe event")
 		return
 	}
+	h.cold.Do(func() { time.Sleep(h.opts.Cold) })
 	body, err := io.ReadAll(io.LimitReader(r.Body, maxBody))
 	if err != nil {
 		answer(w, http.StatusBadRequest, "read body: "+err.Error())
@@ -301,6 +314,8 @@ func (h *handler) handle(ctx context.Context, ev *event) (status int, msg string
 			credited, err = h.creditRacy(ctx, ev, inv)
 		case ClaimFirst:
 			credited, err = h.creditClaimFirst(ctx, ev, inv)
+		case WorkFirst:
+			credited, err = h.creditWorkFirst(ctx, ev, inv)
 		default:
 			credited, err = h.creditFixed(ctx, ev, inv)
 		}

@@ -4,23 +4,121 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
-	"github.com/hookreplay/hookreplay/internal/replay"
 	"github.com/hookreplay/hookreplay/internal/report"
 	"github.com/hookreplay/hookreplay/internal/store"
 )
 
-// crashDelays are the instants, after sending, at which the handler is
-// killed: swept across its measured handling time, and once after its answer
-// (1.5 × the handling time), where a handler that answers first and works
-// from memory loses the event.
-func crashDelays(handling time.Duration) []time.Duration {
-	if handling < 2*time.Millisecond {
-		handling = 2 * time.Millisecond
+// The crash phase kills the handler (SIGKILL to the --serve process group)
+// while it handles a fresh event, restarts it, and sends the provider's retry
+// when the killed copy got no 2xx. The bugs it looks for live in a window of
+// a few milliseconds on a warm handler: work committed and the answer lost
+// (the retry does the work again), or the event recorded as handled before
+// its work (the retry is taken as a duplicate and the work is lost). So:
+//
+//   - it learns what a restart with no event changes (startup writes, calls
+//     to the sink) and does not charge that to the events it kills;
+//   - it times warm answers (fresh events after a warm-up; the first answer
+//     after a start is the cold one) and sweeps its kills across that
+//     window, more densely the shorter it is;
+//   - its first kills land at the first probe change seen while the copy is
+//     in flight: the effect is committed, the answer not yet sent;
+//   - every kill is classified (before the request was read, mid-handling,
+//     after the answer); only mid-handling kills count as evidence that the
+//     handler survives a crash, and too few of them leave the phase not
+//     judged rather than passed.
+
+// The crash phase's budget.
+const (
+	// minMidKills is how many kills must land mid-handling (the request
+	// completely written, no answer byte yet) and be judged for a pass.
+	minMidKills = 3
+	// triggerTrials kill at the first probe change.
+	triggerTrials = 2
+	// calibrationSamples warm answers are timed, after one warm-up.
+	calibrationSamples = 3
+	// maxExtraTrials more timed kills, aimed at the shortest warm answer,
+	// are made when too few of the planned ones landed mid-handling.
+	maxExtraTrials = 4
+)
+
+// killPlan is one trial's kill: at the first probe change seen while the copy
+// is in flight (onChange; at once when the answer comes first), else delay
+// after the request's last byte.
+type killPlan struct {
+	onChange bool
+	delay    time.Duration
+}
+
+// crashPlan is the crash phase's kills for a handler whose warm answers take
+// warm: first at the first probe change, then a sweep evenly across the
+// window (more kills the shorter it is: scheduling jitter is a larger part
+// of a short window), then one at 1.5 × warm, after the answer, where a
+// handler that answers first and works from memory loses the event.
+func crashPlan(warm time.Duration) []killPlan {
+	if warm < 500*time.Microsecond {
+		warm = 500 * time.Microsecond
 	}
-	return []time.Duration{handling / 4, handling / 2, handling * 3 / 4, handling * 3 / 2}
+	n := 6
+	switch {
+	case warm < 10*time.Millisecond:
+		n = 10
+	case warm < 50*time.Millisecond:
+		n = 8
+	}
+	var p []killPlan
+	for range triggerTrials {
+		p = append(p, killPlan{onChange: true})
+	}
+	for i := range n {
+		p = append(p, killPlan{delay: warm * time.Duration(2*i+1) / time.Duration(2*n)})
+	}
+	return append(p, killPlan{delay: warm * 3 / 2})
+}
+
+// extraKill is the i-th extra timed kill (i < maxExtraTrials): spread over
+// the shortest warm answer, offset from the planned sweep.
+func extraKill(warmMin time.Duration, i int) killPlan {
+	return killPlan{delay: warmMin * time.Duration(i+1) / time.Duration(maxExtraTrials+1)}
+}
+
+// killClass is where a kill landed in the killed copy's exchange.
+type killClass int
+
+const (
+	// killBeforeRead: the request was not completely written when the
+	// signal was sent.
+	killBeforeRead killClass = iota
+	// killMid: the request was written, no answer byte had come.
+	killMid
+	// killAfterAnswer: the handler had answered.
+	killAfterAnswer
+)
+
+func (k killClass) String() string {
+	switch k {
+	case killBeforeRead:
+		return "before the request was read"
+	case killMid:
+		return "mid-handling, no answer yet"
+	}
+	return "after the answer"
+}
+
+// classifyKill says where a kill whose signal was sent at killAt landed for
+// the copy a it interrupted. An answer read after killAt was still written
+// before the handler died, so it counts as an answer.
+func classifyKill(a store.Attempt, killAt time.Time) killClass {
+	switch {
+	case a.Status != 0:
+		return killAfterAnswer
+	case a.CompletedAt.IsZero() || a.CompletedAt.After(killAt):
+		return killBeforeRead
+	}
+	return killMid
 }
 
 // ackLostHint is the fix for a handler that answered 2xx and then lost the
@@ -28,57 +126,156 @@ func crashDelays(handling time.Duration) []time.Duration {
 const ackLostHint = "do the work (or durably enqueue it, e.g. insert it into a jobs table a worker resumes after a restart) " +
 	"before answering 2xx: a provider never retries a delivery it got a 2xx for"
 
-// crash kills the handler (SIGKILL to its process group) while it handles a
-// fresh event and restarts it. A real provider retries only a delivery that
-// got no 2xx: when the killed copy had not been answered, the retry is sent;
-// when it had been answered 2xx, nothing is sent again. Either way the final
-// effect must be exactly the first delivery's (0 after a 2xx: the handler
-// acknowledged the event and lost its work).
+// crashPhase is one delivery's crash phase under way.
+type crashPhase struct {
+	r  *runner
+	d  *Delivery
+	fr *firstResult
+	ph *report.PhaseResult
+	// copies numbers the stored attempts.
+	copies int
+	// restart is what a restart with no event changed (restartLearned).
+	restart restartEffect
+	// warm is the median warm answer, warmMin the shortest; lag is how long
+	// send takes to write the request's last byte (dialling included).
+	warm, warmMin, lag time.Duration
+	// cold: the handler was restarted and has handled no event since.
+	cold bool
+	// kills counts the kills by class; midJudged the mid-handling ones whose
+	// trial was judged pass; notJudged the trials left unjudged.
+	kills     [3]int
+	midJudged int
+	notJudged int
+}
+
 func (r *runner) crash(ctx context.Context, d *Delivery, fr *firstResult) (*report.PhaseResult, error) {
 	start := time.Now()
 	ph := &report.PhaseResult{Phase: PhaseCrash, Statuses: map[string]int{}}
-	handling := fr.att.Latency
-	delays := crashDelays(handling)
-	judgedPass, notJudged := 0, 0
-	for i, delay := range delays {
-		t, why, err := r.startTrial(ctx, d, fr, PhaseCrash, fmt.Sprintf("trial %d before", i+1))
+	c := &crashPhase{r: r, d: d, fr: fr, ph: ph}
+	if err := c.learnRestart(ctx); err != nil {
+		return nil, err
+	}
+	if err := c.calibrate(ctx); err != nil {
+		return nil, err
+	}
+	plan := crashPlan(c.warm)
+	extra := 0
+	for i := 0; i < len(plan); i++ {
+		res, why, err := c.trial(ctx, i, plan[i])
 		if err != nil {
 			return nil, err
 		}
-		if t == nil {
+		if why != "" {
 			return skipped(ph, why), nil
 		}
-		ct, err := r.crashTrial(ctx, d, t, i, delay, ph)
-		if err != nil {
-			return nil, err
-		}
-		ph.Effects = append(ph.Effects, r.effects(ctx, d, PhaseCrash, t.before, ct.after)...)
-		j := r.judge(fr, t, ct.after)
-		judgeCrash(ph, t, i, ct, j)
-		switch j.status {
-		case report.Pass:
-			judgedPass++
-		case report.NotJudged:
-			notJudged++
-		}
-		r.step(Step{Phase: PhaseCrash, DeliveryID: d.ID, N: i + 1, What: ct.what, Attempts: ct.attempts(), Status: j.status})
-		if len(j.violations) > 0 {
+		if res == report.Fail {
 			break // proven; later trials would only repeat it
+		}
+		if i == len(plan)-1 && c.midJudged < minMidKills && extra < maxExtraTrials {
+			plan = append(plan, extraKill(c.warmMin, extra))
+			extra++
 		}
 	}
 	ph.Duration = time.Since(start)
+	c.conclude()
+	return ph, nil
+}
+
+// conclude sets the phase's status and message from its trials.
+func (c *crashPhase) conclude() {
+	ph := c.ph
+	total := c.kills[killBeforeRead] + c.kills[killMid] + c.kills[killAfterAnswer]
+	landed := fmt.Sprintf("%d of %d kills landed mid-handling (%d before the request was read, %d after the answer)",
+		c.kills[killMid], total, c.kills[killBeforeRead], c.kills[killAfterAnswer])
+	timing := fmt.Sprintf("warm answers %s–%s, the first %s", roundDur(c.warmMin), roundDur(c.warm), roundDur(c.fr.att.Latency))
 	switch {
 	case len(ph.Violations) > 0:
 		ph.Status = report.Fail
-		ph.Message = ph.Violations[0].Message
-	case judgedPass > 0:
+		ph.Message = ph.Violations[0].Message + " (" + landed + ")"
+	case c.midJudged >= minMidKills:
 		ph.Status = report.Pass
-		ph.Message = fmt.Sprintf("killed the handler at %d points across and after its %s handling time; after the restart (and the provider's retry where the killed copy got no 2xx) each event's effect was exactly once", len(delays), roundDur(handling))
+		ph.Message = fmt.Sprintf("%s (%s); after each restart (and the provider's retry where the killed copy got no 2xx) each event's effect was exactly once", landed, timing)
+	case c.kills[killMid] < minMidKills:
+		ph.Status = report.NotJudged
+		ph.Message = fmt.Sprintf("not judged: only %s, %d needed to judge (%s): the kills could not be placed inside the handling reliably", landed, minMidKills, timing)
 	default:
 		ph.Status = report.NotJudged
-		ph.Message = fmt.Sprintf("not judged in %d of %d trials: %s", notJudged, len(delays), firstOr(ph.Warnings, "no probe moved"))
+		ph.Message = fmt.Sprintf("not judged in %d trials (%s): %s", c.notJudged, landed, firstOr(ph.Warnings, "no probe moved"))
 	}
-	return ph, nil
+}
+
+// sendFresh sends one fresh event the handler is not killed handling (a
+// warm-up or a timed answer) and records it; why says what it is for. It
+// returns the attempt and how long send took to write its last byte.
+func (c *crashPhase) sendFresh(ctx context.Context, why string) (store.Attempt, time.Duration, error) {
+	req, id, ok, _ := c.r.freshIdentity(c.d)
+	if !ok {
+		return store.Attempt{}, 0, nil
+	}
+	called := time.Now()
+	a := c.r.send(ctx, req, replayOptions)
+	a.Edit = why
+	c.copies++
+	if err := c.r.record(ctx, &a, c.d, PhaseCrash, c.copies, id); err != nil {
+		return a, 0, err
+	}
+	c.ph.Attempts++
+	countStatuses(c.ph.Statuses, a)
+	c.cold = false
+	var lag time.Duration
+	if !a.CompletedAt.IsZero() {
+		lag = a.CompletedAt.Sub(called)
+	}
+	return a, lag, nil
+}
+
+// calibrate times warm answers: one fresh event warms the handler up (the
+// first answer after a start is the cold one: connections, JIT, lazy
+// imports), then calibrationSamples more are timed. When none is answered
+// 2xx, the earlier phases' answers after the first stand in.
+func (c *crashPhase) calibrate(ctx context.Context) error {
+	var lat, lags []time.Duration
+	for i := 0; i <= calibrationSamples; i++ {
+		why := "timing a warm answer (not killed)"
+		if i == 0 {
+			why = "warm-up after a restart (not killed)"
+		}
+		a, lag, err := c.sendFresh(ctx, why)
+		if err != nil {
+			return err
+		}
+		if i > 0 && a.Err == "" && is2xx(a.Status) {
+			lat = append(lat, a.Latency)
+			lags = append(lags, lag)
+		}
+	}
+	if len(lat) == 0 && len(c.r.answers) > 1 {
+		lat = append(lat, c.r.answers[1:]...)
+	}
+	if len(lat) == 0 {
+		lat = []time.Duration{c.fr.att.Latency}
+	}
+	slices.Sort(lat)
+	c.warm, c.warmMin = lat[len(lat)/2], lat[0]
+	if len(lags) > 0 {
+		slices.Sort(lags)
+		c.lag = lags[len(lags)/2]
+	}
+	return nil
+}
+
+// restartServer starts the handler again after a kill.
+func (c *crashPhase) restartServer(ctx context.Context) error {
+	if err := c.r.o.Serve.Start(ctx); err != nil {
+		var se *ServeError
+		if errors.As(err, &se) {
+			se.Restart = true
+			return &SetupError{Err: se}
+		}
+		return &SetupError{Err: fmt.Errorf("crash phase: restart: %w", err)}
+	}
+	c.cold = true
+	return nil
 }
 
 // crashed is what one crash trial sent and saw.
@@ -87,6 +284,8 @@ type crashed struct {
 	// retry, sent only when a1 got no 2xx (acked false).
 	a1, a2 store.Attempt
 	acked  bool
+	// class is where the kill landed.
+	class killClass
 	// what describes the trial.
 	what  string
 	after reading
@@ -99,56 +298,119 @@ func (c *crashed) attempts() []store.Attempt {
 	return []store.Attempt{c.a1, c.a2}
 }
 
-// crashTrial sends trial i's event, kills the handler delay after sending,
-// restarts it, sends the provider's retry when the killed copy got no 2xx,
-// and reads the probes after. It counts what it sent in ph.
-func (r *runner) crashTrial(ctx context.Context, d *Delivery, t *trial, i int, delay time.Duration, ph *report.PhaseResult) (*crashed, error) {
+// trial runs trial i: a warm-up when the handler was restarted, a fresh
+// event killed as k says, the restart and the retry, judged. It returns the
+// trial's status, or why the phase cannot run.
+func (c *crashPhase) trial(ctx context.Context, i int, k killPlan) (report.Status, string, error) {
+	r := c.r
+	if c.cold {
+		if _, _, err := c.sendFresh(ctx, "warm-up after the restart (not killed)"); err != nil {
+			return "", "", err
+		}
+	}
+	t, why, err := r.startTrial(ctx, c.d, c.fr, PhaseCrash, fmt.Sprintf("trial %d before", i+1))
+	if err != nil || t == nil {
+		return "", why, err
+	}
+	ct, err := c.killTrial(ctx, t, i, k)
+	if err != nil {
+		return "", "", err
+	}
+	c.ph.Effects = append(c.ph.Effects, r.effects(ctx, c.d, PhaseCrash, t.before, ct.after)...)
+	judged := *t
+	judged.before = c.restart.added(t.before)
+	j := r.judge(c.fr, &judged, ct.after)
+	judgeCrash(c.ph, t, i, ct, j)
+	c.kills[ct.class]++
+	switch {
+	case j.status == report.NotJudged:
+		c.notJudged++
+	case j.status == report.Pass && ct.class == killMid:
+		c.midJudged++
+	}
+	r.step(Step{Phase: PhaseCrash, DeliveryID: c.d.ID, N: i + 1, What: ct.what, Attempts: ct.attempts(), Status: j.status})
+	return j.status, "", nil
+}
+
+// killTrial sends t's event, kills the handler as k says, restarts it, sends
+// the provider's retry when the killed copy got no 2xx, and reads the probes
+// after.
+func (c *crashPhase) killTrial(ctx context.Context, t *trial, i int, k killPlan) (*crashed, error) {
+	r := c.r
 	sent := make(chan store.Attempt, 1)
-	go func() { sent <- r.send(ctx, t.req, replay.SendOptions{}) }()
-	time.Sleep(delay)
-	r.o.Serve.Kill()
-	c := &crashed{a1: <-sent}
-	c.a1.Edit = fmt.Sprintf("handler killed %s after sending", roundDur(delay))
-	if err := r.record(ctx, &c.a1, d, PhaseCrash, 2*i+1, t.id); err != nil {
+	called := time.Now()
+	go func() { sent <- r.send(ctx, t.req, replayOptions) }()
+	var (
+		ct       = &crashed{}
+		answered bool
+		trigger  string
+	)
+	if k.onChange {
+		ct.a1, answered, trigger = c.awaitChange(ctx, t.before.vals, sent)
+	} else {
+		sleepUntil(called.Add(c.lag + k.delay))
+	}
+	killAt := r.o.Serve.Kill()
+	if !answered {
+		ct.a1 = <-sent
+	}
+	ct.class = classifyKill(ct.a1, killAt)
+	when := killWhen(ct.a1, killAt, called)
+	switch {
+	case trigger != "":
+		ct.what = fmt.Sprintf("killed at the first probe change (%s), %s (%s)", trigger, when, ct.class)
+	case k.onChange:
+		ct.what = fmt.Sprintf("killed as soon as it answered, before any probe changed, %s (%s)", when, ct.class)
+	default:
+		ct.what = fmt.Sprintf("killed %s (%s)", when, ct.class)
+	}
+	ct.a1.Edit = "handler " + ct.what
+	c.copies++
+	if err := r.record(ctx, &ct.a1, c.d, PhaseCrash, c.copies, t.id); err != nil {
 		return nil, err
 	}
-	if err := r.o.Serve.Start(ctx); err != nil {
-		var se *ServeError
-		if errors.As(err, &se) {
-			se.Restart = true
-			return nil, &SetupError{Err: se}
-		}
-		return nil, &SetupError{Err: fmt.Errorf("crash phase: restart: %w", err)}
+	if err := c.restartServer(ctx); err != nil {
+		return nil, err
 	}
-	c.acked = c.a1.Err == "" && !c.a1.Lost && is2xx(c.a1.Status)
-	if c.acked {
+	ct.acked = ct.a1.Err == "" && !ct.a1.Lost && is2xx(ct.a1.Status)
+	ph := c.ph
+	if ct.acked {
 		ph.Attempts++
-		countStatuses(ph.Statuses, c.a1)
-		c.what = fmt.Sprintf("killed %s after sending, after it had answered %d (a provider does not retry an answered delivery, so no retry was sent), restarted",
-			roundDur(delay), c.a1.Status)
+		countStatuses(ph.Statuses, ct.a1)
+		ct.what += fmt.Sprintf(", after it had answered %d (a provider does not retry an answered delivery, so no retry was sent), restarted", ct.a1.Status)
 	} else {
-		c.a2 = r.send(ctx, asRetry(d, r.sameIdentity(d, t.req), 1), replay.SendOptions{})
-		c.a2.Edit = "provider's retry after the restart"
-		if err := r.record(ctx, &c.a2, d, PhaseCrash, 2*i+2, t.id); err != nil {
+		ct.a2 = r.send(ctx, asRetry(c.d, r.sameIdentity(c.d, t.req), 1), replayOptions)
+		ct.a2.Edit = "provider's retry after the restart"
+		c.copies++
+		if err := r.record(ctx, &ct.a2, c.d, PhaseCrash, c.copies, t.id); err != nil {
 			return nil, err
 		}
-		countStatuses(ph.Statuses, c.a1, c.a2)
+		c.cold = false
+		countStatuses(ph.Statuses, ct.a1, ct.a2)
 		ph.Attempts += 2
-		c.what = fmt.Sprintf("killed %s after sending (first copy: %s), restarted, retry answered %s",
-			roundDur(delay), statusText(c.a1), statusText(c.a2))
+		ct.what += fmt.Sprintf(" (first copy: %s), restarted, retry answered %s", statusText(ct.a1), statusText(ct.a2))
 	}
 	var err error
-	c.after, err = r.readChanged(ctx, d, PhaseCrash, fmt.Sprintf("trial %d after restart", i+1), t.before)
-	return c, err
+	ct.after, err = r.readChanged(ctx, c.d, PhaseCrash, fmt.Sprintf("trial %d after restart", i+1), t.before)
+	return ct, err
+}
+
+// killWhen words when a kill whose signal was sent at killAt came, for the
+// copy a whose send was called at called.
+func killWhen(a store.Attempt, killAt, called time.Time) string {
+	if a.CompletedAt.IsZero() || a.CompletedAt.After(killAt) {
+		return fmt.Sprintf("%s after sending began", roundDur(killAt.Sub(called)))
+	}
+	return fmt.Sprintf("%s after the request's last byte", roundDur(killAt.Sub(a.CompletedAt)))
 }
 
 // judgeCrash adds trial i's violations and warnings to ph.
 func judgeCrash(ph *report.PhaseResult, t *trial, i int, c *crashed, j judgement) {
 	for _, v := range j.violations {
 		v.EventID = t.id
-		v.Copy = 2*i + 2
+		v.Copy = c.a2.Copy
 		if c.acked {
-			v.Copy = 2*i + 1
+			v.Copy = c.a1.Copy
 			if strings.Contains(v.Message, "work was lost") {
 				v.Message = strings.Replace(v.Message, "the event's work was lost", fmt.Sprintf("answered %d but the work was lost when the process died", c.a1.Status), 1)
 				v.Hint = ackLostHint

@@ -4,7 +4,9 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
+	"math/big"
 	"net"
 	"net/http"
 	"net/url"
@@ -19,6 +21,7 @@ import (
 
 	"github.com/hookreplay/hookreplay/internal/probe"
 	"github.com/hookreplay/hookreplay/internal/report"
+	"github.com/hookreplay/hookreplay/internal/store"
 )
 
 // The crash phase kills and restarts a real process: the test binary
@@ -37,8 +40,17 @@ func TestMain(m *testing.M) {
 
 // serveFileHandler is the handler process. "durable" claims an event by
 // writing it before answering 2xx; "ackfirst" answers 2xx first and does
-// the work 50 ms later, from memory.
+// the work 50 ms later, from memory; "startup" is durable and also writes a
+// line of its own each time it starts (a cache warm-up).
 func serveFileHandler(mode, addr, state string) {
+	if mode == "startup" {
+		f, err := os.OpenFile(state, os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o600)
+		if err != nil {
+			panic(err)
+		}
+		fmt.Fprintf(f, "started %d\n", os.Getpid())
+		f.Close()
+	}
 	var mu sync.Mutex
 	claim := func(id string) {
 		mu.Lock()
@@ -101,8 +113,10 @@ func TestRunCrash(t *testing.T) {
 		want report.Status
 		msg  string
 	}{
-		{"durable", report.Pass, "killed the handler at 4 points across and after its"},
+		{"durable", report.Pass, "kills landed mid-handling"},
 		{"ackfirst", report.Fail, "answered 200 but the work was lost when the process died"},
+		// Its restarts' own line is learned and not charged to the events.
+		{"startup", report.Pass, "kills landed mid-handling"},
 	} {
 		t.Run(tc.mode, func(t *testing.T) {
 			ln, err := net.Listen("tcp", "127.0.0.1:0")
@@ -133,7 +147,70 @@ func TestRunCrash(t *testing.T) {
 			if canDial(addr) {
 				t.Error("the handler still listens after the run")
 			}
+			if tc.want == report.Pass && !strings.Contains(p.Message, "exactly once") {
+				t.Errorf("pass message %q", p.Message)
+			}
+			if tc.mode == "startup" && !strings.Contains(strings.Join(c.Notes, "\n"), "restarting the handler with no event changed claimed by +1") {
+				t.Errorf("the restart's own effect is not noted: %q", c.Notes)
+			}
 		})
+	}
+}
+
+func TestClassifyKill(t *testing.T) {
+	t0 := time.Now()
+	for _, tc := range []struct {
+		name string
+		a    store.Attempt
+		want killClass
+	}{
+		{"not connected", store.Attempt{Err: "connect: connection refused"}, killBeforeRead},
+		{"request still being written", store.Attempt{CompletedAt: t0.Add(time.Millisecond), Err: "read response: connection reset by peer"}, killBeforeRead},
+		{"written, no answer", store.Attempt{SentAt: t0.Add(-time.Millisecond), CompletedAt: t0.Add(-time.Millisecond), Err: "read response: connection closed before a complete answer"}, killMid},
+		{"answered", store.Attempt{CompletedAt: t0.Add(-time.Millisecond), Status: 200}, killAfterAnswer},
+		{"answer read after the signal", store.Attempt{CompletedAt: t0.Add(-time.Millisecond), Status: 500}, killAfterAnswer},
+	} {
+		if got := classifyKill(tc.a, t0); got != tc.want {
+			t.Errorf("%s: %s, want %s", tc.name, got, tc.want)
+		}
+	}
+}
+
+func TestCrashPlanSweepsWarmHandling(t *testing.T) {
+	for _, tc := range []struct {
+		warm  time.Duration
+		timed int
+	}{{3 * time.Millisecond, 10}, {20 * time.Millisecond, 8}, {300 * time.Millisecond, 6}} {
+		p := crashPlan(tc.warm)
+		if len(p) != triggerTrials+tc.timed+1 {
+			t.Fatalf("warm %s: %d kills, want %d", tc.warm, len(p), triggerTrials+tc.timed+1)
+		}
+		for i := 0; i < triggerTrials; i++ {
+			if !p[i].onChange {
+				t.Fatalf("warm %s: kill %d is not at the first probe change", tc.warm, i)
+			}
+		}
+		sweep := p[triggerTrials : triggerTrials+tc.timed]
+		for i, k := range sweep {
+			if k.onChange || k.delay <= 0 || k.delay >= tc.warm || i > 0 && k.delay <= sweep[i-1].delay {
+				t.Fatalf("warm %s: sweep %v is not increasing inside the window", tc.warm, sweep)
+			}
+		}
+		// Evenly spread: no gap wider than the window / number of kills.
+		if gap := sweep[1].delay - sweep[0].delay; gap > tc.warm/time.Duration(tc.timed)+time.Microsecond {
+			t.Fatalf("warm %s: gap %s", tc.warm, gap)
+		}
+		if last := p[len(p)-1]; last.delay <= tc.warm {
+			t.Fatalf("warm %s: the last kill (%s) is not after the answer", tc.warm, last.delay)
+		}
+	}
+}
+
+func TestRestartEffectAdded(t *testing.T) {
+	e := restartEffect{delta: []*big.Rat{big.NewRat(1, 1), nil, big.NewRat(1, 10)}}
+	rd := e.added(reading{vals: []probe.Value{probe.NumValue(4), probe.TextValue("x"), probe.TextValue(probe.NoRows)}})
+	if got := []string{rd.vals[0].Text, rd.vals[1].Text, rd.vals[2].Text}; got[0] != "5" || got[1] != "x" || got[2] != "0.1" {
+		t.Fatalf("added: %v", got)
 	}
 }
 

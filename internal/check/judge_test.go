@@ -105,14 +105,6 @@ func TestTamperBodyKeepsJSONValidAndID(t *testing.T) {
 	}
 }
 
-func TestCrashDelaysSweepHandlingTime(t *testing.T) {
-	ds := crashDelays(200e6)
-	// Three kills while it handles the copy, one after its answer.
-	if len(ds) != 4 || ds[0] >= ds[1] || ds[1] >= ds[2] || ds[2] >= 200e6 || ds[3] <= 200e6 {
-		t.Fatalf("delays %v", ds)
-	}
-}
-
 func TestChangedColumns(t *testing.T) {
 	b := probe.TextValue("customer=cus_1, status=active, updated_at=1")
 	a := probe.TextValue("customer=cus_1, status=active, updated_at=2")

@@ -81,9 +81,10 @@ func (s *Server) Start(ctx context.Context) error {
 }
 
 // Kill sends SIGKILL to the process group and waits until it is gone and
-// Addr no longer accepts connections.
-func (s *Server) Kill() {
-	s.signal(true, 0)
+// Addr no longer accepts connections. It returns when the signal was sent
+// (zero when there was no process).
+func (s *Server) Kill() time.Time {
+	return s.signal(true, 0)
 }
 
 // Stop sends SIGTERM to the process group, then SIGKILL after 3 s.
@@ -91,13 +92,14 @@ func (s *Server) Stop() {
 	s.signal(false, 3*time.Second)
 }
 
-func (s *Server) signal(kill bool, grace time.Duration) {
+func (s *Server) signal(kill bool, grace time.Duration) (sent time.Time) {
 	s.mu.Lock()
 	c, done := s.cmd, s.done
 	s.mu.Unlock()
 	if c == nil || c.Process == nil {
-		return
+		return time.Time{}
 	}
+	sent = time.Now()
 	select {
 	case <-done:
 		// sh is gone; children it left in the group (a backgrounded server)
@@ -119,6 +121,7 @@ func (s *Server) signal(kill bool, grace time.Duration) {
 	for i := 0; i < 100 && canDial(s.Addr); i++ {
 		time.Sleep(10 * time.Millisecond)
 	}
+	return sent
 }
 
 // Output is the tail of what the process printed.
