@@ -40,6 +40,8 @@ type crashHandler struct {
 	bug string
 	// serve is the --serve command for a handler on addr with database db.
 	serve func(addr, db string) string
+	// claims: the claim table is probed too (its row count).
+	claims bool
 }
 
 // crashDelay is the handlers' other work between (or, for the correct
@@ -55,9 +57,12 @@ func crashHandlers(t *testing.T) []crashHandler {
 		}
 	}
 	hs := []crashHandler{
-		{"go/workfirst", "a", demo("workfirst")},
-		{"go/claimfirst", "b", demo("claimfirst")},
-		{"go/fixed", "", demo("fixed")},
+		{"go/workfirst", "a", demo("workfirst"), false},
+		{"go/claimfirst", "b", demo("claimfirst"), false},
+		{"go/fixed", "", demo("fixed"), false},
+		// With the claim table probed, the first kill lands right after
+		// the claim commits.
+		{"go/claimfirst+claims", "b", demo("claimfirst"), true},
 	}
 	py, err := exec.LookPath("python3")
 	if err != nil {
@@ -74,9 +79,9 @@ func crashHandlers(t *testing.T) []crashHandler {
 		}
 	}
 	return append(hs,
-		crashHandler{"python/workfirst", "a", pyh("workfirst")},
-		crashHandler{"python/claimfirst", "b", pyh("claimfirst")},
-		crashHandler{"python/onetx", "", pyh("onetx")},
+		crashHandler{"python/workfirst", "a", pyh("workfirst"), false},
+		crashHandler{"python/claimfirst", "b", pyh("claimfirst"), false},
+		crashHandler{"python/onetx", "", pyh("onetx"), false},
 	)
 }
 
@@ -90,6 +95,9 @@ func crashRun(t *testing.T, bin string, h crashHandler) (result, *report.Check) 
 	args := []string{"--db", db, "check", "--json", "--no-color", "--to", "http://" + addr + "/webhooks/stripe",
 		"--probe-sql", checkBalanceSQL, "--dsn", "sqlite:" + walletDB, "--secret", checkSecret,
 		"--settle", "100ms", "--phases", "first,crash", "--serve", h.serve(addr, walletDB), fmt.Sprint(id)}
+	if h.claims {
+		args = append(args, "--probe-sql", "SELECT count(*) FROM processed_events")
+	}
 	c := exec.Command(bin, args...)
 	c.Env = append(os.Environ(), "NO_COLOR=1")
 	var out, errb strings.Builder
@@ -151,6 +159,9 @@ func TestCheckCrashFastHandlers(t *testing.T) {
 			case "a", "b":
 				if p.Status != report.Fail {
 					t.Fatalf("%s: bug %s escaped two runs: %s %q", h.name, h.bug, p.Status, p.Message)
+				}
+				if h.claims && !strings.Contains(p.Message, "killed at the first probe change (sql: SELECT count(*) FROM processed_events moved)") {
+					t.Fatalf("%s: the claim's commit should trigger the kill: %q", h.name, p.Message)
 				}
 			default:
 				if !strings.Contains(p.Message, "landed mid-handling") {

@@ -26,7 +26,7 @@ import (
 //     window, more densely the shorter it is;
 //   - its first kills land at the first probe change seen while the copy is
 //     in flight: the effect is committed, the answer not yet sent;
-//   - every kill is classified (before the request was read, mid-handling,
+//   - every kill is classified (before the request was fully sent, mid-handling,
 //     after the answer); only mid-handling kills count as evidence that the
 //     handler survives a crash, and too few of them leave the phase not
 //     judged rather than passed.
@@ -39,7 +39,7 @@ const (
 	// triggerTrials kill at the first probe change.
 	triggerTrials = 2
 	// calibrationSamples warm answers are timed, after one warm-up.
-	calibrationSamples = 3
+	calibrationSamples = 5
 	// maxExtraTrials more timed kills, aimed at the shortest warm answer,
 	// are made when too few of the planned ones landed mid-handling.
 	maxExtraTrials = 4
@@ -54,19 +54,24 @@ type killPlan struct {
 }
 
 // crashPlan is the crash phase's kills for a handler whose warm answers take
-// warm: first at the first probe change, then a sweep evenly across the
-// window (more kills the shorter it is: scheduling jitter is a larger part
-// of a short window), then one at 1.5 × warm, after the answer, where a
-// handler that answers first and works from memory loses the event.
-func crashPlan(warm time.Duration) []killPlan {
-	if warm < 500*time.Microsecond {
-		warm = 500 * time.Microsecond
+// window (nearly the shortest: a loaded machine only makes answers slower)
+// and warm (the median): first at the first probe change, then a sweep
+// evenly across the window (more kills the shorter it is: scheduling jitter
+// is a larger part of a short window), then one at 1.5 × warm, after the
+// answer, where a handler that answers first and works from memory loses the
+// event.
+func crashPlan(window, warm time.Duration) []killPlan {
+	if window < 300*time.Microsecond {
+		window = 300 * time.Microsecond
+	}
+	if warm < window {
+		warm = window
 	}
 	n := 6
 	switch {
-	case warm < 10*time.Millisecond:
+	case window < 10*time.Millisecond:
 		n = 10
-	case warm < 50*time.Millisecond:
+	case window < 50*time.Millisecond:
 		n = 8
 	}
 	var p []killPlan
@@ -74,15 +79,16 @@ func crashPlan(warm time.Duration) []killPlan {
 		p = append(p, killPlan{onChange: true})
 	}
 	for i := range n {
-		p = append(p, killPlan{delay: warm * time.Duration(2*i+1) / time.Duration(2*n)})
+		p = append(p, killPlan{delay: window * time.Duration(2*i+1) / time.Duration(2*n)})
 	}
 	return append(p, killPlan{delay: warm * 3 / 2})
 }
 
 // extraKill is the i-th extra timed kill (i < maxExtraTrials): spread over
-// the shortest warm answer, offset from the planned sweep.
+// the first two thirds of the shortest warm answer, where a kill is least
+// likely to come after it.
 func extraKill(warmMin time.Duration, i int) killPlan {
-	return killPlan{delay: warmMin * time.Duration(i+1) / time.Duration(maxExtraTrials+1)}
+	return killPlan{delay: warmMin * 2 * time.Duration(i+1) / time.Duration(3*(maxExtraTrials+1))}
 }
 
 // killClass is where a kill landed in the killed copy's exchange.
@@ -101,7 +107,7 @@ const (
 func (k killClass) String() string {
 	switch k {
 	case killBeforeRead:
-		return "before the request was read"
+		return "before the request was fully sent"
 	case killMid:
 		return "mid-handling, no answer yet"
 	}
@@ -136,9 +142,11 @@ type crashPhase struct {
 	copies int
 	// restart is what a restart with no event changed (restartLearned).
 	restart restartEffect
-	// warm is the median warm answer, warmMin the shortest; lag is how long
-	// send takes to write the request's last byte (dialling included).
-	warm, warmMin, lag time.Duration
+	// warm is the median warm answer, warmMin the shortest, window the
+	// second shortest (the sweep's: one freak answer does not narrow it);
+	// lag is how long send takes to write the request's last byte
+	// (dialling included).
+	warm, warmMin, window, lag time.Duration
 	// cold: the handler was restarted and has handled no event since.
 	cold bool
 	// kills counts the kills by class; midJudged the mid-handling ones whose
@@ -158,7 +166,7 @@ func (r *runner) crash(ctx context.Context, d *Delivery, fr *firstResult) (*repo
 	if err := c.calibrate(ctx); err != nil {
 		return nil, err
 	}
-	plan := crashPlan(c.warm)
+	plan := crashPlan(c.window, c.warm)
 	extra := 0
 	for i := 0; i < len(plan); i++ {
 		res, why, err := c.trial(ctx, i, plan[i])
@@ -185,7 +193,7 @@ func (r *runner) crash(ctx context.Context, d *Delivery, fr *firstResult) (*repo
 func (c *crashPhase) conclude() {
 	ph := c.ph
 	total := c.kills[killBeforeRead] + c.kills[killMid] + c.kills[killAfterAnswer]
-	landed := fmt.Sprintf("%d of %d kills landed mid-handling (%d before the request was read, %d after the answer)",
+	landed := fmt.Sprintf("%d of %d kills landed mid-handling (%d before the request was fully sent, %d after the answer)",
 		c.kills[killMid], total, c.kills[killBeforeRead], c.kills[killAfterAnswer])
 	timing := fmt.Sprintf("warm answers %s–%s, the first %s", roundDur(c.warmMin), roundDur(c.warm), roundDur(c.fr.att.Latency))
 	switch {
@@ -256,7 +264,7 @@ func (c *crashPhase) calibrate(ctx context.Context) error {
 		lat = []time.Duration{c.fr.att.Latency}
 	}
 	slices.Sort(lat)
-	c.warm, c.warmMin = lat[len(lat)/2], lat[0]
+	c.warm, c.warmMin, c.window = lat[len(lat)/2], lat[0], lat[min(1, len(lat)-1)]
 	if len(lags) > 0 {
 		slices.Sort(lags)
 		c.lag = lags[len(lags)/2]

@@ -181,7 +181,7 @@ func TestCrashPlanSweepsWarmHandling(t *testing.T) {
 		warm  time.Duration
 		timed int
 	}{{3 * time.Millisecond, 10}, {20 * time.Millisecond, 8}, {300 * time.Millisecond, 6}} {
-		p := crashPlan(tc.warm)
+		p := crashPlan(tc.warm, 2*tc.warm)
 		if len(p) != triggerTrials+tc.timed+1 {
 			t.Fatalf("warm %s: %d kills, want %d", tc.warm, len(p), triggerTrials+tc.timed+1)
 		}
@@ -200,7 +200,7 @@ func TestCrashPlanSweepsWarmHandling(t *testing.T) {
 		if gap := sweep[1].delay - sweep[0].delay; gap > tc.warm/time.Duration(tc.timed)+time.Microsecond {
 			t.Fatalf("warm %s: gap %s", tc.warm, gap)
 		}
-		if last := p[len(p)-1]; last.delay <= tc.warm {
+		if last := p[len(p)-1]; last.delay <= 2*tc.warm {
 			t.Fatalf("warm %s: the last kill (%s) is not after the answer", tc.warm, last.delay)
 		}
 	}
@@ -248,5 +248,35 @@ func TestServerStartErrors(t *testing.T) {
 				t.Errorf("output %q lacks what the process printed", se.Output)
 			}
 		})
+	}
+}
+
+// A pass needs enough judged kills mid-handling; kills elsewhere never make
+// one, and too few make the phase not judged, saying how many landed.
+func TestCrashConclude(t *testing.T) {
+	fr := &firstResult{}
+	for _, tc := range []struct {
+		name      string
+		kills     [3]int
+		midJudged int
+		violation bool
+		want      report.Status
+		msg       string
+	}{
+		{"enough mid-handling", [3]int{1, 9, 3}, 9, false, report.Pass, "9 of 13 kills landed mid-handling (1 before the request was fully sent, 3 after the answer)"},
+		{"all after the answer", [3]int{0, 0, 13}, 0, false, report.NotJudged, "not judged: only 0 of 13 kills landed mid-handling"},
+		{"two mid-handling", [3]int{5, 2, 10}, 2, false, report.NotJudged, "3 needed to judge"},
+		{"mid-handling but unjudged", [3]int{0, 5, 0}, 1, false, report.NotJudged, "not judged in"},
+		{"a violation is evidence", [3]int{0, 0, 1}, 0, true, report.Fail, "0 of 1 kills landed mid-handling"},
+	} {
+		ph := &report.PhaseResult{}
+		if tc.violation {
+			ph.Violations = []report.Violation{{Message: "work was lost"}}
+		}
+		c := &crashPhase{fr: fr, ph: ph, kills: tc.kills, midJudged: tc.midJudged}
+		c.conclude()
+		if ph.Status != tc.want || !strings.Contains(ph.Message, tc.msg) {
+			t.Errorf("%s: %s %q, want %s %q", tc.name, ph.Status, ph.Message, tc.want, tc.msg)
+		}
 	}
 }
