@@ -1,4 +1,4 @@
-package main
+package e2e
 
 // The crash phase against handlers whose warm handling takes a few
 // milliseconds, in Go (the example wallet, run by `demo serve`) and in Python
@@ -69,7 +69,7 @@ func crashHandlers(t *testing.T) []crashHandler {
 		t.Log("python3 not found: the Python handlers are not run")
 		return hs
 	}
-	script, err := filepath.Abs(filepath.Join("testdata", "crash", "wallet.py"))
+	script, err := filepath.Abs(filepath.Join("..", "testdata", "crash", "wallet.py"))
 	if err != nil {
 		t.Fatal(err)
 	}
