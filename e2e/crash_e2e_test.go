@@ -69,7 +69,7 @@ func crashHandlers(t *testing.T) []crashHandler {
 		t.Log("python3 not found: the Python handlers are not run")
 		return hs
 	}
-	script, err := filepath.Abs(filepath.Join("..", "testdata", "crash", "wallet.py"))
+	script, err := filepath.Abs(filepath.Join("testdata", "crash", "wallet.py"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -175,7 +175,9 @@ func TestCheckCrashFastHandlers(t *testing.T) {
 // TestCrashRate measures how often the crash phase catches each handler's
 // bug (and passes the correct ones) over repeated runs. Opt-in:
 //
-//	HOOKREPLAY_CRASH_RATE=10 go test -run TestCrashRate -v -timeout 60m .
+//	HOOKREPLAY_CRASH_RATE=10 go test -run TestCrashRate -v -timeout 60m ./e2e/
+//
+// HOOKREPLAY_CRASH_ONLY=python runs only the handlers whose name contains it.
 func TestCrashRate(t *testing.T) {
 	n, _ := strconv.Atoi(os.Getenv("HOOKREPLAY_CRASH_RATE"))
 	if n <= 0 {
@@ -186,17 +188,24 @@ func TestCrashRate(t *testing.T) {
 		bin = b
 	}
 	var lines []string
+	only := os.Getenv("HOOKREPLAY_CRASH_ONLY") // a part of the handlers' names
 	for _, h := range crashHandlers(t) {
+		if only != "" && !strings.Contains(h.name, only) {
+			continue
+		}
 		ok, statuses := 0, map[report.Status]int{}
 		var total time.Duration
 		var last, miss string
 		for i := 0; i < n; i++ {
 			start := time.Now()
-			_, c := crashRun(t, bin, h)
+			r, c := crashRun(t, bin, h)
 			total += time.Since(start)
 			good, p := crashCaught(t, h, c)
 			statuses[p.Status]++
 			last = p.Message
+			if c == nil {
+				last = fmt.Sprintf("exit %d: %s", r.Code, strings.TrimSpace(r.Stderr))
+			}
 			if good {
 				ok++
 			} else {
