@@ -18,6 +18,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -85,8 +86,7 @@ var binaryMagic = map[string][]byte{
 // TestReleaseSnapshot builds the release as `goreleaser release --snapshot`
 // does (everything but publishing) into ./dist and checks that each
 // linux/darwin/windows × amd64/arm64 archive holds that target's binary and
-// the documents .goreleaser.yaml packages (README, and LICENSE once the
-// repository has one).
+// the files .goreleaser.yaml packages (packagedDocs).
 func TestReleaseSnapshot(t *testing.T) {
 	if testing.Short() {
 		t.Skip("-short: skipping the snapshot release")
@@ -115,16 +115,18 @@ func TestReleaseSnapshot(t *testing.T) {
 				t.Errorf("%s: no %s %s executable named %s (entries: %v)", matches[0], goos, goarch, bin, names(files))
 			}
 			for _, doc := range docs {
-				if _, ok := files[doc]; !ok {
-					t.Errorf("%s: %s missing (entries: %v)", matches[0], doc, names(files))
+				if head, ok := files[doc]; !ok || len(head) == 0 {
+					t.Errorf("%s: %s missing or empty (entries: %v)", matches[0], doc, names(files))
 				}
 			}
 		}
 	}
 }
 
-// packagedDocs lists the repository's files that the archives must carry:
-// those matching .goreleaser.yaml's archive globs (README*, LICENSE*).
+// packagedDocs lists the files every archive must carry: the repository's
+// README and LICENSE (.goreleaser.yaml's README*, LICENSE* globs), the
+// completion scripts scripts/release-extras.sh generates, and the man page of
+// the root command once the binary has the `man` command that writes them.
 func packagedDocs(t *testing.T) []string {
 	t.Helper()
 	var docs []string
@@ -137,6 +139,17 @@ func packagedDocs(t *testing.T) []string {
 	}
 	if len(docs) == 0 {
 		t.Fatal("no README in the repository root")
+	}
+	if !slices.Contains(docs, "LICENSE") {
+		t.Fatal("no LICENSE in the repository root")
+	}
+	for _, sh := range []string{"bash", "zsh", "fish"} {
+		docs = append(docs, "completions/hookreplay."+sh)
+	}
+	if exec.Command("go", "run", ".", "man", "--help").Run() == nil {
+		docs = append(docs, "manpages/hookreplay.1")
+	} else {
+		t.Log("hookreplay has no 'man' command yet: not looking for man pages")
 	}
 	return docs
 }
