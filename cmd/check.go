@@ -64,7 +64,7 @@ type checkOptions struct {
 
 func newCheckCmd(f *factory, runF func(*checkOptions) error) *cobra.Command {
 	o := &checkOptions{IO: f.IO, Store: f.Store}
-	var phases string
+	var phases, configPath string
 	cmd := &cobra.Command{
 		Use:   "check [ID...] --to URL [probes]",
 		Short: "Prove that a handler does its work exactly once per event",
@@ -112,6 +112,9 @@ effect of the first delivery).`,
   EMAIL_API_URL=http://127.0.0.1:9100 ./server &
   hookreplay check 42 --to http://127.0.0.1:8080/hook --sink 127.0.0.1:9100`,
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if path := checkConfigPath(cmd, configPath, args); path != "" {
+				return checkConfigRun(cmd.Context(), cmd, o, path, args, runF)
+			}
 			ids, err := parseDeliveryIDs(args)
 			if err != nil {
 				return err
@@ -138,6 +141,7 @@ effect of the first delivery).`,
 	fl.StringArrayVar(&o.Reports, "report", nil, "also write a report: json=PATH, junit=PATH, markdown=PATH, text=PATH (repeatable; PATH - is stdout, instead of the text report)")
 	fl.BoolVar(&o.JSON, "json", false, "print the JSON report on stdout instead of text")
 	fl.BoolVarP(&o.Quiet, "quiet", "q", false, "no progress lines on stderr")
+	addConfigFlag(fl, &configPath)
 	return cmd
 }
 

@@ -1,0 +1,278 @@
+package cmd
+
+// check's config mode: `hookreplay check` with no delivery named runs every
+// check of hookreplay.yaml (`hookreplay check NAME...` the named ones). Each
+// config check is mapped onto the same checkOptions the flags build, with
+// the flags' own defaults, and goes through the same validation and run as a
+// check typed on the command line; the exit code is the worst of them.
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+
+	"github.com/hookreplay/hookreplay/internal/config"
+	"github.com/hookreplay/hookreplay/internal/store"
+)
+
+// addConfigFlag declares --config.
+func addConfigFlag(fl *pflag.FlagSet, path *string) {
+	fl.StringVar(path, "config", "", "run the checks of this file (default: "+config.Names[0]+" in the working directory when no delivery is named)")
+}
+
+// configModeFlags are the flags that may go with a config file: the rest
+// are settings of a check, which the file holds.
+var configModeFlags = []string{"config", "quiet"}
+
+// checkConfigPath returns the config file this invocation runs, or "" when
+// it is a check typed on the command line: --config, or hookreplay.yaml in
+// the working directory when no delivery and no --to are given (args are
+// then check names).
+func checkConfigPath(cmd *cobra.Command, configPath string, args []string) string {
+	if configPath != "" {
+		return configPath
+	}
+	fl := cmd.Flags()
+	for _, name := range []string{"to", "last", "event-id", "from"} {
+		if fl.Changed(name) {
+			return ""
+		}
+	}
+	for _, a := range args {
+		if _, err := strconv.ParseInt(strings.TrimPrefix(a, "#"), 10, 64); err == nil {
+			return "" // a delivery id
+		}
+	}
+	return config.Find(".")
+}
+
+// checkConfigRun runs the checks of the file at path named by names (all
+// when none), one after the other; base holds the streams, the store and
+// --quiet. runF, when set, receives each check's options instead of running
+// it (tests of the mapping).
+func checkConfigRun(ctx context.Context, cmd *cobra.Command, base *checkOptions, path string, names []string, runF func(*checkOptions) error) error {
+	var extra []string
+	cmd.Flags().Visit(func(fl *pflag.Flag) {
+		if !slices.Contains(configModeFlags, fl.Name) && cmd.InheritedFlags().Lookup(fl.Name) == nil {
+			extra = append(extra, "--"+fl.Name)
+		}
+	})
+	if len(extra) > 0 {
+		return usageErr("%s: the checks' settings come from %s (edit them there, or name deliveries and --to to check without it)", strings.Join(extra, ", "), path)
+	}
+	cfg, err := config.Load(path, os.LookupEnv)
+	if err != nil {
+		return usageErr("%v", err)
+	}
+	checks, err := selectConfigChecks(cfg, names)
+	if err != nil {
+		return err
+	}
+	type outcome struct {
+		name string
+		code int
+	}
+	var outcomes []outcome
+	worst := 0
+	for i, c := range checks {
+		if ctx != nil && ctx.Err() != nil {
+			return context.Canceled
+		}
+		if len(checks) > 1 && runF == nil {
+			if i > 0 {
+				fmt.Fprintln(base.IO.Out)
+			}
+			fmt.Fprintf(base.IO.Out, "== check %s (%s:%d)\n", c.Name, cfg.Path, c.Line)
+			if !base.Quiet {
+				fmt.Fprintf(base.IO.ErrOut, "== check %s\n", c.Name)
+			}
+		}
+		o, err := checkOptionsFromConfig(ctx, base, c)
+		if err == nil {
+			if runF != nil {
+				err = runF(o)
+			} else {
+				err = redactExit(checkRun(ctx, o), &o.secrets)
+			}
+		}
+		code := 0
+		if err != nil {
+			var ee *ExitError
+			if !errors.As(err, &ee) {
+				ee = &ExitError{Code: 2, Err: err}
+			}
+			if ee.Code == 130 || errors.Is(err, context.Canceled) {
+				return err
+			}
+			code = ee.Code
+			if ee.Err != nil {
+				fmt.Fprintf(base.IO.ErrOut, "hookreplay: check %s (%s:%d): %v\n", c.Name, cfg.Path, c.Line, ee.Err)
+			}
+		}
+		outcomes = append(outcomes, outcome{c.Name, code})
+		if severity(code) > severity(worst) {
+			worst = code
+		}
+	}
+	if runF == nil && len(checks) > 1 {
+		fmt.Fprintf(base.IO.Out, "\n== %s: %d checks\n", cfg.Path, len(checks))
+		for _, oc := range outcomes {
+			fmt.Fprintf(base.IO.Out, "  %-20s %s\n", oc.name, outcomeWord(oc.code))
+		}
+	}
+	if worst != 0 {
+		return silentExit(worst)
+	}
+	return nil
+}
+
+// severity orders exit codes for "the worst of them": a check that could not
+// run (2) hides the most, then a violation (1), then inconclusive (3).
+func severity(code int) int {
+	switch code {
+	case 0:
+		return 0
+	case 3:
+		return 1
+	case 1:
+		return 2
+	}
+	return 3
+}
+
+func outcomeWord(code int) string {
+	switch code {
+	case 0:
+		return "passed"
+	case 1:
+		return "VIOLATION (exit 1)"
+	case 3:
+		return "inconclusive (exit 3)"
+	}
+	return fmt.Sprintf("error (exit %d)", code)
+}
+
+// selectConfigChecks returns the checks named, in the order named (every
+// check of the file when none is).
+func selectConfigChecks(cfg *config.File, names []string) ([]*config.Check, error) {
+	if len(names) == 0 {
+		return cfg.Checks, nil
+	}
+	var out []*config.Check
+	for _, n := range names {
+		i := slices.IndexFunc(cfg.Checks, func(c *config.Check) bool { return c.Name == n })
+		if i < 0 {
+			var known []string
+			for _, c := range cfg.Checks {
+				known = append(known, c.Name)
+			}
+			return nil, usageErr("%s has no check %q (its checks: %s)", cfg.Path, n, strings.Join(known, ", "))
+		}
+		out = append(out, cfg.Checks[i])
+	}
+	return out, nil
+}
+
+// checkOptionsFromConfig builds the options the equivalent command line would:
+// the flags' defaults first (declared by checkEngineFlags itself), then the
+// file's values.
+func checkOptionsFromConfig(ctx context.Context, base *checkOptions, c *config.Check) (*checkOptions, error) {
+	o := &checkOptions{IO: base.IO, Store: base.Store, Quiet: base.Quiet}
+	var phases string
+	checkEngineFlags(pflag.NewFlagSet("config", pflag.ContinueOnError), o, &phases)
+
+	d := c.Deliveries
+	o.From, o.IDs, o.Last, o.EventIDs = d.From, d.IDs, d.Last, d.EventIDs
+	o.To, o.Serve, o.ResetCmd = c.To, c.Serve, c.Reset
+	for _, p := range c.Probes {
+		switch {
+		case p.SQL != "":
+			o.ProbeSQL, o.DSN = append(o.ProbeSQL, p.SQL), p.DSN
+		case p.Cmd != "":
+			o.ProbeCmd = append(o.ProbeCmd, p.Cmd)
+		case p.HTTP != "":
+			o.ProbeHTTP = append(o.ProbeHTTP, p.HTTP)
+		case p.Sink != "":
+			o.Sink = p.Sink
+		}
+	}
+	o.Phases = c.Phases
+	if c.Copies > 0 {
+		o.N = c.Copies
+	}
+	if c.Burst > 0 {
+		o.Burst = c.Burst
+	}
+	if c.Settle > 0 {
+		o.Settle = c.Settle
+	}
+	if c.SettleMax > 0 {
+		o.SettleMax = c.SettleMax
+	}
+	if o.SettleMax < o.Settle {
+		o.SettleMax = o.Settle
+	}
+	o.ProviderTimeout = c.ProviderTimeout
+	if c.Seed != nil {
+		o.Seed, o.SeedSet = *c.Seed, true
+	}
+	o.Insecure = c.Insecure
+	for _, r := range c.Reports {
+		o.Reports = append(o.Reports, r.Format+"="+r.Path)
+	}
+	if c.SecretEnv != "" {
+		if os.Getenv(c.SecretEnv) == "" {
+			return nil, usageErr("secret_env %s: the environment variable is not set or empty", c.SecretEnv)
+		}
+		o.SecretEnv = c.SecretEnv
+	}
+	if err := resolveCheckSecret(o); err != nil {
+		return nil, err
+	}
+	if d.Filtered() {
+		ids, err := configFilterIDs(ctx, o, d)
+		if err != nil {
+			return nil, err
+		}
+		o.IDs = append(o.IDs, ids...)
+	}
+	return o, nil
+}
+
+// configFilterIDs resolves a check's store filters to the newest Limit
+// matching deliveries, in the order they were captured.
+func configFilterIDs(ctx context.Context, o *checkOptions, d config.Deliveries) ([]int64, error) {
+	if ctx == nil {
+		ctx = context.Background()
+	}
+	st, err := o.Store()
+	if err != nil {
+		return nil, err
+	}
+	defer st.Close()
+	f := store.Filter{Provider: d.Provider, TypeGlob: d.Type, Limit: d.Limit}
+	if d.Since > 0 {
+		f.Since = time.Now().Add(-d.Since)
+	}
+	ds, err := st.ListDeliveries(ctx, f)
+	if err != nil {
+		return nil, setupErr("%v", err)
+	}
+	if len(ds) == 0 {
+		return nil, usageErr("no captured delivery in %s matches deliveries: provider %q, type %q, since %s", st.Path(), d.Provider, d.Type, d.Since)
+	}
+	ids := make([]int64, 0, len(ds))
+	for _, x := range ds {
+		ids = append(ids, x.ID)
+	}
+	slices.Sort(ids)
+	return ids, nil
+}

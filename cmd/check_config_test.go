@@ -1,0 +1,102 @@
+package cmd
+
+import (
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+
+	"github.com/hookreplay/hookreplay/internal/iostreams"
+)
+
+// checkOptionsFrom runs check with args through runF and returns the options
+// of every check it would run.
+func checkOptionsFrom(t *testing.T, args ...string) ([]*checkOptions, int, string) {
+	t.Helper()
+	var got []*checkOptions
+	io, _, _, _ := iostreams.Test()
+	cmd := newCheckCmd(newFactory(io), func(o *checkOptions) error { got = append(got, o); return nil })
+	cmd.SetArgs(args)
+	cmd.SetOut(io.Out)
+	cmd.SetErr(io.ErrOut)
+	code, msg := exitCode(cmd.Execute())
+	for _, o := range got {
+		o.IO, o.Store = nil, nil // functions and streams are not comparable
+	}
+	return got, code, msg
+}
+
+// A config check becomes exactly the options its command line builds.
+func TestCheckConfigMapsOntoFlags(t *testing.T) {
+	t.Setenv("HOOKREPLAY_CFG_SECRET", "whsec_cfgtest")
+	t.Setenv("HOOKREPLAY_CFG_PW", "pw")
+	path := filepath.Join(t.TempDir(), "ci.yaml")
+	yaml := `checks:
+  wallet:
+    deliveries: {from: [a.jsonl, b.jsonl], ids: [7], event_id: evt_1}
+    to: http://127.0.0.1:8080/hook
+    serve: ./server
+    reset: ./reset
+    probes:
+      balance: {sql: SELECT 1, dsn: 'postgres://u:${HOOKREPLAY_CFG_PW}@db/app'}
+      mails: {cmd: echo 2}
+      api: {http: 'http://127.0.0.1:9/count'}
+      calls: {sink: '127.0.0.1:9100'}
+    phases: [first, dups, crash]
+    secret_env: HOOKREPLAY_CFG_SECRET
+    copies: 4
+    burst: 6
+    settle: 150ms
+    settle_max: 2s
+    provider_timeout: 3s
+    seed: 5
+    insecure: true
+    reports: {junit: out.xml, markdown: out.md}
+  other:
+    deliveries: {last: true}
+    to: http://127.0.0.1:8081/hook
+    probes: {n: {cmd: echo 1}}
+`
+	if err := os.WriteFile(path, []byte(yaml), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	fromFile, code, msg := checkOptionsFrom(t, "--config", path)
+	if code != 0 || len(fromFile) != 2 {
+		t.Fatalf("config: exit %d %q, %d checks", code, msg, len(fromFile))
+	}
+	fromFlags, code, msg := checkOptionsFrom(t, "7", "--from", "a.jsonl", "--from", "b.jsonl", "--event-id", "evt_1",
+		"--to", "http://127.0.0.1:8080/hook", "--serve", "./server", "--reset-cmd", "./reset",
+		"--probe-sql", "SELECT 1", "--dsn", "postgres://u:pw@db/app", "--probe-cmd", "echo 2",
+		"--probe-http", "http://127.0.0.1:9/count", "--sink", "127.0.0.1:9100", "--phases", "first,dups,crash",
+		"--secret-env", "HOOKREPLAY_CFG_SECRET", "-n", "4", "--burst", "6", "--settle", "150ms", "--settle-max", "2s",
+		"--provider-timeout", "3s", "--seed", "5", "--insecure", "--report", "junit=out.xml", "--report", "markdown=out.md")
+	if code != 0 || len(fromFlags) != 1 {
+		t.Fatalf("flags: exit %d %q", code, msg)
+	}
+	if !reflect.DeepEqual(fromFile[0], fromFlags[0]) {
+		t.Errorf("config check\n%+v\nflags\n%+v", fromFile[0], fromFlags[0])
+	}
+	defaults, _, _ := checkOptionsFrom(t, "--last", "--to", "http://127.0.0.1:8081/hook", "--probe-cmd", "echo 1")
+	if !reflect.DeepEqual(fromFile[1], defaults[0]) {
+		t.Errorf("a check with no settings does not get the flags' defaults:\n%+v\n%+v", fromFile[1], defaults[0])
+	}
+
+	only, code, _ := checkOptionsFrom(t, "--config", path, "other")
+	if code != 0 || len(only) != 1 || only[0].To != "http://127.0.0.1:8081/hook" {
+		t.Errorf("check NAME: exit %d, %+v", code, only)
+	}
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--config", path, "nope"}, `has no check "nope" (its checks: wallet, other)`},
+		{[]string{"--config", path, "--to", "http://x/"}, "--to: the checks' settings come from"},
+		{[]string{"--config", filepath.Join(t.TempDir(), "missing.yaml")}, "missing.yaml: no such file"},
+	} {
+		_, code, msg := checkOptionsFrom(t, tc.args...)
+		if code != 2 || !strings.Contains(msg, tc.want) {
+			t.Errorf("%v: want exit 2 with %q, got %d %q", tc.args, tc.want, code, msg)
+		}
+	}
+}
