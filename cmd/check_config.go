@@ -189,19 +189,26 @@ func checkOptionsFromConfig(ctx context.Context, base *checkOptions, c *config.C
 	var phases string
 	checkEngineFlags(pflag.NewFlagSet("config", pflag.ContinueOnError), o, &phases)
 
+	o.MaxTime = defaultCheckMaxTime // declared beside check's own flags, not the engine's
+
 	d := c.Deliveries
 	o.From, o.IDs, o.Last, o.EventIDs = d.From, d.IDs, d.Last, d.EventIDs
+	if d.Last || len(d.EventIDs) > 0 {
+		o.OnlyProvider, o.OnlyType = d.Provider, d.Type
+	}
 	o.To, o.Serve, o.ResetCmd = c.To, c.Serve, c.Reset
 	for _, p := range c.Probes {
+		// A probe's name goes in front, as --probe-sql NAME=QUERY names one.
+		named := func(spec string) string { return p.Name + "=" + spec }
 		switch {
 		case p.SQL != "":
-			o.ProbeSQL, o.DSN = append(o.ProbeSQL, p.SQL), p.DSN
+			o.ProbeSQL, o.DSN = append(o.ProbeSQL, named(p.SQL)), p.DSN
 		case p.Cmd != "":
-			o.ProbeCmd = append(o.ProbeCmd, p.Cmd)
+			o.ProbeCmd = append(o.ProbeCmd, named(p.Cmd))
 		case p.HTTP != "":
-			o.ProbeHTTP = append(o.ProbeHTTP, p.HTTP)
+			o.ProbeHTTP = append(o.ProbeHTTP, named(p.HTTP))
 		case p.Sink != "":
-			o.Sink = p.Sink
+			o.Sink, o.SinkMatch = named(p.Sink), p.Match
 		}
 	}
 	o.Phases = c.Phases
@@ -212,7 +219,7 @@ func checkOptionsFromConfig(ctx context.Context, base *checkOptions, c *config.C
 		o.Burst = c.Burst
 	}
 	if c.Settle > 0 {
-		o.Settle = c.Settle
+		o.Settle, o.SettleSet = c.Settle, true
 	}
 	if c.SettleMax > 0 {
 		o.SettleMax = c.SettleMax
@@ -221,6 +228,9 @@ func checkOptionsFromConfig(ctx context.Context, base *checkOptions, c *config.C
 		o.SettleMax = o.Settle
 	}
 	o.ProviderTimeout = c.ProviderTimeout
+	if c.MaxTime > 0 {
+		o.MaxTime = c.MaxTime
+	}
 	if c.Seed != nil {
 		o.Seed, o.SeedSet = *c.Seed, true
 	}

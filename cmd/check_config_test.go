@@ -42,7 +42,7 @@ func TestCheckConfigMapsOntoFlags(t *testing.T) {
       balance: {sql: SELECT 1, dsn: 'postgres://u:${HOOKREPLAY_CFG_PW}@db/app'}
       mails: {cmd: echo 2}
       api: {http: 'http://127.0.0.1:9/count'}
-      calls: {sink: '127.0.0.1:9100'}
+      calls: {sink: '127.0.0.1:9100', match: 'POST /v1/send'}
     phases: [first, dups, crash]
     secret_env: HOOKREPLAY_CFG_SECRET
     copies: 4
@@ -50,11 +50,12 @@ func TestCheckConfigMapsOntoFlags(t *testing.T) {
     settle: 150ms
     settle_max: 2s
     provider_timeout: 3s
+    max_time: 90s
     seed: 5
     insecure: true
     reports: {junit: out.xml, markdown: out.md}
   other:
-    deliveries: {last: true}
+    deliveries: {last: true, provider: Stripe, type: 'invoice.*'}
     to: http://127.0.0.1:8081/hook
     probes: {n: {cmd: echo 1}}
 `
@@ -67,17 +68,17 @@ func TestCheckConfigMapsOntoFlags(t *testing.T) {
 	}
 	fromFlags, code, msg := checkOptionsFrom(t, "7", "--from", "a.jsonl", "--from", "b.jsonl", "--event-id", "evt_1",
 		"--to", "http://127.0.0.1:8080/hook", "--serve", "./server", "--reset-cmd", "./reset",
-		"--probe-sql", "SELECT 1", "--dsn", "postgres://u:pw@db/app", "--probe-cmd", "echo 2",
-		"--probe-http", "http://127.0.0.1:9/count", "--sink", "127.0.0.1:9100", "--phases", "first,dups,crash",
+		"--probe-sql", "balance=SELECT 1", "--dsn", "postgres://u:pw@db/app", "--probe-cmd", "mails=echo 2",
+		"--probe-http", "api=http://127.0.0.1:9/count", "--sink", "calls=127.0.0.1:9100", "--sink-match", "POST /v1/send", "--phases", "first,dups,crash",
 		"--secret-env", "HOOKREPLAY_CFG_SECRET", "-n", "4", "--burst", "6", "--settle", "150ms", "--settle-max", "2s",
-		"--provider-timeout", "3s", "--seed", "5", "--insecure", "--report", "junit=out.xml", "--report", "markdown=out.md")
+		"--provider-timeout", "3s", "--max-time", "90s", "--seed", "5", "--insecure", "--report", "junit=out.xml", "--report", "markdown=out.md")
 	if code != 0 || len(fromFlags) != 1 {
 		t.Fatalf("flags: exit %d %q", code, msg)
 	}
 	if !reflect.DeepEqual(fromFile[0], fromFlags[0]) {
 		t.Errorf("config check\n%+v\nflags\n%+v", fromFile[0], fromFlags[0])
 	}
-	defaults, _, _ := checkOptionsFrom(t, "--last", "--to", "http://127.0.0.1:8081/hook", "--probe-cmd", "echo 1")
+	defaults, _, _ := checkOptionsFrom(t, "--last", "--provider", "stripe", "--type", "invoice.*", "--to", "http://127.0.0.1:8081/hook", "--probe-cmd", "n=echo 1")
 	if !reflect.DeepEqual(fromFile[1], defaults[0]) {
 		t.Errorf("a check with no settings does not get the flags' defaults:\n%+v\n%+v", fromFile[1], defaults[0])
 	}

@@ -58,6 +58,7 @@ type Check struct {
 	Settle          time.Duration // 0: the default
 	SettleMax       time.Duration // 0: the default
 	ProviderTimeout time.Duration // 0: the provider's
+	MaxTime         time.Duration // 0: the default
 	Seed            *int64        // nil: random
 	Insecure        bool
 	Reports         []Report
@@ -71,28 +72,32 @@ type Deliveries struct {
 	Last     bool
 	EventIDs []string
 	// Provider, Type and Since filter the store; Limit (default 1) is how
-	// many of the newest matching deliveries are taken.
+	// many of the newest matching deliveries are taken. With Last or
+	// EventIDs, Provider and Type narrow those instead.
 	Provider string
 	Type     string
 	Since    time.Duration
 	Limit    int
 }
 
-// Filtered reports whether the store filters are used.
+// Filtered reports whether the store filters select deliveries by
+// themselves; with last or event_id, provider and type narrow those instead
+// (as check's --provider and --type narrow --last and --event-id).
 func (d Deliveries) Filtered() bool {
-	return d.Provider != "" || d.Type != "" || d.Since > 0
+	return (d.Provider != "" || d.Type != "" || d.Since > 0) && !d.Last && len(d.EventIDs) == 0
 }
 
 // Probe is one named side-effect probe: exactly one of SQL (with DSN), Cmd,
-// HTTP or Sink is set.
+// HTTP or Sink (with the calls it counts, Match) is set.
 type Probe struct {
-	Name string
-	Line int
-	SQL  string
-	DSN  string
-	Cmd  string
-	HTTP string
-	Sink string
+	Name  string
+	Line  int
+	SQL   string
+	DSN   string
+	Cmd   string
+	HTTP  string
+	Sink  string
+	Match []string
 }
 
 // Report is one report file a check writes.
@@ -349,7 +354,7 @@ func (p *parser) distinctReports(f *File) error {
 
 // Keys are the keys a check may have, in the order the guide documents them.
 var Keys = []string{"deliveries", "to", "serve", "reset", "probes", "phases", "secret_env", "copies", "burst",
-	"settle", "settle_max", "provider_timeout", "seed", "insecure", "reports"}
+	"settle", "settle_max", "provider_timeout", "max_time", "seed", "insecure", "reports"}
 
 func (p *parser) check(name string, key, n *yaml.Node) (*Check, error) {
 	c := &Check{Name: name, Line: key.Line}
@@ -388,6 +393,8 @@ func (p *parser) check(name string, key, n *yaml.Node) (*Check, error) {
 			c.SettleMax, err = p.duration(what+": settle_max", v, false)
 		case "provider_timeout":
 			c.ProviderTimeout, err = p.duration(what+": provider_timeout", v, false)
+		case "max_time":
+			c.MaxTime, err = p.duration(what+": max_time", v, false)
 		case "seed":
 			var s int64
 			s, err = p.int64(what+": seed", v)

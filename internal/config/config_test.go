@@ -91,7 +91,10 @@ func TestParseErrors(t *testing.T) {
 		{"syntax", "checks:\n  a: [\n", 2, "not valid YAML"},
 		{"secret_env name", head + "    secret_env: my secret\n", 6, "not an environment variable name"},
 		{"same report twice", "checks:\n  a:\n    deliveries: {last: true}\n    to: http://x/\n    probes: {n: {cmd: x}}\n    reports: {junit: r.xml}\n  b:\n    deliveries: {last: true}\n    to: http://x/\n    probes: {n: {cmd: x}}\n    reports: {json: ./r.xml}\n", 7, "also written by check a"},
-		{"limit without filter", "checks:\n  a:\n    deliveries: {last: true, limit: 2}\n", 3, "limit applies to provider, type or since"},
+		{"limit without filter", "checks:\n  a:\n    deliveries: {from: x.jsonl, limit: 2}\n", 3, "limit applies to provider, type or since"},
+		{"last with since", "checks:\n  a:\n    deliveries: {last: true, since: 2h}\n", 3, "only provider and type narrow them"},
+		{"probe name", "checks:\n  a:\n    probes:\n      Balance: {cmd: x}\n", 4, "lower-case word"},
+		{"match without sink", "checks:\n  a:\n    probes:\n      n: {cmd: x, match: POST /}\n", 4, "match is only for a sink"},
 		{"bad check name", "checks:\n  a b:\n    to: http://x/\n", 2, `check name "a b"`},
 		{"not a mapping", "- 1\n", 1, "want a mapping"},
 	} {

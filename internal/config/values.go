@@ -222,6 +222,9 @@ func (p *parser) deliveries(check string, n *yaml.Node, d *Deliveries) error {
 	if err != nil {
 		return err
 	}
+	if (d.Last || len(d.EventIDs) > 0) && (d.Since > 0 || d.Limit > 0) {
+		return p.errf(n, "%s: last and event_id name deliveries themselves: only provider and type narrow them (leave out since and limit)", what)
+	}
 	if d.Limit > 0 && !d.Filtered() {
 		return p.errf(n, "%s: limit applies to provider, type or since: give one of them", what)
 	}
@@ -231,13 +234,19 @@ func (p *parser) deliveries(check string, n *yaml.Node, d *Deliveries) error {
 	return nil
 }
 
-var probeKeys = []string{"sql", "dsn", "cmd", "http", "sink"}
+var probeKeys = []string{"sql", "dsn", "cmd", "http", "sink", "match"}
+
+// probeName is a name reports can call a probe by (probe.SplitName's rule).
+var probeName = regexp.MustCompile(`^[a-z][a-z0-9_-]*$`)
 
 func (p *parser) probes(check string, n *yaml.Node) ([]Probe, error) {
 	var out []Probe
 	sinks := 0
 	err := p.mapping(n, check+": probes", nil, func(name string, k, v *yaml.Node) error {
 		what := check + ": probe " + name
+		if !probeName.MatchString(name) {
+			return p.errf(k, "%s: a probe's name is a lower-case word (a letter, then letters, digits, _ or -), e.g. balance", what)
+		}
 		pr := Probe{Name: name, Line: k.Line}
 		kinds := 0
 		err := p.mapping(v, what, probeKeys, func(key string, kn, vn *yaml.Node) error {
@@ -263,6 +272,8 @@ func (p *parser) probes(check string, n *yaml.Node) ([]Probe, error) {
 				pr.Sink, err = p.str(what+": sink", vn)
 				kinds++
 				sinks++
+			case "match":
+				pr.Match, err = p.strs(what+": match", vn)
 			}
 			return err
 		})
@@ -276,6 +287,8 @@ func (p *parser) probes(check string, n *yaml.Node) ([]Probe, error) {
 			return p.errf(k, "%s: sql needs dsn: sqlite:PATH or postgres://...", what)
 		case pr.SQL == "" && pr.DSN != "":
 			return p.errf(k, "%s: dsn is only for an sql probe", what)
+		case pr.Sink == "" && len(pr.Match) > 0:
+			return p.errf(k, "%s: match is only for a sink (the calls it counts, e.g. 'POST /v1/send')", what)
 		case sinks > 1:
 			return p.errf(k, "%s: a check serves one sink", what)
 		}
