@@ -31,6 +31,7 @@ type captureOptions struct {
 	SecretEnv string
 	TUI       bool
 	Sync      string // --sync: normal or full
+	Quiet     bool   // no forwarder hints at start-up
 }
 
 func newCaptureCmd(f *factory, runF func(*captureOptions) error) *cobra.Command {
@@ -108,6 +109,7 @@ the error. One line per delivery is printed on stdout.`,
 	cmd.Flags().StringVar(&o.SecretEnv, "secret-env", "", "name of the environment variable holding the signing secret")
 	cmd.Flags().StringVar(&o.Sync, "sync", string(store.DefaultSync), "how a commit waits for the disk: normal keeps every answered delivery across a crash of hookreplay, full also across a power cut (an fsync per commit)")
 	cmd.Flags().BoolVar(&o.TUI, "tui", false, "show deliveries in the interactive view (as 'hookreplay tui') while capturing")
+	cmd.Flags().BoolVarP(&o.Quiet, "quiet", "q", false, "no start-up lines for forwarders and tunnels on stderr")
 	return cmd
 }
 
@@ -156,6 +158,11 @@ func captureRun(cmd *cobra.Command, o *captureOptions) error {
 	fmt.Fprintf(o.IO.ErrOut, "hookreplay: capturing on http://%s into %s, %s (Ctrl-C to stop)\n", addr, st.Path(), answer)
 	if warning != "" {
 		fmt.Fprintf(o.IO.ErrOut, "hookreplay: %s\n", warning)
+	}
+	if !o.Quiet {
+		for _, l := range forwarderHints(addr) {
+			fmt.Fprintln(o.IO.ErrOut, l)
+		}
 	}
 	return srv.Serve(cmd.Context(), ln)
 }
