@@ -104,6 +104,8 @@ type Probe struct {
 type Report struct {
 	Format string
 	Path   string
+	// shared: the path is $GITHUB_STEP_SUMMARY, which every check appends to.
+	shared bool
 }
 
 // Error is a problem in the file, at a line (0 when it concerns the whole file).
@@ -342,6 +344,9 @@ func (p *parser) distinctReports(f *File) error {
 	seen := map[string]string{}
 	for _, c := range f.Checks {
 		for _, r := range c.Reports {
+			if r.shared {
+				continue
+			}
 			clean := filepath.Clean(r.Path)
 			if prev, ok := seen[clean]; ok {
 				return &Error{Path: p.path, Line: c.Line, Msg: fmt.Sprintf("check %s: report %s=%s is also written by %s: give each report its own file", c.Name, r.Format, r.Path, prev)}

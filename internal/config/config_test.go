@@ -43,7 +43,7 @@ func TestLoadValid(t *testing.T) {
 		SecretEnv: "STRIPE_WEBHOOK_SECRET",
 		Copies:    5, Burst: 8, Settle: 100 * time.Millisecond, SettleMax: 3 * time.Second,
 		ProviderTimeout: 10 * time.Second, Seed: &seed,
-		Reports: []Report{{"junit", "reports/wallet.xml"}, {"markdown", "/tmp/summary.md"}},
+		Reports: []Report{{Format: "junit", Path: "reports/wallet.xml"}, {Format: "markdown", Path: "/tmp/summary.md", shared: true}},
 	}
 	if !reflect.DeepEqual(f.Checks[0], want) {
 		t.Errorf("wallet\n got %+v\nwant %+v", f.Checks[0], want)
@@ -114,6 +114,17 @@ func TestParseErrors(t *testing.T) {
 				t.Errorf("error %q repeats the secret", err)
 			}
 		})
+	}
+}
+
+// Every check may append its Markdown report to $GITHUB_STEP_SUMMARY.
+func TestStepSummaryShared(t *testing.T) {
+	check := func(name string) string {
+		return "  " + name + ":\n    deliveries: {last: true}\n    to: http://x/\n    probes: {n: {cmd: x}}\n    reports: {markdown: '${GITHUB_STEP_SUMMARY}'}\n"
+	}
+	f, err := Parse("ci.yaml", []byte("checks:\n"+check("a")+check("b")), env(map[string]string{"GITHUB_STEP_SUMMARY": "/tmp/s.md"}))
+	if err != nil || len(f.Checks) != 2 || f.Checks[1].Reports[0].Path != "/tmp/s.md" {
+		t.Fatalf("two checks appending to the step summary: %v", err)
 	}
 }
 

@@ -337,7 +337,7 @@ func (p *parser) reports(check string, n *yaml.Node) ([]Report, error) {
 		if path == "" || path == "-" {
 			return p.errf(v, "%s: %s: give a file (stdout carries each check's text report)", what, format)
 		}
-		out = append(out, Report{Format: format, Path: path})
+		out = append(out, Report{Format: format, Path: path, shared: strings.Contains(v.Value, "GITHUB_STEP_SUMMARY")})
 		return nil
 	})
 	return out, err
