@@ -66,7 +66,7 @@ func newCheckCmd(f *factory, runF func(*checkOptions) error) *cobra.Command {
 	o := &checkOptions{IO: f.IO, Store: f.Store}
 	var phases, configPath string
 	cmd := &cobra.Command{
-		Use:   "check [ID...] --to URL [probes]",
+		Use:   "check [ID...] --to URL [probes] | check [NAME...] (hookreplay.yaml)",
 		Short: "Prove that a handler does its work exactly once per event",
 		Long: `Sends captured deliveries to a handler the way providers really deliver them —
 once, then duplicates, a concurrent burst, after a lost response, with a
@@ -101,6 +101,9 @@ effect of the first delivery).`,
   hookreplay check --last --to http://localhost:3000/webhooks/stripe \
     --probe-sql "SELECT balance FROM wallets WHERE customer='cus_QpB3d9uYnWx2Ke'" \
     --dsn sqlite:./app.db --secret-env STRIPE_WEBHOOK_SECRET
+
+  # in CI: every check described in ./hookreplay.yaml (docs/guide.md, "Config for CI"); exit 1 if any violates
+  hookreplay check
 
   # in CI, from committed deliveries, starting the handler, with a JUnit report
   hookreplay check --from testdata/webhooks.jsonl --to http://127.0.0.1:8080/hook \
