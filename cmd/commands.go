@@ -25,5 +25,8 @@ func addCommands(root *cobra.Command, f *factory) {
 		newImportCmd(f, nil),
 		// interactive (tui.go)
 		newTUICmd(f, nil),
+		// generated documentation (docs.go): hidden, for go generate and packaging
+		newDocsCmd(),
+		newManCmd(),
 	)
 }

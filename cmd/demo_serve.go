@@ -116,6 +116,7 @@ stderr (unless --quiet), and stops cleanly on Ctrl-C or SIGTERM.`,
 	cmd.Flags().DurationVar(&o.Delay, "delay", 0, "delay inside the handler, for the variants hookreplay's own tests use")
 	cmd.Flags().DurationVar(&o.Cold, "cold", 0, "extra time the first delivery after a start takes (a cold start), for hookreplay's own tests")
 	cmd.Flags().StringVar(&o.EmailURL, "email-url", os.Getenv("EMAIL_API_URL"), "POST a receipt to URL/v1/send after each credit (env EMAIL_API_URL)")
+	markEnvDefault(cmd.Flags(), "email-url", "")
 	cmd.Flags().BoolVarP(&o.Quiet, "quiet", "q", false, "do not log deliveries on stderr")
 	return cmd
 }

@@ -7,8 +7,9 @@ import (
 	"testing"
 )
 
-// TestReadmeExportIntoNewDirectory follows the README's "Committing captured
-// webhooks": export -o testdata/webhooks/invoice-paid.jsonl in a repository
+// TestReadmeExportIntoNewDirectory follows "Committing captured webhooks" in
+// docs/import-export.md (once in the README) and step 3 of docs/guide.md:
+// export -o testdata/webhooks/invoice-paid.jsonl in a repository
 // that has no testdata/webhooks yet (it failed with "no such file or
 // directory"), then import it into a fresh database with the same bytes.
 func TestReadmeExportIntoNewDirectory(t *testing.T) {

@@ -1,0 +1,155 @@
+package cmd
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"time"
+
+	"github.com/spf13/cobra"
+	"github.com/spf13/cobra/doc"
+	"github.com/spf13/pflag"
+)
+
+// envDefault marks a flag whose default is read from the environment
+// (HOOKREPLAY_DB, EMAIL_API_URL). Its value is the default without the
+// variable, which is what the generated reference shows: the pages must not
+// depend on the environment of whoever generated them.
+const envDefault = "hookreplay/env-default"
+
+// markEnvDefault records on fs's flag name the default it has when the
+// environment does not set one.
+func markEnvDefault(fs *pflag.FlagSet, name, fallback string) {
+	_ = fs.SetAnnotation(name, envDefault, []string{fallback})
+}
+
+func newDocsCmd() *cobra.Command {
+	return &cobra.Command{
+		Use:   "docs DIR",
+		Short: "Write the command reference as Markdown, one page per command",
+		Long: `Writes docs/reference: one Markdown page per command, generated from the
+command tree (the same text as --help). Pages of commands that no longer exist
+are removed. 'go generate ./...' runs 'hookreplay docs docs/reference'.`,
+		Example: "  hookreplay docs docs/reference",
+		Args:    exactArgs(1, "DIR"),
+		Hidden:  true,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			n, err := writeReference(cmd.Root(), args[0])
+			if err != nil {
+				return setupErr("docs %s: %v", args[0], err)
+			}
+			fmt.Fprintf(cmd.ErrOrStderr(), "wrote %d reference pages to %s\n", n, args[0])
+			return nil
+		},
+	}
+}
+
+func newManCmd() *cobra.Command {
+	return &cobra.Command{
+		Use:   "man DIR",
+		Short: "Write man pages, one per command",
+		Long: `Writes a man page (section 1) per command into DIR, generated from the
+command tree: hookreplay.1, hookreplay-capture.1, ... The release archives ship
+them. SOURCE_DATE_EPOCH, when set, dates the pages (reproducible builds).`,
+		Example: "  hookreplay man man/ && man ./man/hookreplay-check.1",
+		Args:    exactArgs(1, "DIR"),
+		Hidden:  true,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			n, err := writeMan(cmd.Root(), args[0])
+			if err != nil {
+				return setupErr("man %s: %v", args[0], err)
+			}
+			fmt.Fprintf(cmd.ErrOrStderr(), "wrote %d man pages to %s\n", n, args[0])
+			return nil
+		},
+	}
+}
+
+// exactArgs is cobra.ExactArgs worded for a user: which argument is missing.
+func exactArgs(n int, name string) cobra.PositionalArgs {
+	return func(cmd *cobra.Command, args []string) error {
+		if len(args) != n {
+			return usageErr("%s takes %s (see '%s --help')", cmd.CommandPath(), name, cmd.CommandPath())
+		}
+		return nil
+	}
+}
+
+// prepareDocs makes the tree generate the same text wherever it runs: the
+// completion command cobra adds at Execute is there, no "auto generated on
+// DATE" footer, and defaults read from the environment show their fallback.
+func prepareDocs(root *cobra.Command) {
+	root.InitDefaultCompletionCmd()
+	var walk func(c *cobra.Command)
+	walk = func(c *cobra.Command) {
+		c.DisableAutoGenTag = true
+		for _, fs := range []*pflag.FlagSet{c.Flags(), c.PersistentFlags()} {
+			fs.VisitAll(func(f *pflag.Flag) {
+				if v, ok := f.Annotations[envDefault]; ok && len(v) == 1 {
+					f.DefValue = v[0]
+				}
+			})
+		}
+		for _, sub := range c.Commands() {
+			walk(sub)
+		}
+	}
+	walk(root)
+}
+
+// writeReference writes one Markdown page per available command into dir,
+// removing pages (hookreplay*.md) of commands that are gone. It returns the
+// number of pages written.
+func writeReference(root *cobra.Command, dir string) (int, error) {
+	prepareDocs(root)
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return 0, err
+	}
+	old, err := filepath.Glob(filepath.Join(dir, "hookreplay*.md"))
+	if err != nil {
+		return 0, err
+	}
+	for _, p := range old {
+		if err := os.Remove(p); err != nil {
+			return 0, err
+		}
+	}
+	prepend := func(string) string {
+		return "<!-- Generated from the command tree by 'hookreplay docs docs/reference' (go generate ./...). Do not edit. -->\n\n"
+	}
+	link := func(name string) string { return name }
+	if err := doc.GenMarkdownTreeCustom(root, dir, prepend, link); err != nil {
+		return 0, err
+	}
+	pages, err := filepath.Glob(filepath.Join(dir, "hookreplay*.md"))
+	return len(pages), err
+}
+
+// writeMan writes a section-1 man page per available command into dir and
+// returns how many.
+func writeMan(root *cobra.Command, dir string) (int, error) {
+	prepareDocs(root)
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return 0, err
+	}
+	date := time.Now()
+	if s := os.Getenv("SOURCE_DATE_EPOCH"); s != "" {
+		sec, err := strconv.ParseInt(s, 10, 64)
+		if err != nil {
+			return 0, fmt.Errorf("SOURCE_DATE_EPOCH %q is not a number of seconds", s)
+		}
+		date = time.Unix(sec, 0).UTC()
+	}
+	header := &doc.GenManHeader{ // Title empty: each page gets its command's
+		Section: "1",
+		Source:  "hookreplay " + root.Version,
+		Manual:  "hookreplay manual",
+		Date:    &date,
+	}
+	if err := doc.GenManTree(root, header, dir); err != nil {
+		return 0, err
+	}
+	pages, err := filepath.Glob(filepath.Join(dir, "*.1"))
+	return len(pages), err
+}
