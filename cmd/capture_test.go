@@ -15,6 +15,7 @@ import (
 
 // captureRunFlags executes cmd with args and returns the exit code and message.
 func captureRunFlags(cmd *cobra.Command, io *iostreams.IO, args []string) (int, string) {
+	wordCommandLine(cmd)
 	cmd.SetArgs(args)
 	cmd.SetOut(io.Out)
 	cmd.SetErr(io.ErrOut)
@@ -46,7 +47,7 @@ func TestCaptureFlags(t *testing.T) {
 		{[]string{"--secret-env", "HOOKREPLAY_TEST_UNSET"}, nil, "not set"},
 		{[]string{"--sync", "full"}, func(o *captureOptions) bool { return o.Sync == "full" }, ""},
 		{[]string{"--sync", "off"}, nil, "--sync off"},
-		{[]string{"extra"}, nil, "unknown command"},
+		{[]string{"extra"}, nil, "takes no arguments"},
 	}
 	for _, tt := range tests {
 		io, _, _, _ := iostreams.Test()
@@ -94,8 +95,8 @@ func TestBrowseFlags(t *testing.T) {
 	}{
 		{newListCmd(f, nil), []string{"--limit", "-1"}, "--limit"},
 		{newShowCmd(f, nil), []string{"1", "--raw", "--json"}, "give one"},
-		{newShowCmd(f, nil), nil, "arg(s)"},
-		{newDeleteCmd(f, nil), nil, "arg(s)"},
+		{newShowCmd(f, nil), nil, "show needs ID"},
+		{newDeleteCmd(f, nil), nil, "delete needs ID..."},
 		{newDeleteCmd(f, nil), []string{"1", "x"}, "invalid delivery id"},
 		{newPruneCmd(f, nil), []string{"--older-than", "0s"}, "positive"},
 	} {

@@ -205,7 +205,11 @@ func (f *deliveryFilter) validate() error {
 		}
 		f.Since = d
 	}
-	f.Provider = strings.ToLower(strings.TrimSpace(f.Provider))
+	p, err := providerFlag(f.Provider, anyProvider)
+	if err != nil {
+		return err
+	}
+	f.Provider = p
 	if strings.Contains(f.TypeGlob, "[") {
 		if _, err := path.Match(f.TypeGlob, ""); err != nil {
 			return usageErr("--type %q: malformed glob (an unclosed [ ?)", f.TypeGlob)

@@ -36,6 +36,20 @@ func providerTitles(keep func(verify.Scheme) bool) (string, bool) {
 
 func anyProvider(verify.Scheme) bool { return true }
 
+// providerFlag checks a --provider value against verify's registry, keeping
+// the providers keep accepts (send only offers those it has samples for),
+// and returns it lower-cased, as the store keeps provider names.
+func providerFlag(value string, keep func(verify.Scheme) bool) (string, error) {
+	p := strings.ToLower(strings.TrimSpace(value))
+	if p == "" {
+		return "", nil
+	}
+	if s, err := verify.SchemeFor(p); err != nil || !keep(s) {
+		return "", usageErr("--provider: unknown provider %q (known: %s)", value, providers(keep))
+	}
+	return p, nil
+}
+
 // recognised: the providers detected from headers (all but generic).
 func recognised(s verify.Scheme) bool { return verify.Recognised(s.Name()) }
 

@@ -112,10 +112,8 @@ Start with:  hookreplay demo`,
 	root.PersistentFlags().StringVar(&f.DBPath, "db", defaultDB, "SQLite database file (env HOOKREPLAY_DB)")
 	markEnvDefault(root.PersistentFlags(), "db", "hookreplay.db")
 	root.PersistentFlags().BoolVar(&noColor, "no-color", false, "disable colour (also NO_COLOR, and off when stdout is not a terminal)")
-	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
-		return usageErr("%v (see '%s --help')", err, c.CommandPath())
-	})
 	addCommands(root, f)
+	wordCommandLine(root)
 	return root
 }
 

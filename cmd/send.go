@@ -155,6 +155,11 @@ func sendValidate(o *sendOptions) error {
 	if o.KeepID && o.BodyPath == "" {
 		return usageErr("--keep-id keeps the event id of a body given with --body")
 	}
+	p, err := providerFlag(o.Provider, hasSamples)
+	if err != nil {
+		return err
+	}
+	o.Provider = p
 	if o.BodyPath != "" {
 		if o.Provider == "" {
 			return usageErr("--body: pass --provider (one of %s) to sign it as that provider would", providers(hasSamples))

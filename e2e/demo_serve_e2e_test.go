@@ -192,7 +192,7 @@ func TestDemoServeErrors(t *testing.T) {
 		{[]string{"demo", "serve", "clever"}, `unknown variant "clever"`},
 		{[]string{"demo", "serve", "fixed", "--db", "/nonexistent-dir/w.db"}, "create tables"},
 		{[]string{"demo", "serve", "fixed", "--dsn", "mysql://u:secretpw@h/db"}, "use sqlite:PATH or postgres://"},
-		{[]string{"demo", "serve", "fixed", "--race-window", "soon"}, "invalid argument"},
+		{[]string{"demo", "serve", "fixed", "--race-window", "soon"}, "--race-window soon: not a duration"},
 	}
 	for _, tt := range tests {
 		r := runBin(t, "", nil, tt.args...)

@@ -1,0 +1,173 @@
+package cmd
+
+// Usage errors in hookreplay's words, in one place: cobra's argument-count
+// messages ("accepts 1 arg(s), received 0"), pflag's parse errors
+// ("strconv.ParseInt: parsing …", "time: missing unit …") and the default
+// completion command's help-on-anything are reworded here for every command
+// at once, after the tree is built, so no command words them itself.
+
+import (
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+)
+
+// completionShells are the shells cobra's completion command writes scripts for.
+var completionShells = []string{"bash", "zsh", "fish", "powershell"}
+
+// wordCommandLine rewords, for every command under root, what cobra and
+// pflag would otherwise say in their own terms.
+func wordCommandLine(root *cobra.Command) {
+	root.InitDefaultCompletionCmd()
+	for _, c := range root.Commands() {
+		if c.Name() == "completion" {
+			c.RunE = func(c *cobra.Command, args []string) error {
+				if len(args) == 0 {
+					return c.Help()
+				}
+				return usageErr("completion %s: not a shell hookreplay writes completions for (%s)", args[0], strings.Join(completionShells, ", "))
+			}
+			c.Args = cobra.ArbitraryArgs
+		}
+	}
+	root.SetFlagErrorFunc(flagError)
+	walkCommands(root, func(c *cobra.Command) {
+		if c.Args != nil {
+			c.Args = wordedArgs(c.Args)
+		}
+		wordFlagValues(c.Flags())
+		wordFlagValues(c.PersistentFlags())
+	})
+}
+
+// walkCommands calls fn for c and every command below it.
+func walkCommands(c *cobra.Command, fn func(*cobra.Command)) {
+	fn(c)
+	for _, sub := range c.Commands() {
+		walkCommands(sub, fn)
+	}
+}
+
+// wordedArgs runs cobra's argument validator and, when it refuses, says what
+// the command takes in the words of its Use line.
+func wordedArgs(inner cobra.PositionalArgs) cobra.PositionalArgs {
+	return func(c *cobra.Command, args []string) error {
+		if err := inner(c, args); err != nil {
+			var ee *ExitError
+			if errors.As(err, &ee) {
+				return err // already worded by the command itself
+			}
+			return argCountErr(c, args)
+		}
+		return nil
+	}
+}
+
+// argCountErr is the one line for a wrong number of arguments.
+func argCountErr(c *cobra.Command, args []string) error {
+	want := strings.TrimSpace(strings.TrimPrefix(c.Use, c.Name()))
+	// Only the positional part of Use: "check [ID...] --to URL" takes [ID...].
+	if i := strings.Index(want, "-"); i >= 0 {
+		want = strings.TrimSpace(want[:i])
+	}
+	name := strings.TrimPrefix(c.CommandPath(), c.Root().Name()+" ")
+	usage := fmt.Sprintf("(usage: %s; see '%s --help')", strings.TrimSpace(c.CommandPath()+" "+want), c.CommandPath())
+	switch {
+	case want == "" || want == "[flags]":
+		return usageErr("%s takes no arguments, got %q %s", name, strings.Join(args, " "), usage)
+	case len(args) == 0:
+		return usageErr("%s needs %s %s", name, want, usage)
+	default:
+		return usageErr("%s takes %s, got %d arguments (%s) %s", name, want, len(args), strings.Join(args, " "), usage)
+	}
+}
+
+// flagError words pflag's errors: an unknown flag, a flag without its
+// value, a value that does not parse.
+func flagError(c *cobra.Command, err error) error {
+	var ee *ExitError
+	if errors.As(err, &ee) {
+		return err
+	}
+	help := fmt.Sprintf("(see '%s --help')", c.CommandPath())
+	var bad *badValue
+	if errors.As(err, &bad) {
+		return usageErr("%s", bad.Error())
+	}
+	var inv *pflag.InvalidValueError
+	if errors.As(err, &inv) {
+		return usageErr("--%s %s: %v %s", inv.GetFlag().Name, inv.GetValue(), errors.Unwrap(inv), help)
+	}
+	var req *pflag.ValueRequiredError
+	if errors.As(err, &req) {
+		return usageErr("--%s needs a value %s", req.GetFlag().Name, help)
+	}
+	var nx *pflag.NotExistError
+	if errors.As(err, &nx) {
+		if s := nx.GetSpecifiedShortnames(); s != "" && nx.GetSpecifiedName() != "" {
+			return usageErr("unknown flag -%s in -%s %s", nx.GetSpecifiedName(), s, help)
+		}
+		return usageErr("%v %s", err, help)
+	}
+	return usageErr("%v %s", err, help)
+}
+
+// badValue is a flag value that did not parse, worded for the user.
+type badValue struct {
+	flag, value, why string
+}
+
+func (b *badValue) Error() string { return fmt.Sprintf("--%s %s: %s", b.flag, b.value, b.why) }
+
+// wordedValue wraps a pflag value so its parse error says what to type
+// instead of which Go function failed.
+type wordedValue struct {
+	pflag.Value
+	name string
+}
+
+func (v *wordedValue) Set(s string) error {
+	err := v.Value.Set(s)
+	if err == nil {
+		return nil
+	}
+	why := "not a valid value"
+	switch v.Type() {
+	case "duration":
+		why = durationWhy(s)
+	case "int", "int8", "int16", "int32", "int64", "uint", "uint8", "uint16", "uint32", "uint64":
+		why = "not a whole number"
+		if ne := (*strconv.NumError)(nil); errors.As(err, &ne) && errors.Is(ne.Err, strconv.ErrRange) {
+			why = "too large"
+		}
+	case "float32", "float64":
+		why = "not a number"
+	}
+	return &badValue{flag: v.name, value: s, why: why}
+}
+
+// durationWhy explains a duration that did not parse.
+func durationWhy(s string) string {
+	if _, err := strconv.ParseFloat(strings.TrimSpace(s), 64); err == nil {
+		return "give a unit, e.g. " + strings.TrimSpace(s) + "s"
+	}
+	return "not a duration; e.g. 500ms, 5s, 2m or 1h30m"
+}
+
+// wordFlagValues wraps every value of fs whose parse errors come from strconv or time.
+func wordFlagValues(fs *pflag.FlagSet) {
+	fs.VisitAll(func(fl *pflag.Flag) {
+		if _, done := fl.Value.(*wordedValue); done {
+			return
+		}
+		switch fl.Value.Type() {
+		case "duration", "float32", "float64",
+			"int", "int8", "int16", "int32", "int64", "uint", "uint8", "uint16", "uint32", "uint64":
+			fl.Value = &wordedValue{Value: fl.Value, name: fl.Name}
+		}
+	})
+}

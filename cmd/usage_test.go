@@ -1,0 +1,51 @@
+package cmd
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/hookreplay/hookreplay/internal/iostreams"
+)
+
+// runRoot runs the whole command tree as main does and returns the exit
+// code, the error line and stdout.
+func runRoot(t *testing.T, args ...string) (int, string, string) {
+	t.Helper()
+	io, _, out, _ := iostreams.Test()
+	root := NewRootCmd(io)
+	root.SetArgs(args)
+	code, msg := exitCode(root.Execute())
+	return code, msg, out.String()
+}
+
+func TestUsageErrorsAreWorded(t *testing.T) {
+	for _, tt := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"show"}, "show needs ID (usage: hookreplay show ID; see 'hookreplay show --help')"},
+		{[]string{"show", "1", "2"}, "show takes ID, got 2 arguments (1 2)"},
+		{[]string{"runs", "show"}, "runs show needs RUN"},
+		{[]string{"list", "foo"}, `list takes no arguments, got "foo"`},
+		{[]string{"replay", "1", "--to", "http://127.0.0.1:1", "--timeout", "5"}, "--timeout 5: give a unit, e.g. 5s"},
+		{[]string{"replay", "1", "--to", "http://127.0.0.1:1", "--timeout", "soon"}, "--timeout soon: not a duration; e.g. 500ms, 5s, 2m or 1h30m"},
+		{[]string{"replay", "1", "--to", "http://127.0.0.1:1", "-n", "abc"}, "--copies abc: not a whole number"},
+		{[]string{"list", "--limit", "99999999999999999999"}, "--limit 99999999999999999999: too large"},
+		{[]string{"replay", "1", "--speedup", "fast"}, "--speedup fast: not a number"},
+		{[]string{"replay", "--to"}, "--to needs a value (see 'hookreplay replay --help')"},
+		{[]string{"completion", "tcsh"}, "completion tcsh: not a shell hookreplay writes completions for (bash, zsh, fish, powershell)"},
+	} {
+		code, msg, _ := runRoot(t, tt.args...)
+		if code != 2 || !strings.Contains(msg, tt.want) {
+			t.Errorf("%v: exit %d %q, want 2 and %q", tt.args, code, msg, tt.want)
+		}
+		for _, internal := range []string{"arg(s)", "strconv", "time: ", "invalid argument", "\n"} {
+			if strings.Contains(msg, internal) {
+				t.Errorf("%v: %q shows %q", tt.args, msg, internal)
+			}
+		}
+	}
+	if code, msg, out := runRoot(t, "completion", "bash"); code != 0 || !strings.Contains(out, "bash completion") {
+		t.Errorf("completion bash: %d %q", code, msg)
+	}
+}
