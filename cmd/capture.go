@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"net"
-	"strconv"
 	"strings"
 	"time"
 
@@ -60,9 +59,6 @@ the error. One line per delivery is printed on stdout.`,
   STRIPE_SECRET=whsec_... hookreplay capture --forward http://localhost:3000 --secret-env STRIPE_SECRET`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if _, err := strconv.Atoi(o.Listen); err == nil {
-				o.Listen = "127.0.0.1:" + o.Listen // a bare port stays on loopback
-			}
 			n, err := capture.ParseSize(maxBody)
 			if err != nil {
 				return usageErr("--max-body: %v", err)
@@ -99,8 +95,8 @@ the error. One line per delivery is printed on stdout.`,
 			return captureRun(cmd, o)
 		},
 	}
-	cmd.Flags().StringVar(&o.Listen, "listen", "127.0.0.1:9000", "address to listen on; a bare port means 127.0.0.1:PORT")
-	cmd.Flags().StringVar(&o.Forward, "forward", "", "handler base URL to forward each delivery to (the request's path and query are appended), e.g. http://localhost:3000")
+	listenFlag(cmd.Flags(), &o.Listen, "listen", "127.0.0.1:9000", "address to listen on")
+	urlFlag(cmd.Flags(), &o.Forward, "forward", "", "handler base URL to forward each delivery to (the request's path and query are appended), e.g. http://localhost:3000 or 3000")
 	cmd.Flags().IntVar(&o.Status, "status", 200, "status to answer with when not forwarding")
 	cmd.Flags().StringVar(&maxBody, "max-body", "10MiB", "largest body accepted (10MiB, 512KB, or bytes); larger gets 413 and is not stored")
 	cmd.Flags().IntVar(&o.MaxConns, "max-conns", capture.DefaultMaxConns(), "connections served at once (256 unless the open-file limit is low); beyond it idle keep-alive ones are closed, else new ones get 503")

@@ -151,7 +151,7 @@ effect of the first delivery).`,
 // checkEngineFlags registers the flags that configure the check itself (the
 // handler, probes, phases, timing): check and tui share them.
 func checkEngineFlags(fl *pflag.FlagSet, o *checkOptions, phases *string) {
-	fl.StringVar(&o.To, "to", "", "the handler's URL (required)")
+	urlFlag(fl, &o.To, "to", "", "the handler's URL (required), e.g. http://localhost:3000/webhooks or 3000/webhooks")
 	fl.StringArrayVar(&o.ProbeSQL, "probe-sql", nil, "probe: a SQL query against --dsn, optionally named (balance='SELECT …'); a single numeric cell is compared as a number (repeatable)")
 	fl.StringVar(&o.DSN, "dsn", "", "database for --probe-sql: sqlite:PATH or postgres://...")
 	fl.StringArrayVar(&o.ProbeCmd, "probe-cmd", nil, "probe: a shell command whose trimmed stdout is the value, optionally named (emails='./count-emails') (repeatable)")

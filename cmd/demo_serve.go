@@ -107,7 +107,7 @@ stderr (unless --quiet), and stops cleanly on Ctrl-C or SIGTERM.`,
 			return demoServeRun(cmd.Context(), o)
 		},
 	}
-	cmd.Flags().StringVar(&o.Listen, "listen", "127.0.0.1:4242", "address to serve on (host:port)")
+	listenFlag(cmd.Flags(), &o.Listen, "listen", "127.0.0.1:4242", "address to serve on (host:port)")
 	cmd.Flags().StringVar(&o.DBPath, "db", "", "SQLite file for the wallet (default wallet-VARIANT.db)")
 	cmd.Flags().StringVar(&o.DSN, "dsn", "", "database instead of --db: sqlite:PATH or postgres://USER@HOST/DB")
 	cmd.Flags().StringVar(&o.Secret, "secret", "", "Stripe endpoint secret (whsec_...): verify Stripe-Signature")

@@ -107,7 +107,7 @@ usage errors or when no copy could connect at all, 130 when interrupted.`,
 	fl := cmd.Flags()
 	o.addLastFlag(fl, "replay")
 	o.addEventIDFlag(fl, "replay")
-	fl.StringVar(&o.To, "to", "", "handler URL to send copies to (required), e.g. http://localhost:3000/webhooks")
+	urlFlag(fl, &o.To, "to", "", "handler URL to send copies to (required), e.g. http://localhost:3000/webhooks or 3000/webhooks")
 	fl.IntVarP(&o.N, "copies", "n", 1, "copies of each delivery")
 	fl.IntVar(&o.Concurrency, "concurrency", 1, "copies in flight at once (seq, shuffle, reverse)")
 	fl.StringVar(&o.Order, "order", "seq", "seq, burst, shuffle or reverse")

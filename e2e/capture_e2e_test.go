@@ -601,9 +601,13 @@ func TestCaptureE2EBrowseFiltersDeletePrune(t *testing.T) {
 	if r.Code != 0 || !strings.Contains(r.Stdout, "EVENT TYPE") || strings.Count(r.Stdout, "\n") != 5 {
 		t.Fatalf("list table:\n%s", r.Stdout)
 	}
-	r = runBin(t, db, nil, "list", "--provider", "nobody", "--json")
+	r = runBin(t, db, nil, "list", "--event-id", "nobody", "--json")
 	if r.Code != 0 || strings.TrimSpace(r.Stdout) != "[]" {
 		t.Fatalf("empty list --json: %+v", r)
+	}
+	r = runBin(t, db, nil, "list", "--provider", "nobody")
+	if r.Code != 2 || !strings.Contains(r.Stderr, `unknown provider "nobody" (known: stripe,`) {
+		t.Fatalf("list --provider nobody: %+v", r)
 	}
 
 	r = runBin(t, db, nil, "prune", "--older-than", "7d")

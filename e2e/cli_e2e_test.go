@@ -1,6 +1,8 @@
 package e2e
 
 import (
+	"net/http"
+	"net/http/httptest"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -30,6 +32,29 @@ func TestCommandLineErrorsE2E(t *testing.T) {
 		r := runBin(t, db, nil, tt.args...)
 		if r.Code != 2 || strings.TrimSpace(r.Stderr) != tt.want || r.Stdout != "" {
 			t.Errorf("%v: exit %d, stdout %q, stderr %q; want exit 2 and %q", tt.args, r.Code, r.Stdout, r.Stderr, tt.want)
+		}
+	}
+}
+
+// TestBarePortAddressesE2E: --to takes a bare port with a path, as
+// 'stripe listen --forward-to localhost:3000' does.
+func TestBarePortAddressesE2E(t *testing.T) {
+	got := make(chan string, 1)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		select {
+		case got <- r.URL.Path:
+		default:
+		}
+	}))
+	defer srv.Close()
+	port := srv.URL[strings.LastIndex(srv.URL, ":")+1:]
+	for _, to := range []string{port + "/webhooks/stripe", "localhost:" + port + "/webhooks/stripe"} {
+		r := runBin(t, "", nil, "send", "--provider", "stripe", "--event", "invoice.paid", "--secret", "whsec_test", "--to", to)
+		if r.Code != 0 {
+			t.Fatalf("send --to %s: %+v", to, r)
+		}
+		if p := <-got; p != "/webhooks/stripe" {
+			t.Errorf("send --to %s reached %q", to, p)
 		}
 	}
 }

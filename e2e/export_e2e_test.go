@@ -209,7 +209,7 @@ func TestExportImportErrors(t *testing.T) {
 		{"ids and filters", db, []string{"export", "1", "--provider", "stripe"}, "not both"},
 		{"bad since", db, []string{"export", "--since", "soon"}, "--since"},
 		{"import no file", db, []string{"import", filepath.Join(dir, "missing.jsonl")}, "no such file"},
-		{"import no args", db, []string{"import"}, "arg"},
+		{"import no args", db, []string{"import"}, "import needs FILE"},
 		{"import bad line", db, []string{"import", filepath.Join("testdata", "export", "bad_line2.jsonl")}, "line 2: body: illegal base64 data"},
 		{"import empty", db, []string{"import", empty}, "no deliveries in it"},
 		{"import into missing dir", filepath.Join(dir, "nope", "h.db"), []string{"import", filepath.Join("testdata", "export", "handwritten.jsonl")}, "does not exist"},
