@@ -3,6 +3,7 @@ package cmd
 import (
 	"context"
 	"fmt"
+	"io"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -20,6 +21,8 @@ type listOptions struct {
 	deliveryFilter
 	Limit int
 	JSON  bool
+	// jsonOut narrows and filters the JSON (--json FIELDS, --jq, --template).
+	jsonOut *jsonOutput
 }
 
 func newListCmd(f *factory, runF func(*listOptions) error) *cobra.Command {
@@ -46,7 +49,7 @@ func newListCmd(f *factory, runF func(*listOptions) error) *cobra.Command {
 	}
 	o.addFilterFlags(cmd.Flags())
 	cmd.Flags().IntVar(&o.Limit, "limit", 50, "at most this many (0 for all)")
-	cmd.Flags().BoolVar(&o.JSON, "json", false, "print a JSON array")
+	o.jsonOut = addJSONFlags(cmd.Flags(), &o.JSON, "a JSON array")
 	return cmd
 }
 
@@ -59,12 +62,15 @@ func listRun(ctx context.Context, o *listOptions) error {
 	f := o.storeFilter(o.Now())
 	f.Limit = o.Limit
 	if o.JSON {
-		// Streamed: a whole store is listed one delivery at a time.
-		js := report.NewDeliveriesJSON(o.IO.Out)
-		if err := st.EachDelivery(ctx, f, js.Add); err != nil {
-			return setupErr("%v", err)
-		}
-		return js.Close()
+		// Streamed: a whole store is listed one delivery at a time (held
+		// whole only when --json FIELDS, --jq or --template shape it).
+		return o.jsonOut.write(o.IO.Out, func(w io.Writer) error {
+			js := report.NewDeliveriesJSON(w)
+			if err := st.EachDelivery(ctx, f, js.Add); err != nil {
+				return setupErr("%v", err)
+			}
+			return js.Close()
+		})
 	}
 	ds, err := st.ListDeliveries(ctx, f)
 	if err != nil {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/tls"
 	"fmt"
+	"io"
 	"net/url"
 	"slices"
 	"strings"
@@ -37,6 +38,7 @@ type replayOptions struct {
 	Speedup      float64
 	Timeout      time.Duration
 	JSON         bool
+	jsonOut      *jsonOutput // --json FIELDS, --jq, --template
 	SetHeaders   []string
 	DropHeaders  []string
 	BodyFile     string
@@ -120,7 +122,7 @@ usage errors or when no copy could connect at all, 130 when interrupted.`,
 	fl.StringVar(&o.Schedule, "schedule", "none", "after a non-2xx, lost or failed copy, retry on this provider's timetable: "+scheduleHelp())
 	fl.Float64Var(&o.Speedup, "speedup", 3600, "compress --schedule by this factor (3600: an hour passes in a second)")
 	fl.DurationVar(&o.Timeout, "timeout", 30*time.Second, "per copy: connect, send and wait for the answer")
-	fl.BoolVar(&o.JSON, "json", false, "print the run (attempts and summary) as one JSON document")
+	o.jsonOut = addJSONFlags(fl, &o.JSON, "the run (attempts and summary) as one document")
 	fl.StringArrayVar(&o.SetHeaders, "set-header", nil, "set a header on every copy, 'Name: value' (repeatable; 'Host: NAME' is sent as is while connecting to --to)")
 	fl.StringArrayVar(&o.DropHeaders, "drop-header", nil, "remove a header from every copy (repeatable)")
 	fl.StringVar(&o.BodyFile, "body-file", "", "replace the body with this file's bytes")
@@ -371,5 +373,5 @@ func writeReplayJSON(o *replayOptions, rec *replay.Recorded, job *replay.Job) er
 	if err != nil {
 		return setupErr("%v", err)
 	}
-	return report.ReplayJSON(o.IO.Out, rec, job.Warnings, as)
+	return o.jsonOut.write(o.IO.Out, func(w io.Writer) error { return report.ReplayJSON(w, rec, job.Warnings, as) })
 }

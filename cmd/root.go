@@ -121,6 +121,7 @@ Start with:  hookreplay demo`,
 // *ExitError carries the exit code and the line to print.
 func Execute(ctx context.Context) *ExitError {
 	root := NewRootCmd(iostreams.System())
+	root.SetArgs(joinJSONFields(root, os.Args[1:]))
 	return asExitError(root.ExecuteContext(ctx))
 }
 

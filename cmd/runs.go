@@ -3,6 +3,7 @@ package cmd
 import (
 	"context"
 	"errors"
+	"io"
 
 	"github.com/spf13/cobra"
 
@@ -18,12 +19,15 @@ type runsOptions struct {
 	Kind  string
 	Limit int
 	JSON  bool
+	// jsonOut narrows and filters the JSON (--json FIELDS, --jq, --template).
+	jsonOut *jsonOutput
 	// RunID is set for 'runs show RUN'.
 	RunID int64
 }
 
 func newRunsCmd(f *factory, runF func(*runsOptions) error) *cobra.Command {
 	o := &runsOptions{IO: f.IO, Store: f.ExistingStore}
+	var listJSON, showJSON *jsonOutput
 	cmd := &cobra.Command{
 		Use:   "runs",
 		Short: "List replay and check runs",
@@ -42,6 +46,7 @@ run's attempts.`,
 			if err := intFlagIn("--limit", o.Limit, 0, maxListLimit); err != nil {
 				return err
 			}
+			o.jsonOut = listJSON
 			if runF != nil {
 				return runF(o)
 			}
@@ -50,7 +55,7 @@ run's attempts.`,
 	}
 	cmd.Flags().StringVar(&o.Kind, "kind", "", "only runs of this kind: replay or check")
 	cmd.Flags().IntVar(&o.Limit, "limit", 20, "show at most N runs (0: all)")
-	cmd.Flags().BoolVar(&o.JSON, "json", false, "print JSON")
+	listJSON = addJSONFlags(cmd.Flags(), &o.JSON, "the runs")
 
 	show := &cobra.Command{
 		Use:     "show RUN",
@@ -63,13 +68,14 @@ run's attempts.`,
 				return err
 			}
 			o.RunID = id
+			o.jsonOut = showJSON
 			if runF != nil {
 				return runF(o)
 			}
 			return runsShowRun(cmd.Context(), o)
 		},
 	}
-	show.Flags().BoolVar(&o.JSON, "json", false, "print the run and its attempts as JSON")
+	showJSON = addJSONFlags(show.Flags(), &o.JSON, "the run and its attempts")
 	cmd.AddCommand(show)
 	return cmd
 }
@@ -96,7 +102,7 @@ func runsListRun(ctx context.Context, o *runsOptions) error {
 		counts[i] = len(as)
 	}
 	if o.JSON {
-		return report.RunsJSON(o.IO.Out, runs, counts)
+		return o.jsonOut.write(o.IO.Out, func(w io.Writer) error { return report.RunsJSON(w, runs, counts) })
 	}
 	return report.Runs(o.IO.Out, report.Colors(o.IO.ColorEnabled()), runs, counts, o.Kind)
 }
@@ -122,7 +128,7 @@ func runsShowRun(ctx context.Context, o *runsOptions) error {
 		return setupErr("%v", err)
 	}
 	if o.JSON {
-		return report.RunJSONDoc(o.IO.Out, r, as)
+		return o.jsonOut.write(o.IO.Out, func(w io.Writer) error { return report.RunJSONDoc(w, r, as) })
 	}
 	return report.Run(o.IO.Out, report.Colors(o.IO.ColorEnabled()), r, as)
 }

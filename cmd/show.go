@@ -2,6 +2,7 @@ package cmd
 
 import (
 	"context"
+	"io"
 
 	"github.com/spf13/cobra"
 
@@ -18,6 +19,8 @@ type showOptions struct {
 	Raw  bool
 	Body bool
 	JSON bool
+	// jsonOut narrows and filters the JSON (--json FIELDS, --jq, --template).
+	jsonOut *jsonOutput
 }
 
 func newShowCmd(f *factory, runF func(*showOptions) error) *cobra.Command {
@@ -53,7 +56,7 @@ func newShowCmd(f *factory, runF func(*showOptions) error) *cobra.Command {
 	}
 	cmd.Flags().BoolVar(&o.Raw, "raw", false, "write exactly the bytes received on the wire")
 	cmd.Flags().BoolVar(&o.Body, "body", false, "write the decoded body bytes")
-	cmd.Flags().BoolVar(&o.JSON, "json", false, "print JSON: ordered headers, raw_base64, body_base64, verification, response")
+	o.jsonOut = addJSONFlags(cmd.Flags(), &o.JSON, "the delivery (ordered headers, raw_base64, body_base64, verification, response)")
 	return cmd
 }
 
@@ -73,7 +76,7 @@ func showRun(ctx context.Context, o *showOptions) error {
 	case o.Body:
 		_, err = o.IO.Out.Write(d.Body)
 	case o.JSON:
-		err = report.DeliveryJSON(o.IO.Out, d)
+		err = o.jsonOut.write(o.IO.Out, func(w io.Writer) error { return report.DeliveryJSON(w, d) })
 	default:
 		err = report.Delivery(o.IO.Out, report.Colors(o.IO.ColorEnabled()), d)
 	}

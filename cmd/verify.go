@@ -34,7 +34,8 @@ type verifyOptions struct {
 	Encoding  string
 	Prefix    string
 	JSON      bool
-	At        time.Time // judge the timestamp at this instant instead
+	jsonOut   *jsonOutput // --json FIELDS, --jq, --template
+	At        time.Time   // judge the timestamp at this instant instead
 }
 
 func newVerifyCmd(f *factory, runF func(*verifyOptions) error) *cobra.Command {
@@ -93,7 +94,7 @@ Exit status: 0 valid, 1 invalid (the reason is printed), 2 usage error.`,
 	cmd.Flags().StringVar(&o.Encoding, "encoding", "", "generic provider: signature encoding hex (default) or base64")
 	cmd.Flags().StringVar(&o.Prefix, "prefix", "", "generic provider: text before the signature, e.g. sha256=")
 	cmd.Flags().StringVar(&at, "at", "", "judge the signature timestamp at this instant (unix seconds or RFC 3339) instead of the capture time or now")
-	cmd.Flags().BoolVar(&o.JSON, "json", false, "print the result as JSON")
+	o.jsonOut = addJSONFlags(cmd.Flags(), &o.JSON, "the result")
 	return cmd
 }
 
@@ -256,9 +257,12 @@ func verifyRun(ctx context.Context, o *verifyOptions) error {
 			j.CheckedAt = r.CheckedAt.UTC().Format(time.RFC3339Nano)
 			j.AgeSeconds = r.CheckedAt.Sub(r.SignedAt).Seconds()
 		}
-		enc := json.NewEncoder(o.IO.Out)
-		enc.SetIndent("", "  ")
-		if err := enc.Encode(j); err != nil {
+		err := o.jsonOut.write(o.IO.Out, func(w io.Writer) error {
+			enc := json.NewEncoder(w)
+			enc.SetIndent("", "  ")
+			return enc.Encode(j)
+		})
+		if err != nil {
 			return setupErr("write: %v", err)
 		}
 		if !r.Valid {

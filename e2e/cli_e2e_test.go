@@ -58,3 +58,35 @@ func TestBarePortAddressesE2E(t *testing.T) {
 		}
 	}
 }
+
+// TestJSONFieldsJQTemplateE2E: --json FIELDS (space-separated, as gh
+// takes it), --jq and --template through the binary; plain --json as before.
+func TestJSONFieldsJQTemplateE2E(t *testing.T) {
+	db := filepath.Join(t.TempDir(), "h.db")
+	if r := runBin(t, db, nil, "import", filepath.Join("testdata", "export", "handwritten.jsonl")); r.Code != 0 {
+		t.Fatalf("import: %+v", r)
+	}
+	for _, tt := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"list", "--json", "id,event_type"}, "[\n  {\n    \"event_type\": \"issues.opened\",\n    \"id\": 1\n  }\n]\n"},
+		{[]string{"list", "--jq", ".[] | .provider + \" \" + .event_id"}, "github d3b07384-d9a7-11ee-8000-000000000001\n"},
+		{[]string{"show", "1", "--json", "target"}, "{\n  \"target\": \"/hooks/github\"\n}\n"},
+		{[]string{"show", "--json", "target", "1"}, "{\n  \"target\": \"/hooks/github\"\n}\n"},
+		{[]string{"show", "1", "--template", "{{.method}} {{.target}}\n"}, "POST /hooks/github\n"},
+	} {
+		r := runBin(t, db, nil, tt.args...)
+		if r.Code != 0 || r.Stdout != tt.want {
+			t.Errorf("%v: exit %d, stdout %q, stderr %q; want %q", tt.args, r.Code, r.Stdout, r.Stderr, tt.want)
+		}
+	}
+	r := runBin(t, db, nil, "list", "--json")
+	if r.Code != 0 || !strings.HasPrefix(r.Stdout, "[\n  {\n    \"id\": 1,") {
+		t.Errorf("plain --json changed: %+v", r)
+	}
+	r = runBin(t, db, nil, "runs", "--json", "id", "--limit", "1")
+	if r.Code != 0 || strings.TrimSpace(r.Stdout) != "[]" {
+		t.Errorf("runs --json id: %+v", r)
+	}
+}
