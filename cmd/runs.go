@@ -7,6 +7,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/hookreplay/hookreplay/internal/check"
 	"github.com/hookreplay/hookreplay/internal/iostreams"
 	"github.com/hookreplay/hookreplay/internal/report"
 	"github.com/hookreplay/hookreplay/internal/store"
@@ -23,11 +24,14 @@ type runsOptions struct {
 	jsonOut *jsonOutput
 	// RunID is set for 'runs show RUN'.
 	RunID int64
+	// Reports re-render a check run's stored report (runs show --report).
+	Reports []report.Target
 }
 
 func newRunsCmd(f *factory, runF func(*runsOptions) error) *cobra.Command {
 	o := &runsOptions{IO: f.IO, Store: f.ExistingStore}
 	var listJSON, showJSON *jsonOutput
+	var reports []string
 	cmd := &cobra.Command{
 		Use:   "runs",
 		Short: "List replay and check runs",
@@ -58,10 +62,16 @@ run's attempts.`,
 	listJSON = addJSONFlags(cmd.Flags(), &o.JSON, "the runs")
 
 	show := &cobra.Command{
-		Use:     "show RUN",
-		Short:   "Show one run and its attempts",
-		Example: "  hookreplay runs show 3\n  hookreplay runs show 3 --json",
-		Args:    cobra.ExactArgs(1),
+		Use:   "show RUN",
+		Short: "Show one run and its attempts",
+		Long: `Shows one run and its attempts. A check run's report is kept in the store
+whole, so --report renders it again in any format without re-running the check
+(a JUnit file for a CI job that did not ask for one, the Markdown for a PR).`,
+		Example: `  hookreplay runs show 3
+  hookreplay runs show 3 --json
+  hookreplay runs show 7 --report junit=check.xml --report markdown=check.md
+  hookreplay runs show 7 --report text=-`,
+		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			id, err := parseID("run", args[0])
 			if err != nil {
@@ -69,6 +79,21 @@ run's attempts.`,
 			}
 			o.RunID = id
 			o.jsonOut = showJSON
+			o.Reports = nil
+			stdout := 0
+			for _, r := range reports {
+				t, err := report.ParseTarget(r)
+				if err != nil {
+					return usageErr("%v", err)
+				}
+				if t.Path == "-" {
+					stdout++
+				}
+				o.Reports = append(o.Reports, t)
+			}
+			if stdout > 1 || (stdout == 1 && o.JSON) {
+				return usageErr("only one report can go to stdout (write the others to files, FORMAT=PATH)")
+			}
 			if runF != nil {
 				return runF(o)
 			}
@@ -76,6 +101,7 @@ run's attempts.`,
 		},
 	}
 	showJSON = addJSONFlags(show.Flags(), &o.JSON, "the run and its attempts")
+	show.Flags().StringArrayVar(&reports, "report", nil, "render a check run's stored report: text=PATH, json=PATH, junit=PATH, markdown=PATH (repeatable; PATH - is stdout, instead of the run view)")
 	cmd.AddCommand(show)
 	return cmd
 }
@@ -123,6 +149,12 @@ func runsShowRun(ctx context.Context, o *runsOptions) error {
 	if err != nil {
 		return setupErr("%v", err)
 	}
+	if len(o.Reports) > 0 {
+		done, err := runsShowReports(ctx, o, st, r)
+		if err != nil || done {
+			return err
+		}
+	}
 	as, err := st.ListAttempts(ctx, r.ID)
 	if err != nil {
 		return setupErr("%v", err)
@@ -131,4 +163,24 @@ func runsShowRun(ctx context.Context, o *runsOptions) error {
 		return o.jsonOut.write(o.IO.Out, func(w io.Writer) error { return report.RunJSONDoc(w, r, as) })
 	}
 	return report.Run(o.IO.Out, report.Colors(o.IO.ColorEnabled()), r, as)
+}
+
+// runsShowReports writes the stored report of check run r to each --report
+// target; done is true when one of them took stdout (the run view is not
+// printed then, so stdout holds one document).
+func runsShowReports(ctx context.Context, o *runsOptions, st *store.Store, r *store.Run) (done bool, err error) {
+	if r.Kind != "check" {
+		return false, usageErr("--report: run %d is a %s run; reports are rendered from check runs (see 'hookreplay runs --kind check')", r.ID, r.Kind)
+	}
+	c, err := check.Load(ctx, st, r.ID)
+	if err != nil {
+		return false, usageErr("--report: %v", err)
+	}
+	for _, t := range o.Reports {
+		if err := t.Write(o.IO.Out, c); err != nil {
+			return false, setupErr("--report %s: %v", t, err)
+		}
+		done = done || t.Path == "-"
+	}
+	return done, nil
 }

@@ -1,12 +1,17 @@
 package e2e
 
 import (
+	"bytes"
+	"encoding/json"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
+	"github.com/hookreplay/hookreplay/examples/wallet"
 	"github.com/hookreplay/hookreplay/internal/verify"
 )
 
@@ -88,5 +93,62 @@ func TestJSONFieldsJQTemplateE2E(t *testing.T) {
 	r = runBin(t, db, nil, "runs", "--json", "id", "--limit", "1")
 	if r.Code != 0 || strings.TrimSpace(r.Stdout) != "[]" {
 		t.Errorf("runs --json id: %+v", r)
+	}
+}
+
+// TestRunsShowReportE2E: a stored check re-renders in every format from
+// the store, identical to what check itself wrote.
+func TestRunsShowReportE2E(t *testing.T) {
+	dir := t.TempDir()
+	db := filepath.Join(dir, "h.db")
+	checkStripeDelivery(t, db)
+	url, dsn := checkWallet(t, wallet.Naive)
+	orig := map[string]string{}
+	args := append([]string{"check", "--last", "--json"}, checkArgs(url, dsn, "--phases", "first,dups")...)
+	for _, f := range []string{"text", "junit", "markdown"} {
+		orig[f] = filepath.Join(dir, "check."+f)
+		args = append(args, "--report", f+"="+orig[f])
+	}
+	r := runBin(t, db, nil, args...)
+	if r.Code != 1 {
+		t.Fatalf("check of the naive wallet: %+v", r)
+	}
+	var c struct {
+		RunID int64 `json:"run_id"`
+	}
+	if err := json.Unmarshal([]byte(r.Stdout), &c); err != nil || c.RunID == 0 {
+		t.Fatalf("check --json: %v %q", err, r.Stdout)
+	}
+	id := strconv.FormatInt(c.RunID, 10)
+	again := map[string]string{}
+	args = []string{"runs", "show", id}
+	for _, f := range []string{"text", "junit", "markdown"} {
+		again[f] = filepath.Join(dir, "again."+f)
+		args = append(args, "--report", f+"="+again[f])
+	}
+	if r := runBin(t, db, nil, args...); r.Code != 0 || !strings.Contains(r.Stdout, "ATTEMPT  PHASE") {
+		t.Fatalf("runs show --report FILES (the run view stays on stdout): %+v", r)
+	}
+	for f := range orig {
+		a, _ := os.ReadFile(orig[f])
+		b, err := os.ReadFile(again[f])
+		if err != nil || len(a) == 0 || !bytes.Equal(a, b) {
+			t.Errorf("%s: runs show --report differs from check --report (%v):\n%s\n---\n%s", f, err, a, b)
+		}
+	}
+	if r2 := runBin(t, db, nil, "runs", "show", id, "--report", "json=-"); r2.Code != 0 || r2.Stdout != r.Stdout {
+		t.Errorf("runs show --report json=- differs from check --json: %+v", r2)
+	}
+	for _, bad := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"runs", "show", id, "--report", "pdf=x.pdf"}, `--report pdf=x.pdf: report format "pdf" is not one of text, json, junit, markdown`},
+		{[]string{"runs", "show", id, "--report", "text=-", "--report", "json=-"}, "only one report can go to stdout"},
+		{[]string{"runs", "show", "999", "--report", "text=-"}, "no run 999"},
+	} {
+		if r := runBin(t, db, nil, bad.args...); r.Code != 2 || !strings.Contains(r.Stderr, bad.want) {
+			t.Errorf("%v: %+v, want exit 2 and %q", bad.args, r, bad.want)
+		}
 	}
 }
