@@ -114,6 +114,7 @@ Start with:  hookreplay demo`,
 	root.PersistentFlags().BoolVar(&noColor, "no-color", false, "disable colour (also NO_COLOR, and off when stdout is not a terminal)")
 	addCommands(root, f)
 	wordCommandLine(root)
+	addCompletions(root, f)
 	return root
 }
 

@@ -514,7 +514,7 @@ func TestCaptureE2ESetupErrors(t *testing.T) {
 		{"not a database", notDB, []string{"capture", "--listen", "127.0.0.1:0"}, "not a hookreplay database"},
 		{"bad max-body", db, []string{"capture", "--max-body", "lots"}, "--max-body"},
 		{"status with forward", db, []string{"capture", "--forward", "http://127.0.0.1:1", "--status", "201"}, "--status"},
-		{"relative forward", db, []string{"capture", "--forward", "localhost:3000"}, "--forward"},
+		{"non-http forward", db, []string{"capture", "--forward", "ftp://localhost:3000"}, "--forward"},
 		{"bad status", db, []string{"capture", "--status", "99"}, "--status 99"},
 		{"missing secret env", db, []string{"capture", "--secret-env", "HOOKREPLAY_TEST_UNSET_VAR"}, "HOOKREPLAY_TEST_UNSET_VAR"},
 		{"list bad since", db, []string{"list", "--since", "yesterday"}, "--since"},

@@ -86,7 +86,11 @@ func TestJSONFieldsJQTemplateE2E(t *testing.T) {
 			t.Errorf("%v: exit %d, stdout %q, stderr %q; want %q", tt.args, r.Code, r.Stdout, r.Stderr, tt.want)
 		}
 	}
-	r := runBin(t, db, nil, "list", "--json")
+	r := runBin(t, db, nil, "__complete", "show", "")
+	if r.Code != 0 || !strings.HasPrefix(r.Stdout, "1\tissues.opened (github)\n") {
+		t.Errorf("delivery ids are not completed: %+v", r)
+	}
+	r = runBin(t, db, nil, "list", "--json")
 	if r.Code != 0 || !strings.HasPrefix(r.Stdout, "[\n  {\n    \"id\": 1,") {
 		t.Errorf("plain --json changed: %+v", r)
 	}
@@ -138,6 +142,9 @@ func TestRunsShowReportE2E(t *testing.T) {
 	}
 	if r2 := runBin(t, db, nil, "runs", "show", id, "--report", "json=-"); r2.Code != 0 || r2.Stdout != r.Stdout {
 		t.Errorf("runs show --report json=- differs from check --json: %+v", r2)
+	}
+	if r := runBin(t, db, nil, "__complete", "runs", "show", ""); r.Code != 0 || !strings.Contains(r.Stdout, id+"\tcheck → "+url) {
+		t.Errorf("run ids are not completed: %+v", r)
 	}
 	for _, bad := range []struct {
 		args []string
