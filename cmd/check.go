@@ -43,7 +43,9 @@ type checkOptions struct {
 	Serve     string
 	// ProviderTimeout 0 means the provider's own.
 	ProviderTimeout time.Duration
-	Settle          time.Duration
+	// Timeout bounds each request; 0 is the provider timeout plus 5s.
+	Timeout time.Duration
+	Settle  time.Duration
 	// SettleSet: --settle was given, so the quiet period is not learned.
 	SettleSet bool
 	SettleMax time.Duration
@@ -160,12 +162,17 @@ func checkEngineFlags(fl *pflag.FlagSet, o *checkOptions, phases *string) {
 	fl.StringVar(&o.Sink, "sink", "", "serve a stand-in downstream API at ADDR ([NAME=]ADDR) that records calls; their count is a probe")
 	fl.StringVar(&o.Secret, "secret", "", "the handler's signing secret: copies are re-signed and given fresh event ids (prefer --secret-env)")
 	fl.StringVar(&o.SecretEnv, "secret-env", "", "name of the environment variable holding the signing secret")
-	fl.IntVarP(&o.N, "n", "n", 10, "copies of the first delivery in first+dups")
+	fl.IntVarP(&o.N, "copies", "n", 10, "copies of the first delivery in first+dups")
+	// --n was check's name for -n before replay and check agreed on --copies;
+	// kept, hidden, so scripts that spell it out do not break.
+	fl.IntVar(&o.N, "n", 10, "copies of the first delivery in first+dups")
+	_ = fl.MarkDeprecated("n", "use -n or --copies")
 	fl.IntVar(&o.Burst, "burst", 20, "concurrent copies in the burst phase")
 	fl.StringVar(phases, "phases", "", "comma-separated phases to run: "+strings.Join(check.AllPhases, ","))
 	fl.StringVar(&o.ResetCmd, "reset-cmd", "", "shell command restoring the handler's state (before each ordering; makes burst/lost/crash exact)")
 	fl.StringVar(&o.Serve, "serve", "", "shell command starting the handler on --to's address; stopped afterwards (needed by crash)")
-	fl.DurationVar(&o.ProviderTimeout, "provider-timeout", 0, "answer timeout to judge latency against (default: the provider's: "+timeoutsHelp()+")")
+	fl.DurationVar(&o.ProviderTimeout, "provider-timeout", 0, "the provider's answer timeout, judged by latency (default: the provider's: "+timeoutsHelp()+")")
+	fl.DurationVar(&o.Timeout, "timeout", 0, "per request: connect, send and wait for the answer (default: --provider-timeout plus 5s)")
 	fl.DurationVar(&o.Settle, "settle", probe.DefaultSettle, "probes must hold still this long before a reading counts (asynchronous handlers); when not given, it comes down to 3× the time one event's effects took (at least 100ms) once the first delivery showed it")
 	fl.DurationVar(&o.SettleMax, "settle-max", probe.DefaultSettleMax, "longest wait for probes to settle")
 	fl.BoolVar(&o.Insecure, "insecure", false, "accept an https handler's self-signed or otherwise unverifiable certificate")
@@ -283,7 +290,7 @@ func checkValidateEngine(o *checkOptions) (*url.URL, error) {
 		flag string
 		v    time.Duration
 		lo   time.Duration
-	}{{"--settle", o.Settle, 1}, {"--settle-max", o.SettleMax, 1}, {"--provider-timeout", o.ProviderTimeout, 0}, {"--max-time", o.MaxTime, 0}} {
+	}{{"--settle", o.Settle, 1}, {"--settle-max", o.SettleMax, 1}, {"--provider-timeout", o.ProviderTimeout, 0}, {"--timeout", o.Timeout, 0}, {"--max-time", o.MaxTime, 0}} {
 		if err := durationFlagIn(d.flag, d.v, d.lo, maxDuration); err != nil {
 			return nil, err
 		}
@@ -410,7 +417,7 @@ func checkEngine(ctx context.Context, o *checkOptions, u *url.URL, st *store.Sto
 	}
 	opts := check.Options{
 		Target: u, Probes: probes.Probes, ProbeDefs: checkProbeSpecs(o).Labels(), Sink: probes.Sink, Secret: o.Secret, N: o.N, Burst: o.Burst, Phases: o.Phases,
-		ResetCmd: o.ResetCmd, Serve: srv, ProviderTimeout: o.ProviderTimeout, Settle: o.Settle, SettleMax: o.SettleMax, LearnSettle: !o.SettleSet,
+		ResetCmd: o.ResetCmd, Serve: srv, ProviderTimeout: o.ProviderTimeout, Timeout: o.Timeout, Settle: o.Settle, SettleMax: o.SettleMax, LearnSettle: !o.SettleSet,
 		Seed: o.Seed, Store: st, RunOptions: checkRunOptions(o), TLS: replayTLS(o.Insecure), Name: checkFlag, ErrorText: checkErrText,
 	}
 	for _, d := range ds {
@@ -454,6 +461,9 @@ func checkRunOptions(o *checkOptions) map[string]any {
 	}
 	if o.Serve != "" {
 		m["serve"] = redact(o.Serve)
+	}
+	if o.Timeout > 0 {
+		m["timeout"] = o.Timeout.String()
 	}
 	if o.ProviderTimeout > 0 {
 		m["provider_timeout"] = o.ProviderTimeout.String()

@@ -18,6 +18,9 @@ import (
 	"github.com/hookreplay/hookreplay/internal/store"
 )
 
+// defaultLimit is how many rows list and runs show unless --limit says.
+const defaultLimit = 50
+
 // parseID reads the id of a delivery or a run ("42" or "#42", as list and
 // runs print them).
 func parseID(kind, s string) (int64, error) {

@@ -48,7 +48,7 @@ func newListCmd(f *factory, runF func(*listOptions) error) *cobra.Command {
 		},
 	}
 	o.addFilterFlags(cmd.Flags())
-	cmd.Flags().IntVar(&o.Limit, "limit", 50, "at most this many (0 for all)")
+	cmd.Flags().IntVar(&o.Limit, "limit", defaultLimit, "at most this many (0 for all)")
 	o.jsonOut = addJSONFlags(cmd.Flags(), &o.JSON, "a JSON array")
 	return cmd
 }

@@ -38,6 +38,7 @@ type replayOptions struct {
 	Speedup      float64
 	Timeout      time.Duration
 	JSON         bool
+	Quiet        bool
 	jsonOut      *jsonOutput // --json FIELDS, --jq, --template
 	SetHeaders   []string
 	DropHeaders  []string
@@ -121,7 +122,8 @@ usage errors or when no copy could connect at all, 130 when interrupted.`,
 	fl.BoolVar(&o.LoseEarly, "lose-early", false, "with --lose-response, hang up right after the request instead of once the answer arrived")
 	fl.StringVar(&o.Schedule, "schedule", "none", "after a non-2xx, lost or failed copy, retry on this provider's timetable: "+scheduleHelp())
 	fl.Float64Var(&o.Speedup, "speedup", 3600, "compress --schedule by this factor (3600: an hour passes in a second)")
-	fl.DurationVar(&o.Timeout, "timeout", 30*time.Second, "per copy: connect, send and wait for the answer")
+	fl.DurationVar(&o.Timeout, "timeout", 30*time.Second, "per request: connect, send and wait for the answer")
+	fl.BoolVarP(&o.Quiet, "quiet", "q", false, "no line per copy while sending; only the summary")
 	o.jsonOut = addJSONFlags(fl, &o.JSON, "the run (attempts and summary) as one document")
 	fl.StringArrayVar(&o.SetHeaders, "set-header", nil, "set a header on every copy, 'Name: value' (repeatable; 'Host: NAME' is sent as is while connecting to --to)")
 	fl.StringArrayVar(&o.DropHeaders, "drop-header", nil, "remove a header from every copy (repeatable)")
@@ -332,7 +334,7 @@ type liveSink struct {
 }
 
 func replayLive(o *replayOptions, job *replay.Job) *liveSink {
-	if o.JSON {
+	if o.JSON || o.Quiet {
 		return nil
 	}
 	l := &liveSink{o: o, p: report.Colors(o.IO.ColorEnabled()), multi: len(job.Plan().Deliveries) > 1}

@@ -58,7 +58,7 @@ run's attempts.`,
 		},
 	}
 	cmd.Flags().StringVar(&o.Kind, "kind", "", "only runs of this kind: replay or check")
-	cmd.Flags().IntVar(&o.Limit, "limit", 20, "show at most N runs (0: all)")
+	cmd.Flags().IntVar(&o.Limit, "limit", defaultLimit, "at most this many (0 for all)")
 	listJSON = addJSONFlags(cmd.Flags(), &o.JSON, "the runs")
 
 	show := &cobra.Command{

@@ -106,7 +106,7 @@ Exit status: 0 the handler answered 2xx, 1 it answered something else,
 	urlFlag(cmd.Flags(), &o.Via, "via", "", "URL of a running 'hookreplay capture' to send through (it stores the delivery)")
 	cmd.Flags().StringVar(&o.Secret, "secret", "", "signing secret (prefer --secret-env)")
 	cmd.Flags().StringVar(&o.SecretEnv, "secret-env", "", "name of the environment variable holding the signing secret")
-	cmd.Flags().DurationVar(&o.Timeout, "timeout", 10*time.Second, "how long to wait for the answer")
+	cmd.Flags().DurationVar(&o.Timeout, "timeout", 10*time.Second, "per request: connect, send and wait for the answer")
 	cmd.Flags().BoolVar(&o.List, "list", false, "list the sample events (of --provider) and exit")
 	cmd.Flags().BoolVar(&o.JSON, "json", false, "print the result (or --list) as JSON")
 	_ = cmd.RegisterFlagCompletionFunc("provider", func(*cobra.Command, []string, string) ([]string, cobra.ShellCompDirective) {

@@ -81,6 +81,9 @@ type Options struct {
 	Serve *Server
 	// ProviderTimeout overrides the provider's answer timeout (latency).
 	ProviderTimeout time.Duration
+	// Timeout, when set, bounds each request (connect, send, answer);
+	// otherwise it is the longest provider timeout plus 5s.
+	Timeout time.Duration
 	// Settle and SettleMax tune probe.Settle.
 	Settle, SettleMax time.Duration
 	// LearnSettle lets the quiet period shrink below Settle once the first
@@ -288,6 +291,9 @@ func (r *runner) unmatchedNote() {
 }
 
 func (r *runner) attemptTimeout() time.Duration {
+	if r.o.Timeout > 0 {
+		return r.o.Timeout
+	}
 	t := r.o.ProviderTimeout
 	for _, d := range r.o.Deliveries {
 		if pt := r.providerTimeout(d.Provider); pt > t {
