@@ -375,6 +375,10 @@ func checkWriteReports(o *checkOptions, c *report.Check) error {
 			toStdout = true
 		}
 	}
+	if !toStdout {
+		startPager(o.IO)
+		defer o.IO.StopPager()
+	}
 	switch {
 	case toStdout:
 	case o.JSON:

@@ -82,7 +82,7 @@ func newFactory(io *iostreams.IO) *factory {
 // NewRootCmd builds the command tree over io.
 func NewRootCmd(io *iostreams.IO) *cobra.Command {
 	f := newFactory(io)
-	var noColor bool
+	var noColor, noPager bool
 	root := &cobra.Command{
 		Use:   "hookreplay",
 		Short: "Prove that a webhook handler is idempotent",
@@ -99,6 +99,9 @@ Start with:  hookreplay demo`,
 			if noColor {
 				f.IO.SetColor(false)
 			}
+			if noPager {
+				f.IO.SetPager("")
+			}
 			return nil
 		},
 	}
@@ -111,6 +114,7 @@ Start with:  hookreplay demo`,
 	}
 	root.PersistentFlags().StringVar(&f.DBPath, "db", defaultDB, "SQLite database file (env HOOKREPLAY_DB)")
 	markEnvDefault(root.PersistentFlags(), "db", "hookreplay.db")
+	root.PersistentFlags().BoolVar(&noPager, "no-pager", false, "do not page long output (show, runs show, check's report) through $PAGER; it is paged only when stdout is a terminal")
 	root.PersistentFlags().BoolVar(&noColor, "no-color", false, "disable colour (also NO_COLOR, and off when stdout is not a terminal)")
 	addCommands(root, f)
 	wordCommandLine(root)

@@ -149,6 +149,8 @@ func runsShowRun(ctx context.Context, o *runsOptions) error {
 	if err != nil {
 		return setupErr("%v", err)
 	}
+	startPager(o.IO)
+	defer o.IO.StopPager()
 	if len(o.Reports) > 0 {
 		done, err := runsShowReports(ctx, o, st, r)
 		if err != nil || done {

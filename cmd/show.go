@@ -70,6 +70,10 @@ func showRun(ctx context.Context, o *showOptions) error {
 	if err != nil {
 		return err
 	}
+	if !o.Raw && !o.Body {
+		startPager(o.IO)
+		defer o.IO.StopPager()
+	}
 	switch {
 	case o.Raw:
 		_, err = o.IO.Out.Write(d.Raw)

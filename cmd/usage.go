@@ -14,6 +14,8 @@ import (
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
+
+	"github.com/hookreplay/hookreplay/internal/iostreams"
 )
 
 // completionShells are the shells cobra's completion command writes scripts for.
@@ -170,4 +172,13 @@ func wordFlagValues(fs *pflag.FlagSet) {
 			fl.Value = &wordedValue{Value: fl.Value, name: fl.Name}
 		}
 	})
+}
+
+// startPager pages the rest of a command's stdout when it is a terminal
+// (iostreams.StartPager); a pager that cannot start is skipped with a
+// note, the output still printed.
+func startPager(io *iostreams.IO) {
+	if err := io.StartPager(); err != nil {
+		fmt.Fprintf(io.ErrOut, "note: %v; printing without it (--no-pager, or set PAGER)\n", err)
+	}
 }

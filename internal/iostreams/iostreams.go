@@ -7,6 +7,7 @@ import (
 	"bytes"
 	"io"
 	"os"
+	"os/exec"
 
 	"github.com/mattn/go-isatty"
 )
@@ -19,6 +20,11 @@ type IO struct {
 
 	outTTY  bool
 	colorOn bool
+
+	pager     string // see StartPager
+	pagerProc *exec.Cmd
+	pagerIn   io.WriteCloser
+	pagedOut  io.Writer
 }
 
 // System returns the process's streams; colour is on only when stdout is a
@@ -26,7 +32,7 @@ type IO struct {
 func System() *IO {
 	tty := isatty.IsTerminal(os.Stdout.Fd()) || isatty.IsCygwinTerminal(os.Stdout.Fd())
 	_, noColor := os.LookupEnv("NO_COLOR")
-	return &IO{In: os.Stdin, Out: os.Stdout, ErrOut: os.Stderr, outTTY: tty, colorOn: tty && !noColor}
+	return &IO{In: os.Stdin, Out: os.Stdout, ErrOut: os.Stderr, outTTY: tty, colorOn: tty && !noColor, pager: pagerFromEnv()}
 }
 
 // Test returns streams backed by buffers: (io, stdin, stdout, stderr).
