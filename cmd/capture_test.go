@@ -3,6 +3,7 @@ package cmd
 import (
 	"context"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -75,7 +76,7 @@ func TestBrowseFlags(t *testing.T) {
 		[]string{"--provider", "stripe", "--type", "invoice.*", "--event-id", "evt_1", "--since", "1d2h", "--limit", "5", "--json"}); code != 0 {
 		t.Fatalf("list: %d %s", code, msg)
 	}
-	if l.Provider != "stripe" || l.TypeGlob != "invoice.*" || l.EventID != "evt_1" || l.Since != 26*time.Hour || l.Limit != 5 || !l.JSON {
+	if l.Provider != "stripe" || l.TypeGlob != "invoice.*" || !slices.Equal(l.EventIDs, []string{"evt_1"}) || l.Since != 26*time.Hour || l.Limit != 5 || !l.JSON {
 		t.Errorf("list options %+v", l)
 	}
 	var s *showOptions

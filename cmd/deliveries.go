@@ -73,7 +73,11 @@ func (s *deliverySelector) addSelectFilterFlags(fl *pflag.FlagSet) {
 // validateFilters lower-cases --provider and refuses a malformed --type
 // glob or filters with nothing to narrow, as list does.
 func (s *deliverySelector) validateFilters() error {
-	s.OnlyProvider = strings.ToLower(strings.TrimSpace(s.OnlyProvider))
+	p, err := providerFlag(s.OnlyProvider, anyProvider)
+	if err != nil {
+		return err
+	}
+	s.OnlyProvider = p
 	if s.OnlyProvider == "" && s.OnlyType == "" {
 		return nil
 	}
@@ -184,7 +188,7 @@ func getDelivery(ctx context.Context, st *store.Store, id int64) (*store.Deliver
 type deliveryFilter struct {
 	Provider string
 	TypeGlob string
-	EventID  string
+	EventIDs []string
 	Since    time.Duration
 	since    string // --since as typed, parsed by validate
 }
@@ -193,7 +197,7 @@ type deliveryFilter struct {
 func (f *deliveryFilter) addFilterFlags(fl *pflag.FlagSet) {
 	fl.StringVar(&f.Provider, "provider", "", "only this provider ("+providers(anyProvider)+")")
 	fl.StringVar(&f.TypeGlob, "type", "", "only event types matching this glob, e.g. 'invoice.*'")
-	fl.StringVar(&f.EventID, "event-id", "", "only deliveries of this event id")
+	fl.StringArrayVar(&f.EventIDs, "event-id", nil, "only deliveries of this event id (repeatable)")
 	fl.StringVar(&f.since, "since", "", "only deliveries received within this long, e.g. 2h or 7d")
 }
 
@@ -223,12 +227,12 @@ func (f *deliveryFilter) validate() error {
 
 // set reports whether any filter was given.
 func (f *deliveryFilter) set() bool {
-	return f.Provider != "" || f.TypeGlob != "" || f.EventID != "" || f.Since > 0
+	return f.Provider != "" || f.TypeGlob != "" || len(f.EventIDs) > 0 || f.Since > 0
 }
 
 // storeFilter is the store query for the filters, --since counted back from now.
 func (f *deliveryFilter) storeFilter(now time.Time) store.Filter {
-	sf := store.Filter{Provider: f.Provider, TypeGlob: f.TypeGlob, EventID: f.EventID}
+	sf := store.Filter{Provider: f.Provider, TypeGlob: f.TypeGlob, EventIDs: f.EventIDs}
 	if f.Since > 0 {
 		sf.Since = now.Add(-f.Since)
 	}

@@ -3,6 +3,7 @@ package cmd
 import (
 	"context"
 	"path/filepath"
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
@@ -102,7 +103,7 @@ func TestFilterFlagsShared(t *testing.T) {
 	if code, msg := captureRunFlags(newExportCmd(f, func(o *exportOptions) error { e = o; return nil }), io, args); code != 0 {
 		t.Fatalf("export: %d %s", code, msg)
 	}
-	if l.deliveryFilter != e.deliveryFilter || e.Provider != "github" || e.Since != 2*time.Hour {
+	if !reflect.DeepEqual(l.deliveryFilter, e.deliveryFilter) || e.Provider != "github" || e.Since != 2*time.Hour {
 		t.Errorf("list %+v, export %+v", l.deliveryFilter, e.deliveryFilter)
 	}
 	for _, bad := range [][]string{{"--type", "invoice.[paid"}, {"--since", "yesterday"}} {

@@ -93,11 +93,16 @@ func TestJSONShaping(t *testing.T) {
 		{[]string{"list", "--template", "{{range .}}{{.id}}={{.event_type}} {{end}}"}, "2=push 1=invoice.paid "},
 		{[]string{"show", "1", "--json=event_id"}, "{\n  \"event_id\": \"evt_invoice.paid\"\n}\n"},
 		{[]string{"show", "2", "--jq", ".id"}, "2\n"},
+		// --event-id is repeatable wherever it filters.
+		{[]string{"list", "--event-id", "evt_push", "--event-id", "evt_invoice.paid", "--jq", "[.[].id]"}, "[2,1]\n"},
 	} {
 		code, msg, out := runRoot(t, append([]string{"--db", db}, tt.args...)...)
 		if code != 0 || out != tt.want {
 			t.Errorf("%v: exit %d %q, out %q, want %q", tt.args, code, msg, out, tt.want)
 		}
+	}
+	if code, msg, out := runRoot(t, "--db", db, "export", "--event-id", "evt_push", "--event-id", "evt_invoice.paid", "--format", "curl"); code != 0 || !strings.Contains(out, "# 2 deliveries exported") {
+		t.Errorf("export with two --event-id: %d %q\n%s", code, msg, out)
 	}
 	code, msg, _ := runRoot(t, "--db", db, "list", "--json=id,nope")
 	if code != 2 || !strings.Contains(msg, `--json: unknown field "nope" (fields: body_size, event_id, event_type, id,`) {

@@ -65,6 +65,9 @@ re-signs replays.`,
   hookreplay tui --to http://127.0.0.1:3000/webhooks --probe-sql 'SELECT count(*) FROM orders' --dsn sqlite:app.db`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if len(o.Filter.EventIDs) > 1 {
+				return usageErr("tui: give one --event-id (the view filters by one)")
+			}
 			if err := o.Filter.validate(); err != nil {
 				return err
 			}
@@ -104,7 +107,9 @@ func tuiQuery(f *deliveryFilter) string {
 	}
 	add("provider", f.Provider)
 	add("type", f.TypeGlob)
-	add("event-id", f.EventID)
+	for _, e := range f.EventIDs {
+		add("event-id", e)
+	}
 	add("since", f.since)
 	return strings.Join(q, " ")
 }

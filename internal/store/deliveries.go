@@ -182,6 +182,9 @@ type Filter struct {
 	Provider string
 	TypeGlob string // SQLite GLOB on event_type, e.g. "invoice.*"
 	EventID  string
+	// EventIDs keeps deliveries of any of these event ids (with EventID, of
+	// any of them all).
+	EventIDs []string
 	Since    time.Time
 	// Text, when set, keeps deliveries whose body contains it (ASCII case
 	// ignored).
@@ -203,9 +206,11 @@ func (f Filter) where() (string, []any) {
 		where = append(where, "event_type GLOB ?")
 		args = append(args, f.TypeGlob)
 	}
-	if f.EventID != "" {
-		where = append(where, "event_id = ?")
-		args = append(args, f.EventID)
+	if ids := f.eventIDs(); len(ids) > 0 {
+		where = append(where, "event_id IN (?"+strings.Repeat(", ?", len(ids)-1)+")")
+		for _, id := range ids {
+			args = append(args, id)
+		}
 	}
 	if !f.Since.IsZero() {
 		where = append(where, "received_at >= ?")
@@ -216,6 +221,15 @@ func (f Filter) where() (string, []any) {
 		args = append(args, "%"+likeEscaper.Replace(f.Text)+"%")
 	}
 	return strings.Join(where, " AND "), args
+}
+
+// eventIDs is EventID and EventIDs together.
+func (f Filter) eventIDs() []string {
+	ids := f.EventIDs
+	if f.EventID != "" {
+		ids = append([]string{f.EventID}, ids...)
+	}
+	return ids
 }
 
 var likeEscaper = strings.NewReplacer(`\`, `\\`, `%`, `\%`, `_`, `\_`)

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -109,7 +110,7 @@ func TestParseFilter(t *testing.T) {
 			}
 			continue
 		}
-		if err != nil || got != tc.want {
+		if err != nil || !reflect.DeepEqual(got, tc.want) {
 			t.Errorf("%q: %+v, %v; want %+v", tc.q, got, err, tc.want)
 		}
 	}
