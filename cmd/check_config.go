@@ -62,11 +62,8 @@ func checkConfigRun(ctx context.Context, cmd *cobra.Command, base *checkOptions,
 	var extra []string
 	cmd.Flags().Visit(func(fl *pflag.Flag) {
 		if !slices.Contains(configModeFlags, fl.Name) && cmd.InheritedFlags().Lookup(fl.Name) == nil {
-			if len(fl.Name) == 1 {
-				extra = append(extra, "-"+fl.Name) // -n has no long form
-			} else {
-				extra = append(extra, "--"+fl.Name)
-			}
+			extra = append(extra, "--"+fl.Name) // -n is --copies now
+
 		}
 	})
 	if len(extra) > 0 {

@@ -93,7 +93,7 @@ func TestCheckConfigMapsOntoFlags(t *testing.T) {
 	}{
 		{[]string{"--config", path, "nope"}, `has no check "nope" (its checks: wallet, other)`},
 		{[]string{"--config", path, "--to", "http://x/"}, "--to: the checks' settings come from"},
-		{[]string{"--config", path, "-n", "3", "--burst", "4"}, "--burst, -n: the checks' settings come from"},
+		{[]string{"--config", path, "-n", "3", "--burst", "4"}, "--burst, --copies: the checks' settings come from"},
 		{[]string{"--config", filepath.Join(t.TempDir(), "missing.yaml")}, "missing.yaml: no such file"},
 	} {
 		_, code, msg := checkOptionsFrom(t, tc.args...)
