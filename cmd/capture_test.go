@@ -99,7 +99,7 @@ func TestBrowseFlags(t *testing.T) {
 		{newListCmd(f, nil), []string{"--limit", "-1"}, "--limit"},
 		{newShowCmd(f, nil), []string{"1", "--raw", "--json"}, "give one"},
 		{newShowCmd(f, nil), nil, "show needs ID"},
-		{newDeleteCmd(f, nil), nil, "delete needs ID..."},
+		{newDeleteCmd(f, nil), nil, "which deliveries? give IDs"},
 		{newDeleteCmd(f, nil), []string{"1", "x"}, "invalid delivery id"},
 		{newPruneCmd(f, nil), []string{"--older-than", "0s"}, "positive"},
 	} {

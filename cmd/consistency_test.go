@@ -1,11 +1,15 @@
 package cmd
 
 import (
+	"context"
+	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/hookreplay/hookreplay/internal/iostreams"
+	"github.com/hookreplay/hookreplay/internal/store"
 )
 
 // TestOneNamePerConcept: copies, timeouts, quiet and limits are spelled the
@@ -49,5 +53,64 @@ func TestOneNamePerConcept(t *testing.T) {
 	}
 	if l, r := newListCmd(f, nil).Flags().Lookup("limit").DefValue, newRunsCmd(f, nil).Flags().Lookup("limit").DefValue; l != r {
 		t.Errorf("list --limit %s, runs --limit %s", l, r)
+	}
+}
+
+// TestSelectorOnEveryCommand: replay, check and delete name deliveries the
+// same way (IDs, --last, repeatable --event-id, narrowed by --provider and
+// --type), through the one selector.
+func TestSelectorOnEveryCommand(t *testing.T) {
+	io, _, _, _ := iostreams.Test()
+	f := newFactory(io)
+	args := []string{"--event-id", "a", "--event-id", "b", "--provider", "Stripe", "--type", "invoice.*"}
+	var sels []deliverySelector
+	var r *replayOptions
+	if code, msg := captureRunFlags(newReplayCmd(f, func(o *replayOptions) error { r = o; return nil }), io, append([]string{"--to", "3000"}, args...)); code != 0 {
+		t.Fatalf("replay: %d %s", code, msg)
+	}
+	var c *checkOptions
+	if code, msg := captureRunFlags(newCheckCmd(f, func(o *checkOptions) error { c = o; return nil }), io, append([]string{"--to", "3000"}, args...)); code != 0 {
+		t.Fatalf("check: %d %s", code, msg)
+	}
+	var d *deleteOptions
+	if code, msg := captureRunFlags(newDeleteCmd(f, func(o *deleteOptions) error { d = o; return nil }), io, args); code != 0 {
+		t.Fatalf("delete: %d %s", code, msg)
+	}
+	sels = append(sels, r.deliverySelector, c.deliverySelector, d.deliverySelector)
+	for i, s := range sels {
+		if !slices.Equal(s.EventIDs, []string{"a", "b"}) || !strings.EqualFold(s.OnlyProvider, "stripe") || s.OnlyType != "invoice.*" {
+			t.Errorf("command %d: %+v", i, s)
+		}
+	}
+	for _, cmd := range []string{"replay", "delete"} {
+		code, msg, _ := runRoot(t, cmd, "--last", "--provider", "stripee", "--to", "3000")
+		if cmd == "delete" {
+			code, msg, _ = runRoot(t, cmd, "--last", "--provider", "stripee")
+		}
+		if code != 2 || !strings.Contains(msg, `unknown provider "stripee"`) {
+			t.Errorf("%s --provider stripee: %d %q", cmd, code, msg)
+		}
+	}
+}
+
+func TestDeleteByEventID(t *testing.T) {
+	db := filepath.Join(t.TempDir(), "d.db")
+	st, err := store.Open(context.Background(), db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range []string{"evt_a", "evt_b", "evt_c"} {
+		if err := st.InsertDelivery(context.Background(), &store.Delivery{Method: "POST", Target: "/h", Provider: "stripe", EventID: e, EventType: "invoice.paid",
+			Raw: []byte("POST /h HTTP/1.1\r\nHost: x\r\n\r\n")}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	st.Close()
+	code, msg, out := runRoot(t, "--db", db, "delete", "--event-id", "evt_a", "--event-id", "evt_c", "1")
+	if code != 0 || out != "deleted 2 deliveries\n" {
+		t.Fatalf("delete --event-id: %d %q %q", code, msg, out)
+	}
+	if _, _, out := runRoot(t, "--db", db, "list", "--jq", "[.[].event_id]"); out != "[\"evt_b\"]\n" {
+		t.Errorf("left: %s", out)
 	}
 }

@@ -98,6 +98,9 @@ usage errors or when no copy could connect at all, 130 when interrupted.`,
 				}
 			}
 			o.IDs = ids
+			if err := o.validateFilters(); err != nil {
+				return err
+			}
 			if err := replayValidate(o, cmd); err != nil {
 				return err
 			}
@@ -110,6 +113,7 @@ usage errors or when no copy could connect at all, 130 when interrupted.`,
 	fl := cmd.Flags()
 	o.addLastFlag(fl, "replay")
 	o.addEventIDFlag(fl, "replay")
+	o.addSelectFilterFlags(fl)
 	urlFlag(fl, &o.To, "to", "", "handler URL to send copies to (required), e.g. http://localhost:3000/webhooks or 3000/webhooks")
 	fl.IntVarP(&o.N, "copies", "n", 1, "copies of each delivery")
 	fl.IntVar(&o.Concurrency, "concurrency", 1, "copies in flight at once (seq, shuffle, reverse)")
