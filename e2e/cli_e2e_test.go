@@ -173,3 +173,22 @@ func TestPagerNotOnAPipeE2E(t *testing.T) {
 		t.Errorf("show to a pipe: %+v", r)
 	}
 }
+
+// TestJSONShapingOnReplayAndVerifyE2E: replay and verify share --json FIELDS and --jq.
+func TestJSONShapingOnReplayAndVerifyE2E(t *testing.T) {
+	db := filepath.Join(t.TempDir(), "h.db")
+	if r := runBin(t, db, nil, "import", filepath.Join("testdata", "export", "handwritten.jsonl")); r.Code != 0 {
+		t.Fatalf("import: %+v", r)
+	}
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {}))
+	defer srv.Close()
+	port := srv.URL[strings.LastIndex(srv.URL, ":")+1:]
+	r := runBin(t, db, nil, "replay", "1", "--to", port, "-n", "3", "-q", "--jq", "[.attempts[].status]")
+	if r.Code != 0 || r.Stdout != "[200,200,200]\n" {
+		t.Errorf("replay --jq: %+v", r)
+	}
+	r = runBin(t, db, nil, "verify", "1", "--secret", "wrong", "--json", "valid,provider")
+	if r.Code != 1 || r.Stdout != "{\n  \"provider\": \"github\",\n  \"valid\": false\n}\n" {
+		t.Errorf("verify --json valid,provider: %+v", r)
+	}
+}
