@@ -145,6 +145,28 @@ func captureList(t *testing.T, db string, args ...string) []captureListed {
 	return out
 }
 
+// captureListAnswered lists db once every stored delivery has its
+// handler's answer recorded: capture answers the sender first and records
+// the handler's answer just after (batched), so a list taken at once may
+// still miss it.
+func captureListAnswered(t *testing.T, db string) []captureListed {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		l := captureList(t, db)
+		answered := len(l) > 0
+		for _, d := range l {
+			if d.ResponseStatus == 0 {
+				answered = false
+			}
+		}
+		if answered || time.Now().After(deadline) {
+			return l
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
 // captureCmp checks with cmp(1), when present, that `show ID --raw` wrote
 // exactly want, besides comparing the bytes in Go.
 func captureCmp(t *testing.T, db string, id int64, want []byte) {
@@ -433,7 +455,7 @@ func TestCaptureE2EForward(t *testing.T) {
 	if a.Status != 201 || a.Header.Get("X-Seen-Path") != "/webhooks/gh" || string(a.Body) != "got 42 bytes" {
 		t.Fatalf("forwarded answer %d %v %q", a.Status, a.Header, a.Body)
 	}
-	l := captureList(t, db)
+	l := captureListAnswered(t, db)
 	if len(l) != 1 || l[0].ResponseStatus != 201 || l[0].Provider != "github" || l[0].EventType != "issues.opened" {
 		t.Fatalf("list %+v", l)
 	}
@@ -456,7 +478,7 @@ func TestCaptureE2EForward(t *testing.T) {
 	if a.Status != 502 {
 		t.Fatalf("handler down: %d %q", a.Status, a.Body)
 	}
-	l = captureList(t, db2)
+	l = captureListAnswered(t, db2)
 	if len(l) != 1 || l[0].ResponseStatus != 502 || !strings.Contains(l[0].ForwardError, "refused") {
 		t.Fatalf("kept delivery %+v", l)
 	}

@@ -90,6 +90,7 @@ func TestForwardKeepsHeaderOrderAndCase(t *testing.T) {
 	if a.status != http.StatusCreated || string(a.body) != "{\"ok\":true}\n" || len(a.header.Values("Set-Cookie")) != 2 {
 		t.Fatalf("sender got %d %v %q", a.status, a.header, a.body)
 	}
+	ts.stop(t) // the answer is recorded after the sender got it; stop waits for it
 	ds := allDeliveries(t, ts.st)
 	if len(ds) != 1 {
 		t.Fatalf("%d deliveries", len(ds))

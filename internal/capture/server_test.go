@@ -433,6 +433,7 @@ func TestForwardHandlerDown(t *testing.T) {
 		t.Fatalf("status %d, want 502", ans[0].status)
 	}
 	id := ackID(t, ans[0])
+	ts.stop(t) // the answer is recorded after the sender got it; stop waits for it
 	d, err := ts.st.GetDelivery(context.Background(), id)
 	if err != nil {
 		t.Fatal(err)
@@ -457,6 +458,7 @@ func TestForwardTimeout(t *testing.T) {
 	if ans[0].status != http.StatusGatewayTimeout {
 		t.Fatalf("status %d, want 504", ans[0].status)
 	}
+	ts.stop(t) // the answer is recorded after the sender got it; stop waits for it
 	d, err := ts.st.GetDelivery(context.Background(), ackID(t, ans[0]))
 	if err != nil || !strings.Contains(d.ForwardError, "did not answer") {
 		t.Fatalf("delivery %+v %v", d, err)
