@@ -83,7 +83,7 @@ table_head() {
 row() {
 	local ratio=${5:-}
 	if [ -z "$ratio" ]; then
-		ratio=$(awk -v a="$3" -v b="$4" 'BEGIN { a += 0; b += 0; if (b == 0) print "-"; else printf "%.2f×", a / b }')
+		ratio=$(awk -v a="$3" -v b="$4" 'BEGIN { a += 0; b += 0; if (b == 0) print "-"; else if (a / b < 0.1) printf "%.3f×", a / b; else printf "%.2f×", a / b }')
 	fi
 	printf '| %s | %s | %s | %s | %s |\n' "$1" "$2" "$3" "$4" "$ratio" | tee -a "$ROWS" >&2
 }

@@ -65,8 +65,30 @@ func serve(args []string) error {
 			return err
 		}
 	}
+	// GET /spread answers "COUNT SPREAD_NS" of the bodies fully received
+	// since the last GET /spread (bench/burst.sh) and starts over.
+	var mu sync.Mutex
+	var lo, hi time.Time
+	count := 0
 	srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method == http.MethodGet && r.URL.Path == "/spread" {
+			mu.Lock()
+			fmt.Fprintf(w, "%d %d\n", count, hi.Sub(lo).Nanoseconds())
+			lo, hi, count = time.Time{}, time.Time{}, 0
+			mu.Unlock()
+			return
+		}
 		n, _ := io.Copy(io.Discard, r.Body)
+		at := time.Now()
+		mu.Lock()
+		if count == 0 || at.Before(lo) {
+			lo = at
+		}
+		if at.After(hi) {
+			hi = at
+		}
+		count++
+		mu.Unlock()
 		time.Sleep(*delay)
 		w.Header().Set("Content-Type", "application/json")
 		fmt.Fprintf(w, `{"received":%d}`, n)
