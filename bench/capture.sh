@@ -77,8 +77,8 @@ url_of() {
 	*) echo "http://127.0.0.1:${PORT[$1]}/webhooks/stripe" ;;
 	esac
 }
-if [ -n "$HR_BEFORE" ]; then
-	start_capture before "$HR_BEFORE" --forward "http://$handler"
+if [ -n "${HR_BEFORE:-}" ]; then
+	start_capture before "${HR_BEFORE:-}" --forward "http://$handler"
 	targets+=(before)
 fi
 

@@ -62,10 +62,10 @@ ROUNDS=${ROUNDS:-$([ "$QUICK" = 1 ] && echo 1 || echo 2)}
 log "checktime: $ROUNDS round(s)"
 for _ in $(seq "$ROUNDS"); do
 	check_secs "$HR" fixed >>"$W/fast1"
-	[ -n "$HR_BEFORE" ] && check_secs "$HR_BEFORE" fixed >>"$W/before1"
+	[ -n "${HR_BEFORE:-}" ] && check_secs "${HR_BEFORE:-}" fixed >>"$W/before1"
 done
 row "4 check time" "full default check, fast correct handler, 1 delivery, s vs goal 3 s" "$(median <"$W/fast1")" 3
-[ -n "$HR_BEFORE" ] && row "4 check time" "the same, s vs before the fixes" "$(median <"$W/fast1")" "$(median <"$W/before1")"
+[ -n "${HR_BEFORE:-}" ] && row "4 check time" "the same, s vs before the fixes" "$(median <"$W/fast1")" "$(median <"$W/before1")"
 if [ "$QUICK" != 1 ]; then
 	t10=$(check_secs "$HR" fixed $(seq 10))
 	row "4 check time" "10 deliveries, s per delivery vs goal 3 s" "$(awk -v t="$t10" 'BEGIN { printf "%.2f", t / 10 }')" 3

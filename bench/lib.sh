@@ -58,7 +58,7 @@ build() {
 	fi
 	LOAD=$BENCH_WORK/load NOOP=$BENCH_WORK/noop FILL=$BENCH_WORK/fill
 	HR_BEFORE=${HR_BEFORE:-}
-	if [ -n "${BEFORE:-}" ] && [ -z "$HR_BEFORE" ]; then
+	if [ -n "${BEFORE:-}" ] && [ -z "${HR_BEFORE:-}" ]; then
 		log "building hookreplay at $BEFORE (the 'before' column)"
 		local src=$BENCH_WORK/before-src
 		mkdir -p "$src" && git archive "$BEFORE" | tar -x -C "$src"

@@ -61,11 +61,11 @@ for _ in $(seq "$ROUNDS"); do
 	replay_rate "$HR" >>"$W/ours"
 	hey_rate >>"$W/hey-ka"
 	hey_rate -disable-keepalive >>"$W/hey-new"
-	[ -n "$HR_BEFORE" ] && replay_rate "$HR_BEFORE" >>"$W/before"
+	[ -n "${HR_BEFORE:-}" ] && replay_rate "${HR_BEFORE:-}" >>"$W/before"
 done
 m() { median <"$W/$1" | awk '{ printf "%.0f", $1 }'; }
 row "2 replay" "replay -n $COPIES --concurrency 16, copies/s vs hey -c 16 keep-alive" "$(m ours)" "$(m hey-ka)"
 row "2 replay" "replay copies/s vs hey -c 16 -disable-keepalive" "$(m ours)" "$(m hey-new)"
-if [ -n "$HR_BEFORE" ]; then
+if [ -n "${HR_BEFORE:-}" ]; then
 	row "2 replay" "before the fixes: replay copies/s vs hey keep-alive" "$(m before)" "$(m hey-ka)"
 fi

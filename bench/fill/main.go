@@ -1,8 +1,11 @@
 // Command fill writes N realistic deliveries into a hookreplay store quickly,
 // for bench/store.sh: Stripe, GitHub and Shopify-like requests with distinct
 // event ids, ~1.5 KB bodies and answered responses, in batched transactions.
+// With -tui it instead times the store queries the TUI's deliveries view runs
+// before its first render (the count and the first window of 120 rows).
 //
 //	fill -db /tmp/h.db -n 1000000
+//	fill -db /tmp/h.db -tui
 package main
 
 import (
@@ -19,8 +22,13 @@ import (
 func main() {
 	db := flag.String("db", "", "store to fill (created when absent)")
 	n := flag.Int("n", 100000, "deliveries to write")
+	tui := flag.Bool("tui", false, "time the TUI's first queries (ms) instead of filling")
 	flag.Parse()
-	if err := fill(*db, *n); err != nil {
+	run := func() error { return fill(*db, *n) }
+	if *tui {
+		run = func() error { return tuiQuery(*db) }
+	}
+	if err := run(); err != nil {
 		fmt.Fprintln(os.Stderr, "fill:", err)
 		os.Exit(1)
 	}
@@ -72,5 +80,25 @@ func fill(path string, n int) error {
 			ds = ds[:0]
 		}
 	}
+	return nil
+}
+
+// tuiQuery prints the milliseconds the TUI's first load takes in the store:
+// opening it, counting the deliveries and reading the newest 120 summaries.
+func tuiQuery(path string) error {
+	ctx := context.Background()
+	start := time.Now()
+	st, err := store.Open(ctx, path)
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	if _, err := st.CountDeliveries(ctx, store.Filter{}); err != nil {
+		return err
+	}
+	if _, err := st.ListSummaries(ctx, store.Filter{}, store.Page{Limit: 120}); err != nil {
+		return err
+	}
+	fmt.Printf("%.2f\n", float64(time.Since(start).Microseconds())/1000)
 	return nil
 }

@@ -1,8 +1,11 @@
 package capture
 
 import (
+	"bufio"
 	"bytes"
+	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"testing"
@@ -52,6 +55,42 @@ func BenchmarkCapture(b *testing.B) {
 					}
 				}
 			})
+		})
+	}
+}
+
+// BenchmarkCaptureBody measures capture's read-and-tee for growing bodies:
+// one kept-alive raw TCP connection sends Content-Length requests and reads
+// the {"id":N} answers, capture answering itself (store mode). allocs/op
+// must not grow with the body: the bytes are copied, not allocated per byte.
+func BenchmarkCaptureBody(b *testing.B) {
+	for _, size := range []int{1 << 10, 64 << 10, 1 << 20} {
+		b.Run(fmt.Sprintf("%dKiB", size>>10), func(b *testing.B) {
+			ts := startServer(b, Options{})
+			c, err := net.Dial("tcp", ts.addr)
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer c.Close()
+			body := bytes.Repeat([]byte("a"), size)
+			req := append(fmt.Appendf(nil, "POST /hooks HTTP/1.1\r\nHost: h\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n", size), body...)
+			br := bufio.NewReader(c)
+			b.SetBytes(int64(size))
+			b.ReportAllocs()
+			for b.Loop() {
+				if _, err := c.Write(req); err != nil {
+					b.Fatal(err)
+				}
+				resp, err := http.ReadResponse(br, nil)
+				if err != nil {
+					b.Fatal(err)
+				}
+				io.Copy(io.Discard, resp.Body)
+				resp.Body.Close()
+				if resp.StatusCode != 200 {
+					b.Fatalf("status %d", resp.StatusCode)
+				}
+			}
 		})
 	}
 }

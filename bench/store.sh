@@ -1,0 +1,64 @@
+#!/usr/bin/env bash
+# Part 5, store scale: stores of 100k and 1M deliveries (QUICK: 100k only)
+# written by bench/fill (realistic Stripe/GitHub/Shopify rows, ~1.3 KB
+# bodies), kept in $BENCH_CACHE between runs. Latencies are wall times of the
+# whole command (process start included), median of 5; the baselines are the
+# goal (list under 50 ms) or the sqlite3 shell running the equivalent query.
+. "$(dirname "$0")/lib.sh"
+[ -n "${HR:-}" ] && [ -n "${HEY:-}" ] || setup
+
+SIZES=${SIZES:-$([ "$QUICK" = 1 ] && echo 100000 || echo "100000 1000000")}
+W=$BENCH_WORK/store
+mkdir -p "$W"
+stamp=$(cat bench/fill/main.go internal/store/migrations.go | sha256sum | cut -c1-12)
+
+# med5 CMD...: median wall ms of 5 runs.
+med5() {
+	for _ in 1 2 3 4 5; do secs "$@"; echo; done | awk '{ print $1 * 1000 }' | median | awk '{ printf "%.1f", $1 }'
+}
+sq() { sqlite3 "$db" "$1"; }
+
+for n in $SIZES; do
+	db="$BENCH_CACHE/store-$n-$stamp.db"
+	if [ ! -s "$db" ]; then
+		rm -f "$BENCH_CACHE"/store-"$n"-*.db*
+		log "store: filling $n deliveries into $db"
+		t=$(secs "$FILL" -db "$db" -n "$n")
+		row "5 store $n" "fill (bench helper, batched store inserts), deliveries/s" "$(awk -v n="$n" -v t="$t" 'BEGIN { printf "%.0f", n / t }')" "-" "-"
+	fi
+	k=$((n / 1000))k
+	size=$(stat -c %s "$db")
+	wire=$(sq "SELECT avg(length(raw_request)) FROM deliveries")
+	row "5 store $k" "db bytes per delivery vs its wire bytes" "$(awk -v s="$size" -v n="$n" 'BEGIN { printf "%.0f", s / n }')" "$(printf '%.0f' "$wire")"
+	row "5 store $k" "list (newest 50), ms vs goal 50 ms" "$(med5 "$HR" --db "$db" list)" 50
+	row "5 store $k" "list --provider github, ms vs goal 50 ms" "$(med5 "$HR" --db "$db" list --provider github)" 50
+	row "5 store $k" "list --type 'orders/*', ms vs goal 50 ms" "$(med5 "$HR" --db "$db" list --type 'orders/*')" 50
+	row "5 store $k" "list --event-id (oldest), ms vs goal 50 ms" "$(med5 "$HR" --db "$db" list --event-id evt_000000000001)" 50
+	row "5 store $k" "list ms vs sqlite3 shell, same query" "$(med5 "$HR" --db "$db" list)" \
+		"$(med5 sqlite3 "$db" "SELECT id, received_at, provider, event_type, event_id, method, target, length(body), response_status FROM deliveries ORDER BY id DESC LIMIT 50")"
+	mid=$((n / 2))
+	row "5 store $k" "show ID, ms vs sqlite3 shell reading its row" "$(med5 "$HR" --db "$db" show "$mid")" \
+		"$(med5 sqlite3 "$db" "SELECT * FROM deliveries WHERE id = $mid")"
+	row "5 store $k" "TUI first load (open, count, newest 120 rows; bench/fill -tui), ms vs goal 50 ms" \
+		"$(for _ in 1 2 3 4 5; do "$FILL" -db "$db" -tui; done | median)" 50
+	if [ "$n" -le 100000 ]; then
+		rss=$(rss_kb "$HR" --db "$db" list --limit 0 --json)
+		rss1=$(rss_kb "$HR" --db "$db" list --json)
+		row "5 store $k" "list --limit 0 --json peak RSS, MB vs list --json (50 rows)" "$((rss / 1024))" "$((rss1 / 1024))"
+		if [ -n "${HR_BEFORE:-}" ]; then
+			row "5 store $k" "list --limit 0 --json peak RSS, MB, vs before the fixes" "$((rss / 1024))" "$(($(rss_kb "${HR_BEFORE:-}" --db "$db" list --limit 0 --json) / 1024))"
+		fi
+		t=$(secs "$HR" --db "$db" list --limit 0 --json)
+		row "5 store $k" "list --limit 0 --json, deliveries/s" "$(awk -v n="$n" -v t="$t" 'BEGIN { printf "%.0f", n / t }')" "-" "-"
+		te=$(secs "$HR" --db "$db" export -o "$W/export.jsonl")
+		tq=$(secs sqlite3 "$db" "SELECT raw_request, body FROM deliveries")
+		row "5 store $k" "export (jsonl), deliveries/s vs sqlite3 shell reading the same rows" \
+			"$(awk -v n="$n" -v t="$te" 'BEGIN { printf "%.0f", n / t }')" "$(awk -v n="$n" -v t="$tq" 'BEGIN { printf "%.0f", n / t }')"
+		rm -f "$W/import.db"
+		ti=$(secs "$HR" --db "$W/import.db" import "$W/export.jsonl")
+		got=$(sqlite3 "$W/import.db" "SELECT count(*) FROM deliveries")
+		[ "$got" = "$n" ] || log "import stored $got of $n"
+		row "5 store $k" "import (jsonl), deliveries/s" "$(awk -v n="$n" -v t="$ti" 'BEGIN { printf "%.0f", n / t }')" "-" "-"
+		rm -f "$W/export.jsonl" "$W"/import.db*
+	fi
+done
