@@ -43,8 +43,10 @@ for n in $SIZES; do
 		"$(for _ in 1 2 3 4 5; do "$FILL" -db "$db" -tui; done | median)" 50
 	if [ "$n" -le 100000 ]; then
 		rss=$(rss_kb "$HR" --db "$db" list --limit 0 --json)
-		rss1=$(rss_kb "$HR" --db "$db" list --json)
-		row "5 store $k" "list --limit 0 --json peak RSS, MB vs list --json (50 rows)" "$((rss / 1024))" "$((rss1 / 1024))"
+		small="$BENCH_CACHE/store-$((n / 10))-$stamp.db"
+		[ -s "$small" ] || "$FILL" -db "$small" -n $((n / 10))
+		rss1=$(rss_kb "$HR" --db "$small" list --limit 0 --json)
+		row "5 store $k" "list --limit 0 --json peak RSS, MB vs the same on $((n / 10000))k deliveries (constant memory: 1×)" "$((rss / 1024))" "$((rss1 / 1024))"
 		if [ -n "${HR_BEFORE:-}" ]; then
 			row "5 store $k" "list --limit 0 --json peak RSS, MB, vs before the fixes" "$((rss / 1024))" "$(($(rss_kb "${HR_BEFORE:-}" --db "$db" list --limit 0 --json) / 1024))"
 		fi
