@@ -36,7 +36,7 @@ curl -s "http://$handler/spread" >/dev/null
 log "burst: $ROUNDS round(s) of 20 and 100"
 for n in 20 100; do
 	for _ in $(seq "$ROUNDS"); do
-		"$HR" --db "$W/bench.db" replay --last --to "$URL" -n "$n" --order burst >/dev/null
+		"$HR" --db "$W/bench.db" replay --last --to "$URL" -n "$n" --order burst >/dev/null 2>&1
 		spread_ms "$n" >>"$W/ours.$n"
 		"$HEY" -n "$n" -c "$n" -m POST -T application/json -D "$body" "$URL" >/dev/null
 		spread_ms "$n" >>"$W/hey.$n"

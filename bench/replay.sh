@@ -34,7 +34,7 @@ stop "$cap"
 
 # replay_rate BINARY: copies/s of one replay run, from its stored start and finish.
 replay_rate() {
-	"$1" --db "$W/bench.db" replay --last --to "$URL" -n "$COPIES" --concurrency 16 --json >"$W/run.json"
+	"$1" --db "$W/bench.db" replay --last --to "$URL" -n "$COPIES" --concurrency 16 --json >"$W/run.json" 2>"$W/replay.err"
 	python3 - "$W/run.json" "$COPIES" <<'PY'
 import json, sys
 from datetime import datetime
@@ -56,7 +56,7 @@ hey_rate() {
 }
 
 log "replay: $ROUNDS round(s) of $COPIES copies"
-"$HR" --db "$W/bench.db" replay --last --to "$URL" -n 200 --concurrency 16 >/dev/null # warm up
+"$HR" --db "$W/bench.db" replay --last --to "$URL" -n 200 --concurrency 16 >/dev/null 2>&1 # warm up
 for _ in $(seq "$ROUNDS"); do
 	replay_rate "$HR" >>"$W/ours"
 	hey_rate >>"$W/hey-ka"

@@ -142,6 +142,13 @@ func forwardRequest(d *store.Delivery) *message.Request {
 	return &message.Request{Method: d.Method, Target: d.Target, Proto: "HTTP/1.1", Headers: hs, Body: d.Body}
 }
 
+// failBody is capture's answer when the handler could not answer: the
+// delivery's id and why.
+func failBody(id int64, msg string) []byte {
+	body, _ := json.Marshal(map[string]any{"id": id, "error": msg})
+	return append(body, '\n')
+}
+
 // forward sends delivery d to the handler over a connection of its own, as
 // the bytes of message.Request.Encode: same method, the target appended to
 // the forward URL, the headers of forwardRequest in the sender's order and
@@ -151,9 +158,8 @@ func forwardRequest(d *store.Delivery) *message.Request {
 func (s *Server) forward(d *store.Delivery) forwardResult {
 	ctx, cancel := context.WithTimeout(s.base, s.opt.ForwardTimeout)
 	fail := func(status int, msg string, start time.Time) forwardResult {
-		body, _ := json.Marshal(map[string]any{"id": d.ID, "error": msg})
 		return forwardResult{status: status, err: msg, failed: true, latency: time.Since(start),
-			headers: message.Headers{{Name: "Content-Type", Value: "application/json"}}, body: append(body, '\n')}
+			headers: message.Headers{{Name: "Content-Type", Value: "application/json"}}, body: failBody(d.ID, msg)}
 	}
 	start := time.Now()
 	why := func(stage string, err error) forwardResult {

@@ -498,11 +498,25 @@ func (s *Server) serveRequest(c *conn, rec *recorder, br *bufio.Reader) bool {
 		latency = time.Since(start)
 		resp = response{status: s.opt.Status, headers: d.ResponseHeaders, body: AckBody(d)}
 	} else {
-		if err := s.insert(d); err != nil {
-			s.reject(c, remote, req, 503, "could not store the delivery: "+err.Error())
+		// The handler gets the delivery while it is being committed: the
+		// sender's answer still waits for the commit, but no longer for the
+		// commit and then the handler one after the other. The forward works
+		// on a copy (the commit sets d.ID).
+		fwd := make(chan forwardResult, 1)
+		dc := *d
+		go func() { fwd <- s.forward(&dc) }()
+		ierr := s.insert(d)
+		fr := <-fwd
+		if ierr != nil {
+			if fr.stream != nil {
+				fr.stream.done(false)
+			}
+			s.reject(c, remote, req, 503, "could not store the delivery: "+ierr.Error())
 			return false
 		}
-		fr := s.forward(d)
+		if fr.failed {
+			fr.body = failBody(d.ID, fr.err)
+		}
 		latency = fr.latency
 		if fr.stream != nil {
 			keepAlive = keepAlive && !s.closing.Load()
