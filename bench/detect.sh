@@ -20,7 +20,7 @@ FIXTURE=internal/verify/fixtures/stripe/invoice.payment_succeeded.json
 PROBE="SELECT COALESCE(SUM(balance),0) FROM wallets WHERE customer='$CUSTOMER'"
 
 cap_port=$(free_port)
-bg "$HR" --db "$W/hookreplay.db" capture --listen "127.0.0.1:$cap_port"
+bg "$HR" --db "$W/hookreplay.db" capture --listen "127.0.0.1:$cap_port" >/dev/null 2>&1
 wait_port "$cap_port"
 
 # racy NAME WINDOW: a racy handler with its own database; sets ADDR.
@@ -28,7 +28,7 @@ declare -A ADDR HPID
 racy() {
 	local port
 	port=$(free_port)
-	bg "$HR" demo serve racy --listen "127.0.0.1:$port" --db "$W/$1.db" --race-window "$2" --secret "$SECRET" --quiet
+	bg "$HR" demo serve racy --listen "127.0.0.1:$port" --db "$W/$1.db" --race-window "$2" --secret "$SECRET" --quiet >/dev/null 2>&1
 	HPID[$1]=$BG
 	wait_port "$port"
 	ADDR[$1]="127.0.0.1:$port"
