@@ -61,13 +61,18 @@ type deliverySelector struct {
 	// --provider stripe is the newest Stripe capture, not a stray request.
 	OnlyProvider string
 	OnlyType     string
+	// OnlySince, from --since, narrows them to deliveries received within
+	// that long, as list's --since does.
+	OnlySince time.Duration
+	since     string
 }
 
-// addSelectFilterFlags declares --provider and --type, which narrow --last
-// and --event-id.
+// addSelectFilterFlags declares --provider, --type and --since, which narrow
+// --last and --event-id.
 func (s *deliverySelector) addSelectFilterFlags(fl *pflag.FlagSet) {
 	fl.StringVar(&s.OnlyProvider, "provider", "", "with --last or --event-id: only deliveries of this provider ("+providers(anyProvider)+")")
 	fl.StringVar(&s.OnlyType, "type", "", "with --last or --event-id: only event types matching this glob, e.g. 'invoice.*'")
+	fl.StringVar(&s.since, "since", "", "with --last or --event-id: only deliveries received within this long, e.g. 2h or 7d")
 }
 
 // validateFilters lower-cases --provider and refuses a malformed --type
@@ -78,11 +83,18 @@ func (s *deliverySelector) validateFilters() error {
 		return err
 	}
 	s.OnlyProvider = p
-	if s.OnlyProvider == "" && s.OnlyType == "" {
+	if s.since != "" {
+		d, err := capture.ParseAge(s.since)
+		if err != nil {
+			return usageErr("--since: %v", err)
+		}
+		s.OnlySince = d
+	}
+	if s.OnlyProvider == "" && s.OnlyType == "" && s.OnlySince == 0 {
 		return nil
 	}
 	if !s.Last && len(s.EventIDs) == 0 {
-		return usageErr("--provider and --type narrow --last and --event-id: give one of them")
+		return usageErr("--provider, --type and --since narrow --last and --event-id: give one of them")
 	}
 	if strings.Contains(s.OnlyType, "[") {
 		if _, err := path.Match(s.OnlyType, ""); err != nil {
@@ -100,6 +112,9 @@ func (s *deliverySelector) filtered() string {
 	}
 	if s.OnlyType != "" {
 		f = append(f, "--type "+s.OnlyType)
+	}
+	if s.since != "" {
+		f = append(f, "--since "+s.since)
 	}
 	return strings.Join(f, " ")
 }
@@ -137,7 +152,7 @@ func (s *deliverySelector) load(ctx context.Context, st *store.Store) ([]*store.
 		out = append(out, d)
 	}
 	if s.Last && s.filtered() != "" {
-		found, err := st.ListDeliveries(ctx, store.Filter{Provider: s.OnlyProvider, TypeGlob: s.OnlyType, Limit: 1})
+		found, err := st.ListDeliveries(ctx, s.narrow(store.Filter{Limit: 1}))
 		if err != nil {
 			return nil, setupErr("%v", err)
 		}
@@ -156,7 +171,7 @@ func (s *deliverySelector) load(ctx context.Context, st *store.Store) ([]*store.
 		out = append(out, d)
 	}
 	for _, e := range s.EventIDs {
-		found, err := st.ListDeliveries(ctx, store.Filter{EventID: e, Provider: s.OnlyProvider, TypeGlob: s.OnlyType, Oldest: true, Limit: 1})
+		found, err := st.ListDeliveries(ctx, s.narrow(store.Filter{EventID: e, Oldest: true, Limit: 1}))
 		if err != nil {
 			return nil, setupErr("%v", err)
 		}
@@ -169,6 +184,15 @@ func (s *deliverySelector) load(ctx context.Context, st *store.Store) ([]*store.
 		out = append(out, found[0])
 	}
 	return out, nil
+}
+
+// narrow adds --provider, --type and --since to f.
+func (s *deliverySelector) narrow(f store.Filter) store.Filter {
+	f.Provider, f.TypeGlob = s.OnlyProvider, s.OnlyType
+	if s.OnlySince > 0 {
+		f.Since = time.Now().Add(-s.OnlySince)
+	}
+	return f
 }
 
 // getDelivery reads delivery id; a missing one is a usage error.

@@ -62,6 +62,8 @@ func TestSelectorOneRule(t *testing.T) {
 		{deliverySelector{EventIDs: []string{"evt_a"}}, []int64{1}},
 		{deliverySelector{EventIDs: []string{"evt_b", "evt_a"}}, []int64{2, 1}},
 		{deliverySelector{IDs: []int64{3, 1}, Last: true}, []int64{3, 1, 3}},
+		// --since narrows --event-id: the first capture is older than 59m.
+		{deliverySelector{EventIDs: []string{"evt_a"}, OnlySince: 59 * time.Minute, since: "59m"}, []int64{3}},
 	} {
 		ds, err := tt.sel.load(ctx, st)
 		if err != nil {
@@ -81,8 +83,27 @@ func TestSelectorOneRule(t *testing.T) {
 	}{
 		{deliverySelector{IDs: []int64{9}}, "no delivery 9"},
 		{deliverySelector{EventIDs: []string{"evt_zz"}}, `no captured delivery has event id "evt_zz"`},
+		{deliverySelector{Last: true, OnlySince: time.Minute, since: "1m"}, "--last --since 1m: no captured delivery matches"},
 	} {
 		if _, err := tt.sel.load(ctx, st); err == nil || !strings.Contains(err.Error(), tt.want) {
+			t.Errorf("%+v: %v, want %q", tt.sel, err, tt.want)
+		}
+	}
+}
+
+// TestSelectorSinceNeedsASelection: --since parses like list's and only
+// narrows --last or --event-id.
+func TestSelectorSinceNeedsASelection(t *testing.T) {
+	for _, tt := range []struct {
+		sel  deliverySelector
+		want string
+	}{
+		{deliverySelector{since: "2h"}, "give one of them"},
+		{deliverySelector{Last: true, since: "soon"}, "--since"},
+		{deliverySelector{Last: true, since: "2h"}, ""},
+	} {
+		err := tt.sel.validateFilters()
+		if (tt.want == "") != (err == nil) || (err != nil && !strings.Contains(err.Error(), tt.want)) {
 			t.Errorf("%+v: %v, want %q", tt.sel, err, tt.want)
 		}
 	}
