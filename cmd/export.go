@@ -3,6 +3,7 @@ package cmd
 import (
 	"context"
 	"fmt"
+	"io"
 	"strconv"
 	"strings"
 	"time"
@@ -134,43 +135,59 @@ func exportRun(ctx context.Context, o *exportOptions) error {
 		return err
 	}
 	defer st.Close()
-	var ds []*store.Delivery
+	var each exchange.Each
+	wo := exchange.WriteOptions{Version: version()}
 	if o.given() > 0 {
-		if ds, err = o.load(ctx, st); err != nil {
+		ds, err := o.load(ctx, st)
+		if err != nil {
 			return err
 		}
+		each, wo.Count = exchange.Slice(ds), len(ds)
 	} else {
+		// Filters: walked from the store one delivery at a time, so a whole
+		// store is exported in constant memory. The walk stops at the count
+		// (the oldest first): deliveries captured meanwhile are left out.
 		f := o.storeFilter(o.Now())
 		f.Oldest = true
-		if ds, err = st.ListDeliveries(ctx, f); err != nil {
+		if wo.Count, err = st.CountDeliveries(ctx, f); err != nil {
 			return setupErr("%v", err)
 		}
-		if len(ds) == 0 {
+		if wo.Count == 0 {
 			return usageErr("no deliveries match in %s (see 'hookreplay list'); nothing exported", st.Path())
 		}
+		f.Limit = wo.Count
+		each = func(fn func(*store.Delivery) error) error { return st.EachDelivery(ctx, f, fn) }
 	}
-	if o.Redact {
-		for _, d := range ds {
-			redact.Delivery(d, o.RedactRules)
-		}
-	} else {
-		exportWarnCredentials(o, ds)
+	var creds credentialNote
+	n := 0
+	redacted := func(fn func(*store.Delivery) error) error {
+		return each(func(d *store.Delivery) error {
+			if o.Redact {
+				redact.Delivery(d, o.RedactRules)
+			} else {
+				creds.add(d)
+			}
+			n++
+			return fn(d)
+		})
 	}
-	format, wo := exchange.Format(o.Format), exchange.WriteOptions{Version: version()}
+	format := exchange.Format(o.Format)
 	if o.Output == "" || o.Output == "-" {
-		if err := exchange.Write(o.IO.Out, format, ds, wo); err != nil {
+		if err := exchange.Write(o.IO.Out, format, redacted, wo); err != nil {
 			return setupErr("export: %v", err)
 		}
+		creds.warn(o.IO.ErrOut)
 		return nil
 	}
-	created, err := exchange.WriteFile(o.Output, format, ds, wo)
+	created, err := exchange.WriteFile(o.Output, format, redacted, wo)
 	if created != "" {
 		fmt.Fprintf(o.IO.ErrOut, "created directory %s\n", created)
 	}
 	if err != nil {
 		return setupErr("export: %v", err)
 	}
-	fmt.Fprintf(o.IO.ErrOut, "exported %s to %s\n", exportCount(len(ds)), o.Output)
+	creds.warn(o.IO.ErrOut)
+	fmt.Fprintf(o.IO.ErrOut, "exported %s to %s\n", exportCount(n), o.Output)
 	return nil
 }
 
@@ -181,33 +198,47 @@ func exportCount(n int) string {
 	return fmt.Sprintf("%d deliveries", n)
 }
 
-// exportWarnCredentials says which credential headers an unredacted export
-// carries, and in which deliveries.
-func exportWarnCredentials(o *exportOptions, ds []*store.Delivery) {
-	var ids []string
-	seen := map[string]bool{}
-	for _, d := range ds {
-		hs := redact.Credentials(d)
-		if len(hs) == 0 {
-			continue
-		}
-		ids = append(ids, strconv.FormatInt(d.ID, 10))
-		for _, h := range hs {
-			seen[h] = true
-		}
+// credentialNote gathers, delivery by delivery, which credential headers an
+// unredacted export carries and in which deliveries (the first ten named).
+type credentialNote struct {
+	ids  []string
+	more bool
+	seen map[string]bool
+}
+
+func (c *credentialNote) add(d *store.Delivery) {
+	hs := redact.Credentials(d)
+	if len(hs) == 0 {
+		return
 	}
-	if len(ids) == 0 {
+	if len(c.ids) < 10 {
+		c.ids = append(c.ids, strconv.FormatInt(d.ID, 10))
+	} else {
+		c.more = true
+	}
+	if c.seen == nil {
+		c.seen = map[string]bool{}
+	}
+	for _, h := range hs {
+		c.seen[h] = true
+	}
+}
+
+// warn says which credentials the export holds, if any.
+func (c *credentialNote) warn(w io.Writer) {
+	if len(c.ids) == 0 {
 		return
 	}
 	var names []string
 	for _, h := range redact.CredentialHeaders {
-		if seen[h] {
+		if c.seen[h] {
 			names = append(names, h)
 		}
 	}
-	if len(ids) > 10 {
-		ids = append(ids[:10], "...")
+	ids := c.ids
+	if c.more {
+		ids = append(ids, "...")
 	}
-	fmt.Fprintf(o.IO.ErrOut, "warning: exported verbatim, with credentials in %s (deliveries %s); pass --redact to replace them\n",
+	fmt.Fprintf(w, "warning: exported verbatim, with credentials in %s (deliveries %s); pass --redact to replace them\n",
 		strings.Join(names, ", "), strings.Join(ids, ", "))
 }

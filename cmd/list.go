@@ -1,6 +1,7 @@
 package cmd
 
 import (
+	"bufio"
 	"context"
 	"fmt"
 	"io"
@@ -62,28 +63,65 @@ func listRun(ctx context.Context, o *listOptions) error {
 	f := o.storeFilter(o.Now())
 	f.Limit = o.Limit
 	if o.JSON {
-		// Streamed: a whole store is listed one delivery at a time (held
-		// whole only when --json FIELDS, --jq or --template shape it).
+		// Streamed: a whole store is listed one summary at a time, bodies
+		// never read (held whole only when --json FIELDS, --jq or
+		// --template shape it).
 		return o.jsonOut.write(o.IO.Out, func(w io.Writer) error {
 			js := report.NewDeliveriesJSON(w)
-			if err := st.EachDelivery(ctx, f, js.Add); err != nil {
+			if err := st.EachSummary(ctx, f, store.Page{Limit: f.Limit}, js.Add); err != nil {
 				return setupErr("%v", err)
 			}
 			return js.Close()
 		})
 	}
-	ds, err := st.ListDeliveries(ctx, f)
+	return listTable(ctx, o, st, f)
+}
+
+// listTable prints the table in two passes over the matching summaries
+// (never the bodies): the first measures the columns, the second prints, so
+// `list --limit 0` of a whole store holds one row at a time. The second pass
+// prints only the rows the first measured (ids between the newest and the
+// oldest it saw): deliveries captured in between are left out, and rows
+// deleted in between are simply missing.
+func listTable(ctx context.Context, o *listOptions, st *store.Store, f store.Filter) error {
+	t := report.NewDeliveryTable(report.Colors(o.IO.ColorEnabled()))
+	page := store.Page{Limit: f.Limit}
+	var n int
+	var oldest int64
+	err := st.EachSummary(ctx, f, page, func(d store.DeliverySummary) error {
+		if n == 0 {
+			page.Before = d.ID + 1
+		}
+		n++
+		oldest = d.ID
+		t.Measure(d)
+		return nil
+	})
 	if err != nil {
 		return setupErr("%v", err)
 	}
-	if len(ds) == 0 {
+	if n == 0 {
 		fmt.Fprintln(o.IO.ErrOut, "no deliveries match (capture some with 'hookreplay capture')")
 		return nil
 	}
-	if err := report.Deliveries(o.IO.Out, report.Colors(o.IO.ColorEnabled()), ds); err != nil {
-		return err
+	w := bufio.NewWriter(o.IO.Out)
+	werr := t.WriteHeader(w)
+	err = st.EachSummary(ctx, f, page, func(d store.DeliverySummary) error {
+		if werr == nil && d.ID >= oldest {
+			werr = t.Write(w, d)
+		}
+		return werr
+	})
+	if werr == nil {
+		werr = w.Flush()
 	}
-	if o.Limit > 0 && len(ds) == o.Limit {
+	if werr != nil {
+		return werr
+	}
+	if err != nil {
+		return setupErr("%v", err)
+	}
+	if o.Limit > 0 && n == o.Limit {
 		fmt.Fprintf(o.IO.ErrOut, "showing the %d newest; --limit 0 lists all\n", o.Limit)
 	}
 	return nil

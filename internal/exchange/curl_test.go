@@ -121,7 +121,7 @@ func TestCurlExportReplaysExactly(t *testing.T) {
 	src := storedDeliveries(t)
 	dir := t.TempDir()
 	script := filepath.Join(dir, "deliveries.sh")
-	if _, err := WriteFile(script, Curl, src, WriteOptions{}); err != nil {
+	if _, err := WriteFile(script, Curl, Slice(src), WriteOptions{Count: len(src)}); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := os.Stat(fmt.Sprintf("%s.%d.body", script, src[1].ID)); err != nil {
@@ -183,7 +183,7 @@ func TestCurlExportReplaysExactly(t *testing.T) {
 // write a body curl must read from a file; the export says so.
 func TestCurlExportToStdoutRefusesBinaryBody(t *testing.T) {
 	src := storedDeliveries(t)
-	err := Write(io.Discard, Curl, src, WriteOptions{})
+	err := Write(io.Discard, Curl, Slice(src), WriteOptions{})
 	if err == nil || !strings.Contains(err.Error(), "-o") {
 		t.Errorf("err = %v, want a hint to use -o", err)
 	}

@@ -268,22 +268,56 @@ func harResponseInto(d *store.Delivery, e harEntry) {
 	}
 }
 
-// writeHAR writes ds as one HAR 1.2 log.
-func writeHAR(w io.Writer, ds []*store.Delivery, version string) error {
+// writeHAR writes the deliveries as one HAR 1.2 log, an entry at a time:
+// the bytes are those of encoding the whole log at once (two-space indent,
+// HTML left unescaped), without holding every entry.
+func writeHAR(w io.Writer, each Each, version string) error {
+	bw := bufio.NewWriter(w)
+	var doc bytes.Buffer
+	enc := json.NewEncoder(&doc)
+	enc.SetEscapeHTML(false)
+	enc.SetIndent("", "  ")
 	f := harFile{Log: harLog{Version: "1.2", Creator: harCreator{Name: "hookreplay", Version: version}, Entries: []harEntry{}}}
-	for _, d := range ds {
+	if err := enc.Encode(f); err != nil {
+		return fmt.Errorf("write har: %w", err)
+	}
+	// The empty log, cut around its entries' "[]".
+	head, tail, _ := bytes.Cut(doc.Bytes(), []byte(`"entries": []`))
+	head = append(head, `"entries": [`...)
+	tail = append([]byte("]"), tail...)
+	const indent = "      " // an entry's depth: {"log": {"entries": [ … ]}}
+	var entry bytes.Buffer
+	eenc := json.NewEncoder(&entry)
+	eenc.SetEscapeHTML(false)
+	eenc.SetIndent(indent, "  ")
+	n := 0
+	err := each(func(d *store.Delivery) error {
 		e, err := harEntryOf(d)
 		if err != nil {
 			return err
 		}
-		f.Log.Entries = append(f.Log.Entries, e)
+		entry.Reset()
+		if err := eenc.Encode(e); err != nil {
+			return fmt.Errorf("write har: %w", err)
+		}
+		if n == 0 {
+			bw.Write(head)
+		} else {
+			bw.WriteString(",")
+		}
+		n++
+		bw.WriteString("\n" + indent)
+		_, err = bw.Write(bytes.TrimSuffix(entry.Bytes(), []byte("\n")))
+		return err
+	})
+	if err != nil {
+		return err
 	}
-	bw := bufio.NewWriter(w)
-	enc := json.NewEncoder(bw)
-	enc.SetEscapeHTML(false)
-	enc.SetIndent("", "  ")
-	if err := enc.Encode(f); err != nil {
-		return fmt.Errorf("write har: %w", err)
+	if n == 0 {
+		bw.Write(doc.Bytes())
+	} else {
+		bw.WriteString("\n    ")
+		bw.Write(tail)
 	}
 	return bw.Flush()
 }

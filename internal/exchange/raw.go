@@ -62,13 +62,17 @@ func readRaw(data []byte, o ReadOptions) ([]*store.Delivery, error) {
 // writeRaw writes the exact wire bytes of each delivery, one after another:
 // every request carries its own framing, so the file is a valid pipelined
 // HTTP/1.1 stream (nc 127.0.0.1 3000 < deliveries.http).
-func writeRaw(w io.Writer, ds []*store.Delivery) error {
+func writeRaw(w io.Writer, each Each) error {
 	bw := bufio.NewWriter(w)
-	for _, d := range ds {
+	err := each(func(d *store.Delivery) error {
 		if len(d.Raw) == 0 {
 			return fmt.Errorf("delivery %d has no raw bytes", d.ID)
 		}
-		bw.Write(d.Raw)
+		_, err := bw.Write(d.Raw)
+		return err
+	})
+	if err != nil {
+		return err
 	}
 	return bw.Flush()
 }

@@ -96,7 +96,7 @@ func TestRoundTripKeepsEveryByte(t *testing.T) {
 	for _, f := range []Format{JSONL, HAR, Raw} {
 		t.Run(string(f), func(t *testing.T) {
 			var buf bytes.Buffer
-			if err := Write(&buf, f, src, WriteOptions{Version: "test"}); err != nil {
+			if err := Write(&buf, f, Slice(src), WriteOptions{Version: "test", Count: len(src)}); err != nil {
 				t.Fatal(err)
 			}
 			if got, err := Detect(buf.Bytes()); err != nil || got != f {
@@ -142,7 +142,7 @@ func TestRoundTripKeepsEveryByte(t *testing.T) {
 func TestHARWithoutExtensionRebuildsRequest(t *testing.T) {
 	src := storedDeliveries(t)
 	var buf bytes.Buffer
-	if err := Write(&buf, HAR, src, WriteOptions{Version: "test"}); err != nil {
+	if err := Write(&buf, HAR, Slice(src), WriteOptions{Version: "test"}); err != nil {
 		t.Fatal(err)
 	}
 	var f map[string]any
@@ -198,7 +198,7 @@ func TestHAREditedEntryIsRebuilt(t *testing.T) {
 	all := storedDeliveries(t)
 	src := all[len(all)-1:] // stripe.http
 	var buf bytes.Buffer
-	if err := Write(&buf, HAR, src, WriteOptions{}); err != nil {
+	if err := Write(&buf, HAR, Slice(src), WriteOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	edited := bytes.Replace(buf.Bytes(), []byte(`\"amount_paid\": 4200`), []byte(`\"amount_paid\": 9900`), 1)
@@ -219,4 +219,34 @@ func brief(d *store.Delivery) string {
 	return fmt.Sprintf("recv=%s provider=%s event=%s/%s source=%q remote=%q status=%d rheaders=%v rbody=%q latency=%s",
 		d.ReceivedAt.Format(time.RFC3339Nano), d.Provider, d.EventType, d.EventID, d.Source, d.RemoteAddr,
 		d.ResponseStatus, d.ResponseHeaders, d.ResponseBody, d.Latency)
+}
+
+// TestHARStreamedIsTheWholeLog: the HAR written an entry at a time is byte
+// for byte the log encoded at once, for no, one and several deliveries.
+func TestHARStreamedIsTheWholeLog(t *testing.T) {
+	src := storedDeliveries(t)
+	for _, n := range []int{0, 1, len(src)} {
+		var got bytes.Buffer
+		if err := Write(&got, HAR, Slice(src[:n]), WriteOptions{Version: "v<1>"}); err != nil {
+			t.Fatal(err)
+		}
+		f := harFile{Log: harLog{Version: "1.2", Creator: harCreator{Name: "hookreplay", Version: "v<1>"}, Entries: []harEntry{}}}
+		for _, d := range src[:n] {
+			e, err := harEntryOf(d)
+			if err != nil {
+				t.Fatal(err)
+			}
+			f.Log.Entries = append(f.Log.Entries, e)
+		}
+		var want bytes.Buffer
+		enc := json.NewEncoder(&want)
+		enc.SetEscapeHTML(false)
+		enc.SetIndent("", "  ")
+		if err := enc.Encode(f); err != nil {
+			t.Fatal(err)
+		}
+		if got.String() != want.String() {
+			t.Errorf("%d deliveries: streamed HAR differs from the whole log:\n%s\nwant\n%s", n, got.String(), want.String())
+		}
+	}
 }

@@ -20,29 +20,54 @@ type WriteOptions struct {
 	// export writes bodies that cannot be a command-line argument beside
 	// it, as OUTPUT.ID.body.
 	Output string
+	// Count is how many deliveries the export holds, named in a curl
+	// export's opening comment.
+	Count int
 }
 
-// Write writes ds to w in format f.
-func Write(w io.Writer, f Format, ds []*store.Delivery, o WriteOptions) error {
+// Each yields the deliveries of an export, in order: it calls fn with each
+// and returns fn's first error. An export walks them once, holding one at a
+// time, so a whole store is exported in constant memory.
+type Each func(fn func(*store.Delivery) error) error
+
+// Slice returns an Each over ds.
+func Slice(ds []*store.Delivery) Each {
+	return func(fn func(*store.Delivery) error) error {
+		for _, d := range ds {
+			if err := fn(d); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+}
+
+// Write writes the deliveries each yields to w in format f.
+func Write(w io.Writer, f Format, each Each, o WriteOptions) error {
 	switch f {
 	case JSONL:
-		return store.WriteJSONL(w, ds)
+		jw := store.NewJSONLWriter(w)
+		if err := each(jw.Write); err != nil {
+			return err
+		}
+		return jw.Flush()
 	case HAR:
-		return writeHAR(w, ds, o.Version)
+		return writeHAR(w, each, o.Version)
 	case Curl:
-		return writeCurl(w, ds, o)
+		return writeCurl(w, each, o)
 	case Raw:
-		return writeRaw(w, ds)
+		return writeRaw(w, each)
 	}
 	return fmt.Errorf("cannot export format %q", f)
 }
 
-// WriteFile writes ds to path in format f as store.ReplaceFile does (whole
-// file or nothing; symbolic links and special files refused; a new file is
-// 0600) and returns the directory it created, if any.
-func WriteFile(path string, f Format, ds []*store.Delivery, o WriteOptions) (created string, err error) {
+// WriteFile writes the deliveries each yields to path in format f as
+// store.ReplaceFile does (whole file or nothing; symbolic links and special
+// files refused; a new file is 0600) and returns the directory it created,
+// if any.
+func WriteFile(path string, f Format, each Each, o WriteOptions) (created string, err error) {
 	o.Output = path
-	return store.ReplaceFile(path, func(w io.Writer) error { return Write(w, f, ds, o) })
+	return store.ReplaceFile(path, func(w io.Writer) error { return Write(w, f, each, o) })
 }
 
 // maxArg is the largest body passed as a curl argument; Linux refuses a
@@ -58,11 +83,11 @@ var safeHost = regexp.MustCompile(`^([A-Za-z0-9.-]+|\[[0-9A-Fa-f:.]+\])(:[0-9]{1
 // in its place, curl's own User-Agent, Accept, Content-Type and Expect are
 // suppressed when the delivery has none, and the body goes as
 // --data-raw (text) or --data-binary @FILE (binary, NUL or over 64 KiB).
-func writeCurl(w io.Writer, ds []*store.Delivery, o WriteOptions) error {
+func writeCurl(w io.Writer, each Each, o WriteOptions) error {
 	bw := bufio.NewWriter(w)
 	n := "1 delivery"
-	if len(ds) != 1 {
-		n = fmt.Sprintf("%d deliveries", len(ds))
+	if o.Count != 1 {
+		n = fmt.Sprintf("%d deliveries", o.Count)
 	}
 	fmt.Fprintf(bw, `#!/usr/bin/env bash
 # %s exported by hookreplay as curl commands: each sends one delivery with
@@ -71,10 +96,13 @@ func writeCurl(w io.Writer, ds []*store.Delivery, o WriteOptions) error {
 # trailing slash), e.g.  HOOKREPLAY_TO=http://127.0.0.1:3000 bash FILE
 # Import back with: hookreplay import FILE --format curl
 `, n)
-	for i, d := range ds {
-		if err := writeCurlCmd(bw, d, i, o); err != nil {
-			return err
-		}
+	i := 0
+	err := each(func(d *store.Delivery) error {
+		i++
+		return writeCurlCmd(bw, d, i-1, o)
+	})
+	if err != nil {
+		return err
 	}
 	return bw.Flush()
 }

@@ -6,9 +6,10 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"strconv"
 	"strings"
-	"text/tabwriter"
 	"time"
+	"unicode/utf8"
 
 	"github.com/hookreplay/hookreplay/internal/message"
 	"github.com/hookreplay/hookreplay/internal/store"
@@ -64,11 +65,14 @@ type DeliveryResponse struct {
 }
 
 // SummarizeDelivery returns d's list entry.
-func SummarizeDelivery(d *store.Delivery) DeliverySummary {
+func SummarizeDelivery(d *store.Delivery) DeliverySummary { return summaryOf(d.Summary()) }
+
+// summaryOf returns the list entry of a summary read without its bytes.
+func summaryOf(d store.DeliverySummary) DeliverySummary {
 	return DeliverySummary{
 		ID: d.ID, ReceivedAt: d.ReceivedAt.UTC().Format(rfc3339Nano9), Source: d.Source,
 		RemoteAddr: d.RemoteAddr, Provider: d.Provider, EventID: d.EventID, EventType: d.EventType,
-		Identity: d.Identity, Method: d.Method, Target: d.Target, BodySize: len(d.Body), RawSize: len(d.Raw),
+		Identity: d.Identity, Method: d.Method, Target: d.Target, BodySize: d.BodySize, RawSize: d.RawSize,
 		ResponseStatus: d.ResponseStatus, LatencyNS: d.Latency.Nanoseconds(),
 		Verification: d.Verification, ForwardError: d.ForwardError, Origin: d.Origin,
 	}
@@ -97,20 +101,9 @@ func pairs(hs message.Headers) [][2]string {
 	return out
 }
 
-// DeliveriesJSON prints ds as a JSON array of DeliverySummary (an empty
-// array when none).
-func DeliveriesJSON(w io.Writer, ds []*store.Delivery) error {
-	js := NewDeliveriesJSON(w)
-	for _, d := range ds {
-		if err := js.Add(d); err != nil {
-			return err
-		}
-	}
-	return js.Close()
-}
-
-// DeliveriesJSONStream writes the array DeliveriesJSON prints one delivery at
-// a time, so `list --limit 0 --json` of a large store runs in constant memory.
+// DeliveriesJSONStream writes `list --json`'s array of DeliverySummary one
+// delivery at a time, so `list --limit 0 --json` of a large store runs in
+// constant memory.
 type DeliveriesJSONStream struct {
 	w   io.Writer
 	n   int
@@ -127,8 +120,8 @@ func NewDeliveriesJSON(w io.Writer) *DeliveriesJSONStream {
 	return s
 }
 
-// Add writes d's summary as the array's next element.
-func (s *DeliveriesJSONStream) Add(d *store.Delivery) error {
+// Add writes d's entry as the array's next element.
+func (s *DeliveriesJSONStream) Add(d store.DeliverySummary) error {
 	s.buf.Reset()
 	if s.n == 0 {
 		s.buf.WriteString("[\n  ")
@@ -136,7 +129,7 @@ func (s *DeliveriesJSONStream) Add(d *store.Delivery) error {
 		s.buf.WriteString(",\n  ")
 	}
 	s.n++
-	if err := s.enc.Encode(SummarizeDelivery(d)); err != nil {
+	if err := s.enc.Encode(summaryOf(d)); err != nil {
 		return err
 	}
 	s.buf.Truncate(s.buf.Len() - 1) // Encode's newline: the separator follows
@@ -154,52 +147,101 @@ func (s *DeliveriesJSONStream) Close() error {
 	return err
 }
 
-// Deliveries prints ds as an aligned table, newest first as given. A
-// SIGNATURE column appears once any listed delivery was verified (capture
-// --secret). Colour is applied after alignment (escape codes would otherwise
-// count as width).
-func Deliveries(w io.Writer, p Painter, ds []*store.Delivery) error {
-	var buf bytes.Buffer
-	tw := tabwriter.NewWriter(&buf, 0, 4, 2, ' ', 0)
-	sig := false
-	for _, d := range ds {
-		sig = sig || d.Verification != ""
+// DeliveryTable is list's table, newest first as given. It is printed in two
+// passes over the same rows so that a whole store streams in constant
+// memory: Measure every row (column widths; a SIGNATURE column appears once
+// any row was verified, capture --secret), then WriteHeader and Write each
+// row. The alignment is text/tabwriter's (each column as wide as its widest
+// cell in runes, plus two spaces; STATUS last, unpadded); colour is applied
+// after padding, so escape codes never count as width.
+type DeliveryTable struct {
+	p      Painter
+	widths [tableSig + 1]int
+	sig    bool
+	line   []byte
+}
+
+// The table's columns, in order; STATUS (tableStatus) is the last cell.
+const (
+	tableID = iota
+	tableReceived
+	tableProvider
+	tableType
+	tableEventID
+	tableMethod
+	tableTarget
+	tableBody
+	tableSig
+	tableStatus
+)
+
+var tableHead = [tableStatus + 1]string{"ID", "RECEIVED", "PROVIDER", "EVENT TYPE", "EVENT ID", "METHOD", "TARGET", "BODY", "SIGNATURE", "STATUS"}
+
+// NewDeliveryTable starts a table painted with p.
+func NewDeliveryTable(p Painter) *DeliveryTable {
+	t := &DeliveryTable{p: p}
+	for i := range t.widths {
+		t.widths[i] = utf8.RuneCountInString(tableHead[i])
 	}
-	sigHead, sigCell := "", func(*store.Delivery) string { return "" }
-	if sig {
-		sigHead = "SIGNATURE\t"
-		sigCell = func(d *store.Delivery) string {
-			v, _, _ := strings.Cut(d.Verification, ":")
-			v, _, _ = strings.Cut(v, " ")
-			return dash(safe(v)) + "\t"
+	return t
+}
+
+// Measure accounts for d's cells; call it for every row before WriteHeader.
+func (t *DeliveryTable) Measure(d store.DeliverySummary) {
+	t.sig = t.sig || d.Verification != ""
+	for i, c := range tableCells(d) {
+		if i < len(t.widths) {
+			t.widths[i] = max(t.widths[i], utf8.RuneCountInString(c))
 		}
 	}
-	fmt.Fprintln(tw, "ID\tRECEIVED\tPROVIDER\tEVENT TYPE\tEVENT ID\tMETHOD\tTARGET\tBODY\t"+sigHead+"STATUS")
-	for _, d := range ds {
-		status := "-"
-		if d.ResponseStatus != 0 {
-			status = fmt.Sprint(d.ResponseStatus)
-		}
-		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s%s\n", d.ID,
-			d.ReceivedAt.Local().Format("2006-01-02 15:04:05"), safe(d.Provider), dash(truncate(safe(d.EventType), 32)),
-			dash(truncate(safe(d.EventID), 36)), safe(d.Method), truncate(safe(d.Target), 40), Size(len(d.Body)), sigCell(d), status)
-	}
-	if err := tw.Flush(); err != nil {
-		return err
-	}
-	lines := strings.SplitAfter(buf.String(), "\n")
-	var out strings.Builder
-	out.WriteString(p.Bold(strings.TrimSuffix(lines[0], "\n")) + "\n")
-	for i, d := range ds {
-		line := strings.TrimSuffix(lines[i+1], "\n")
-		if d.ResponseStatus != 0 {
-			code := fmt.Sprint(d.ResponseStatus)
-			line = strings.TrimSuffix(line, code) + p.Status(d.ResponseStatus, code)
-		}
-		out.WriteString(line + "\n")
-	}
-	_, err := io.WriteString(w, out.String())
+}
+
+// WriteHeader writes the heading line.
+func (t *DeliveryTable) WriteHeader(w io.Writer) error {
+	t.line = t.pad(t.line[:0], tableHead[:])
+	_, err := io.WriteString(w, t.p.Bold(string(t.line))+"\n")
 	return err
+}
+
+// Write writes d's line.
+func (t *DeliveryTable) Write(w io.Writer, d store.DeliverySummary) error {
+	cells := tableCells(d)
+	t.line = t.pad(t.line[:0], cells[:])
+	if d.ResponseStatus != 0 {
+		t.line = append(t.line[:len(t.line)-len(cells[tableStatus])], t.p.Status(d.ResponseStatus, cells[tableStatus])...)
+	}
+	t.line = append(t.line, '\n')
+	_, err := w.Write(t.line)
+	return err
+}
+
+// pad appends cells to b, each padded to its column's width plus two spaces
+// but the last, leaving out SIGNATURE when no row has one.
+func (t *DeliveryTable) pad(b []byte, cells []string) []byte {
+	for i, c := range cells {
+		if i == tableSig && !t.sig {
+			continue
+		}
+		b = append(b, c...)
+		if i < len(t.widths) {
+			for n := t.widths[i] + 2 - utf8.RuneCountInString(c); n > 0; n-- {
+				b = append(b, ' ')
+			}
+		}
+	}
+	return b
+}
+
+func tableCells(d store.DeliverySummary) [tableStatus + 1]string {
+	status := "-"
+	if d.ResponseStatus != 0 {
+		status = strconv.Itoa(d.ResponseStatus)
+	}
+	sig, _, _ := strings.Cut(d.Verification, ":")
+	sig, _, _ = strings.Cut(sig, " ")
+	return [...]string{strconv.FormatInt(d.ID, 10), d.ReceivedAt.Local().Format("2006-01-02 15:04:05"),
+		safe(d.Provider), dash(truncate(safe(d.EventType), 32)), dash(truncate(safe(d.EventID), 36)), safe(d.Method),
+		truncate(safe(d.Target), 40), Size(d.BodySize), dash(safe(sig)), status}
 }
 
 // CaptureLine is capture's live line for a stored delivery: time, id,

@@ -27,7 +27,13 @@ func TestDeliveriesJSONStreamMatchesWholeArray(t *testing.T) {
 		if err := writeJSON(&whole, sums, false); err != nil {
 			t.Fatal(err)
 		}
-		if err := DeliveriesJSON(&streamed, ds); err != nil {
+		js := NewDeliveriesJSON(&streamed)
+		for _, d := range ds {
+			if err := js.Add(d.Summary()); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := js.Close(); err != nil {
 			t.Fatal(err)
 		}
 		if whole.String() != streamed.String() {

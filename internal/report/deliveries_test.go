@@ -7,6 +7,7 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"os"
@@ -15,6 +16,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"text/tabwriter"
 	"time"
 
 	"github.com/hookreplay/hookreplay/internal/capture"
@@ -147,7 +149,7 @@ func TestSenderTextCannotDriveTheTerminal(t *testing.T) {
 	check("capture line", line)
 
 	var out bytes.Buffer
-	if err := Deliveries(&out, Colors(false), ds); err != nil {
+	if err := table(&out, Colors(false), ds); err != nil {
 		t.Fatal(err)
 	}
 	check("list", out.String())
@@ -176,7 +178,7 @@ func TestListShowsVerification(t *testing.T) {
 	}
 	ds, _, captureLines := capturedVia(t, capture.Options{Secret: secret}, reqs...)
 	var out bytes.Buffer
-	if err := Deliveries(&out, Colors(false), ds); err != nil {
+	if err := table(&out, Colors(false), ds); err != nil {
 		t.Fatal(err)
 	}
 	lines := strings.Split(strings.TrimSpace(out.String()), "\n")
@@ -217,7 +219,7 @@ func TestListTableAlignedWithColour(t *testing.T) {
 	var out bytes.Buffer
 	d2 := browseDelivery()
 	d2.ID, d2.ResponseStatus, d2.EventType = 12345, 200, "a.much.longer.event.type"
-	if err := Deliveries(&out, Colors(true), []*store.Delivery{d2, browseDelivery()}); err != nil {
+	if err := table(&out, Colors(true), []*store.Delivery{d2, browseDelivery()}); err != nil {
 		t.Fatal(err)
 	}
 	plain := stripANSI(out.String())
@@ -233,6 +235,102 @@ func TestListTableAlignedWithColour(t *testing.T) {
 	}
 	if !strings.Contains(out.String(), "\x1b[") {
 		t.Fatal("no colour with colour on")
+	}
+}
+
+// table prints ds as list does: every row measured, then written.
+func table(w io.Writer, p Painter, ds []*store.Delivery) error {
+	t := NewDeliveryTable(p)
+	for _, d := range ds {
+		t.Measure(d.Summary())
+	}
+	if err := t.WriteHeader(w); err != nil {
+		return err
+	}
+	for _, d := range ds {
+		if err := t.Write(w, d.Summary()); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// TestListTableIsTabwriters: the streamed table (widths measured in a first
+// pass) prints exactly what list printed when it held every row and aligned
+// them with text/tabwriter, colour on and off: wide and unicode cells,
+// truncation, a missing status, with and without the SIGNATURE column.
+func TestListTableIsTabwriters(t *testing.T) {
+	base := browseDelivery()
+	var ds []*store.Delivery
+	for i, edit := range []func(d *store.Delivery){
+		func(d *store.Delivery) {},
+		func(d *store.Delivery) {
+			d.ID, d.EventType, d.ResponseStatus = 123456789, "ünïcödé.évent.typé", 0
+		},
+		func(d *store.Delivery) { d.Target = "/" + strings.Repeat("long/", 20); d.Body = make([]byte, 3<<20) },
+		func(d *store.Delivery) {
+			d.EventID, d.Provider, d.Method = strings.Repeat("evt_", 12), "shopify", "PUT"
+		},
+		func(d *store.Delivery) { d.EventType, d.EventID, d.ResponseStatus = "", "", 404 },
+		func(d *store.Delivery) { d.Verification = "invalid: no signature header" },
+	} {
+		d := *base
+		d.ID = int64(100 - i)
+		edit(&d)
+		ds = append(ds, &d)
+	}
+	for _, n := range []int{1, 5, 6} { // the last row alone has a SIGNATURE
+		for _, colour := range []bool{false, true} {
+			var got, want bytes.Buffer
+			if err := table(&got, Colors(colour), ds[:n]); err != nil {
+				t.Fatal(err)
+			}
+			tabwriterTable(&want, Colors(colour), ds[:n])
+			if got.String() != want.String() {
+				t.Errorf("%d rows, colour %v:\n%s\nwant (tabwriter):\n%s", n, colour, &got, &want)
+			}
+		}
+	}
+}
+
+// tabwriterTable is list's table as it was printed before it streamed: all
+// rows held and aligned by text/tabwriter, colour applied after alignment.
+func tabwriterTable(w io.Writer, p Painter, ds []*store.Delivery) {
+	var buf bytes.Buffer
+	tw := tabwriter.NewWriter(&buf, 0, 4, 2, ' ', 0)
+	sig := false
+	for _, d := range ds {
+		sig = sig || d.Verification != ""
+	}
+	sigHead, sigCell := "", func(*store.Delivery) string { return "" }
+	if sig {
+		sigHead = "SIGNATURE\t"
+		sigCell = func(d *store.Delivery) string {
+			v, _, _ := strings.Cut(d.Verification, ":")
+			v, _, _ = strings.Cut(v, " ")
+			return dash(safe(v)) + "\t"
+		}
+	}
+	fmt.Fprintln(tw, "ID\tRECEIVED\tPROVIDER\tEVENT TYPE\tEVENT ID\tMETHOD\tTARGET\tBODY\t"+sigHead+"STATUS")
+	for _, d := range ds {
+		status := "-"
+		if d.ResponseStatus != 0 {
+			status = fmt.Sprint(d.ResponseStatus)
+		}
+		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s%s\n", d.ID,
+			d.ReceivedAt.Local().Format("2006-01-02 15:04:05"), safe(d.Provider), dash(truncate(safe(d.EventType), 32)),
+			dash(truncate(safe(d.EventID), 36)), safe(d.Method), truncate(safe(d.Target), 40), Size(len(d.Body)), sigCell(d), status)
+	}
+	tw.Flush()
+	lines := strings.SplitAfter(buf.String(), "\n")
+	fmt.Fprintln(w, p.Bold(strings.TrimSuffix(lines[0], "\n")))
+	for i, d := range ds {
+		line := strings.TrimSuffix(lines[i+1], "\n")
+		if d.ResponseStatus != 0 {
+			code := fmt.Sprint(d.ResponseStatus)
+			line = strings.TrimSuffix(line, code) + p.Status(d.ResponseStatus, code)
+		}
+		fmt.Fprintln(w, line)
 	}
 }
 

@@ -56,41 +56,67 @@ type jsonlDelivery struct {
 // exact wire bytes (raw) and the decoded body in base64, headers in their
 // order, received_at in RFC 3339 with nanoseconds, and the handler's response.
 func WriteJSONL(w io.Writer, ds []*Delivery) error {
+	jw := NewJSONLWriter(w)
+	for _, d := range ds {
+		if err := jw.Write(d); err != nil {
+			return err
+		}
+	}
+	return jw.Flush()
+}
+
+// JSONLWriter writes deliveries as WriteJSONL does, one at a time, so an
+// export of a whole store holds one delivery in memory.
+type JSONLWriter struct {
+	bw  *bufio.Writer
+	enc *json.Encoder
+}
+
+// NewJSONLWriter returns a writer to w; Write each delivery, then Flush.
+func NewJSONLWriter(w io.Writer) *JSONLWriter {
 	bw := bufio.NewWriter(w)
 	enc := json.NewEncoder(bw)
 	enc.SetEscapeHTML(false)
-	for _, d := range ds {
-		line := jsonlDelivery{
-			SchemaVersion:   JSONLVersion,
-			ID:              d.ID,
-			Source:          d.Source,
-			RemoteAddr:      d.RemoteAddr,
-			Provider:        d.Provider,
-			EventID:         d.EventID,
-			EventType:       d.EventType,
-			Identity:        nonNilMap(d.Identity),
-			Method:          d.Method,
-			Target:          d.Target,
-			Proto:           d.Proto,
-			Headers:         nonNilHeaders(d.Headers),
-			Raw:             base64.StdEncoding.EncodeToString(d.Raw),
-			Body:            base64.StdEncoding.EncodeToString(d.Body),
-			Verification:    d.Verification,
-			ResponseStatus:  d.ResponseStatus,
-			ResponseHeaders: nonNilHeaders(d.ResponseHeaders),
-			ResponseBody:    base64.StdEncoding.EncodeToString(d.ResponseBody),
-			LatencyNS:       d.Latency.Nanoseconds(),
-			ForwardError:    d.ForwardError,
-			Origin:          d.Origin,
-		}
-		if !d.ReceivedAt.IsZero() {
-			line.ReceivedAt = d.ReceivedAt.UTC().Format(time.RFC3339Nano)
-		}
-		if err := enc.Encode(line); err != nil {
-			return fmt.Errorf("write delivery %d as jsonl: %w", d.ID, err)
-		}
+	return &JSONLWriter{bw: bw, enc: enc}
+}
+
+// Write writes d's line.
+func (j *JSONLWriter) Write(d *Delivery) error {
+	line := jsonlDelivery{
+		SchemaVersion:   JSONLVersion,
+		ID:              d.ID,
+		Source:          d.Source,
+		RemoteAddr:      d.RemoteAddr,
+		Provider:        d.Provider,
+		EventID:         d.EventID,
+		EventType:       d.EventType,
+		Identity:        nonNilMap(d.Identity),
+		Method:          d.Method,
+		Target:          d.Target,
+		Proto:           d.Proto,
+		Headers:         nonNilHeaders(d.Headers),
+		Raw:             base64.StdEncoding.EncodeToString(d.Raw),
+		Body:            base64.StdEncoding.EncodeToString(d.Body),
+		Verification:    d.Verification,
+		ResponseStatus:  d.ResponseStatus,
+		ResponseHeaders: nonNilHeaders(d.ResponseHeaders),
+		ResponseBody:    base64.StdEncoding.EncodeToString(d.ResponseBody),
+		LatencyNS:       d.Latency.Nanoseconds(),
+		ForwardError:    d.ForwardError,
+		Origin:          d.Origin,
 	}
-	if err := bw.Flush(); err != nil {
+	if !d.ReceivedAt.IsZero() {
+		line.ReceivedAt = d.ReceivedAt.UTC().Format(time.RFC3339Nano)
+	}
+	if err := j.enc.Encode(line); err != nil {
+		return fmt.Errorf("write delivery %d as jsonl: %w", d.ID, err)
+	}
+	return nil
+}
+
+// Flush writes what is buffered.
+func (j *JSONLWriter) Flush() error {
+	if err := j.bw.Flush(); err != nil {
 		return fmt.Errorf("write jsonl: %w", err)
 	}
 	return nil

@@ -3,7 +3,9 @@ package store
 import (
 	"context"
 	"database/sql"
+	"encoding/json"
 	"fmt"
+	"slices"
 	"time"
 )
 
@@ -13,16 +15,20 @@ type DeliverySummary struct {
 	ID             int64
 	ReceivedAt     time.Time
 	Source         string
+	RemoteAddr     string
 	Provider       string
 	EventID        string
 	EventType      string
+	Identity       map[string]string
 	Method         string
 	Target         string
 	BodySize       int
 	RawSize        int
 	Verification   string
 	ResponseStatus int
+	Latency        time.Duration
 	ForwardError   string
+	Origin         string
 }
 
 // Page is a keyset page of summaries, newest first: at most Limit rows with
@@ -36,12 +42,33 @@ type Page struct {
 	Limit  int
 }
 
-const summaryCols = `id, received_at, source, provider, event_id, event_type, method, target,
-	length(body), length(raw_request), verification, response_status, forward_error`
+const summaryCols = `id, received_at, source, remote_addr, provider, event_id, event_type, identity,
+	method, target, length(body), length(raw_request), verification, response_status, latency_ns,
+	forward_error, origin`
 
 // ListSummaries returns one page of the deliveries matching f (f.Limit and
 // f.Oldest are ignored; p decides), newest first.
 func (s *Store) ListSummaries(ctx context.Context, f Filter, p Page) ([]DeliverySummary, error) {
+	var out []DeliverySummary
+	err := s.EachSummary(ctx, f, p, func(d DeliverySummary) error {
+		out = append(out, d)
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	if p.After > 0 || p.Oldest {
+		slices.Reverse(out)
+	}
+	return out, nil
+}
+
+// EachSummary calls fn with each summary of the page ListSummaries returns,
+// one row at a time, so a whole store (p.Limit 0) is walked in constant
+// memory. The order is the query's: newest first, except oldest first with
+// p.After or p.Oldest (ListSummaries turns those around). An error from fn
+// stops the walk and is returned.
+func (s *Store) EachSummary(ctx context.Context, f Filter, p Page, fn func(DeliverySummary) error) error {
 	where, args := f.where()
 	order := "DESC"
 	switch {
@@ -65,29 +92,39 @@ func (s *Store) ListSummaries(ctx context.Context, f Filter, p Page) ([]Delivery
 	}
 	rows, err := s.db.QueryContext(ctx, q, args...)
 	if err != nil {
-		return nil, fmt.Errorf("list deliveries: %w", err)
+		return fmt.Errorf("list deliveries: %w", err)
 	}
 	defer rows.Close()
-	var out []DeliverySummary
 	for rows.Next() {
 		var d DeliverySummary
-		var recv int64
-		if err := rows.Scan(&d.ID, &recv, &d.Source, &d.Provider, &d.EventID, &d.EventType, &d.Method, &d.Target,
-			&d.BodySize, &d.RawSize, &d.Verification, &d.ResponseStatus, &d.ForwardError); err != nil {
-			return nil, fmt.Errorf("read delivery: %w", err)
+		var recv, lat int64
+		var ident []byte
+		if err := rows.Scan(&d.ID, &recv, &d.Source, &d.RemoteAddr, &d.Provider, &d.EventID, &d.EventType, &ident,
+			&d.Method, &d.Target, &d.BodySize, &d.RawSize, &d.Verification, &d.ResponseStatus, &lat,
+			&d.ForwardError, &d.Origin); err != nil {
+			return fmt.Errorf("read delivery: %w", err)
 		}
 		d.ReceivedAt = time.Unix(0, recv)
-		out = append(out, d)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("list deliveries: %w", err)
-	}
-	if order == "ASC" {
-		for i, j := 0, len(out)-1; i < j; i, j = i+1, j-1 {
-			out[i], out[j] = out[j], out[i]
+		d.Latency = time.Duration(lat)
+		if len(ident) > 2 { // "{}" is the common case: no map to decode
+			_ = json.Unmarshal(ident, &d.Identity)
+		}
+		if err := fn(d); err != nil {
+			return err
 		}
 	}
-	return out, nil
+	if err := rows.Err(); err != nil {
+		return fmt.Errorf("list deliveries: %w", err)
+	}
+	return nil
+}
+
+// Summary returns d without its bytes, as EachSummary reads it.
+func (d *Delivery) Summary() DeliverySummary {
+	return DeliverySummary{ID: d.ID, ReceivedAt: d.ReceivedAt, Source: d.Source, RemoteAddr: d.RemoteAddr,
+		Provider: d.Provider, EventID: d.EventID, EventType: d.EventType, Identity: d.Identity, Method: d.Method,
+		Target: d.Target, BodySize: len(d.Body), RawSize: len(d.Raw), Verification: d.Verification,
+		ResponseStatus: d.ResponseStatus, Latency: d.Latency, ForwardError: d.ForwardError, Origin: d.Origin}
 }
 
 // CountDeliveries returns how many deliveries match f (f.Limit ignored).

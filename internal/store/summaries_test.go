@@ -2,8 +2,10 @@ package store
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"path/filepath"
+	"reflect"
 	"testing"
 	"time"
 )
@@ -119,5 +121,56 @@ func TestDeliveryAttempts(t *testing.T) {
 	counts, err := s.AttemptCounts(ctx)
 	if err != nil || counts[1] != 3 || counts[2] != 3 {
 		t.Fatalf("counts %v, %v", counts, err)
+	}
+}
+
+// TestSummaryIsTheDeliveryWithoutBytes: what EachSummary reads (without the
+// bytes) is what Delivery.Summary says of the whole row, every field, and
+// EachSummary walks in the query's order, stopping at fn's error.
+func TestSummaryIsTheDeliveryWithoutBytes(t *testing.T) {
+	ctx := context.Background()
+	s, err := Open(ctx, filepath.Join(t.TempDir(), "s.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	ds := []*Delivery{
+		{Method: "POST", Target: "/a", Provider: "shopify", EventID: "e1", EventType: "orders/create", Source: "capture",
+			RemoteAddr: "10.0.0.1:4000", Identity: map[string]string{"shopify_webhook_id": "w1"}, Raw: []byte("raw bytes"),
+			Body: []byte("body"), Verification: "valid (shopify)", ResponseStatus: 201, Latency: 3 * time.Millisecond,
+			ForwardError: "", Origin: "har:x.har", ReceivedAt: time.Unix(5, 6)},
+		{Method: "PUT", Target: "/b", Raw: []byte("r"), ForwardError: "connection refused", ReceivedAt: time.Unix(7, 0)},
+	}
+	if err := s.ImportDeliveries(ctx, ds); err != nil {
+		t.Fatal(err)
+	}
+	var got []DeliverySummary
+	stop := errors.New("stop")
+	err = s.EachSummary(ctx, Filter{}, Page{Oldest: true}, func(d DeliverySummary) error {
+		got = append(got, d)
+		if len(got) == 2 {
+			return stop
+		}
+		return nil
+	})
+	if err != stop || len(got) != 2 {
+		t.Fatalf("walk: %d rows, %v", len(got), err)
+	}
+	for i, d := range got {
+		full, err := s.GetDelivery(ctx, d.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := full.Summary()
+		if len(want.Identity) == 0 {
+			want.Identity = nil // "{}" is read as no map
+		}
+		if !reflect.DeepEqual(d, want) || d.ID != int64(i+1) {
+			t.Errorf("summary %d:\n%+v\nwant\n%+v", i, d, want)
+		}
+	}
+	if got[0].Identity["shopify_webhook_id"] != "w1" || got[0].Latency != 3*time.Millisecond || got[0].Origin != "har:x.har" ||
+		got[0].RemoteAddr != "10.0.0.1:4000" || got[0].RawSize != 9 || got[1].ForwardError != "connection refused" {
+		t.Errorf("summaries %+v", got)
 	}
 }
