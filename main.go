@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
+	"runtime/pprof"
 	"syscall"
 
 	"github.com/hookreplay/hookreplay/cmd"
@@ -13,8 +14,10 @@ import (
 
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	stopProfile := startProfile()
 	ee := cmd.Execute(ctx)
 	stop()
+	stopProfile()
 	if ee == nil {
 		return
 	}
@@ -22,4 +25,26 @@ func main() {
 		fmt.Fprintln(os.Stderr, "hookreplay: "+msg)
 	}
 	os.Exit(ee.Code)
+}
+
+// startProfile writes a CPU profile of the whole run to the file
+// HOOKREPLAY_CPUPROFILE names (for docs/performance.md's profiling of the
+// real binary under load); it returns the function that finishes it.
+func startProfile() func() {
+	path := os.Getenv("HOOKREPLAY_CPUPROFILE")
+	if path == "" {
+		return func() {}
+	}
+	f, err := os.Create(path)
+	if err == nil {
+		err = pprof.StartCPUProfile(f)
+	}
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "hookreplay: HOOKREPLAY_CPUPROFILE: %v\n", err)
+		return func() {}
+	}
+	return func() {
+		pprof.StopCPUProfile()
+		f.Close()
+	}
 }

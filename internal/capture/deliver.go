@@ -11,6 +11,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"sync"
 	"time"
 
 	"github.com/hookreplay/hookreplay/internal/message"
@@ -35,50 +36,159 @@ func AckBody(d *store.Delivery) []byte {
 	return fmt.Appendf(nil, `{"id":%d}`, d.ID)
 }
 
-// insert commits d (setting d.ID) and returns once it is durable.
-func (s *Server) insert(d *store.Delivery) error {
+// insert commits d (setting d.ID) and returns once it is durable. slot,
+// when not nil, may carry the handler's answer into the same row.
+func (s *Server) insert(d *store.Delivery, slot *answerSlot) error {
 	done := make(chan error, 1)
-	s.commits <- commitReq{d: d, done: done}
+	s.commits <- commitReq{d: d, slot: slot, done: done}
 	return <-done
 }
 
-// committer stores deliveries as they come, taking every delivery already
-// waiting into the same transaction.
+// answerSlot lets a forwarded delivery's answer go into the delivery's own
+// row when the handler answered before the committer took the delivery —
+// the usual case under load, when deliveries wait for the commit in
+// progress — so that the answer costs no second write.
+type answerSlot struct {
+	mu    sync.Mutex
+	resp  *store.Response
+	taken bool // the committer took the delivery, with resp if offered by then
+}
+
+// offer hands the answer to the delivery's insert; false when the insert is
+// under way already and the answer must be recorded on its own.
+func (a *answerSlot) offer(r store.Response) bool {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.taken {
+		return false
+	}
+	a.resp = &r
+	return true
+}
+
+// take marks the delivery as taken for its insert and returns the answer
+// offered until then, or nil.
+func (a *answerSlot) take() *store.Response {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	a.taken = true
+	return a.resp
+}
+
+// joined reports whether the answer went into the delivery's insert.
+func (a *answerSlot) joined() bool {
+	if a == nil {
+		return false
+	}
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.taken && a.resp != nil
+}
+
+// responseDelay is how long an answer recorded on its own waits for the
+// next delivery's transaction to join before it is committed alone.
+const responseDelay = 10 * time.Millisecond
+
+// committer is capture's only writer. It stores deliveries as they come,
+// taking every delivery already waiting into the same transaction (one
+// commit for many concurrent deliveries: group commit), and records
+// handlers' answers that missed their delivery's insert in the next such
+// transaction, or after responseDelay when no delivery comes.
 func (s *Server) committer() {
-	for first := range s.commits {
-		batch := []commitReq{first}
-	drain:
-		for len(batch) < maxBatch {
-			select {
-			case r, ok := <-s.commits:
-				if !ok {
-					break drain
+	var pending []store.Response
+	var flush <-chan time.Time
+	commits, responses := s.commits, s.responses
+	for commits != nil || responses != nil {
+		select {
+		case first, ok := <-commits:
+			if !ok {
+				commits = nil
+				continue
+			}
+			batch := []commitReq{first}
+		more:
+			for len(batch) < maxBatch {
+				select {
+				case r, ok := <-commits:
+					if !ok {
+						commits = nil
+						break more
+					}
+					batch = append(batch, r)
+				default:
+					break more
 				}
-				batch = append(batch, r)
-			default:
-				break drain
+			}
+		answers:
+			for len(pending) < maxBatch {
+				select {
+				case r, ok := <-responses:
+					if !ok {
+						responses = nil
+						break answers
+					}
+					pending = append(pending, r)
+				default:
+					break answers
+				}
+			}
+			s.commitBatch(batch, pending)
+			pending, flush = pending[:0], nil
+		case r, ok := <-responses:
+			if !ok {
+				responses = nil
+				continue
+			}
+			pending = append(pending, r)
+			if len(pending) >= maxBatch {
+				s.commitBatch(nil, pending)
+				pending, flush = pending[:0], nil
+			} else if flush == nil {
+				flush = time.After(responseDelay)
+			}
+		case <-flush:
+			s.commitBatch(nil, pending)
+			pending, flush = pending[:0], nil
+		}
+	}
+	s.commitBatch(nil, pending)
+}
+
+// commitBatch stores batch and rs in one transaction and tells each
+// delivery's request how it went. Not the serve context: a request in
+// flight at shutdown is still committed.
+func (s *Server) commitBatch(batch []commitReq, rs []store.Response) {
+	ctx := context.Background()
+	ds := make([]*store.Delivery, len(batch))
+	for i, r := range batch {
+		if r.slot != nil {
+			if a := r.slot.take(); a != nil {
+				d := r.d
+				d.ResponseStatus, d.ResponseHeaders, d.ResponseBody = a.Status, a.Headers, a.Body
+				d.ResponseSize, d.Latency, d.ForwardError = a.Size, a.Latency, a.ForwardError
 			}
 		}
-		ds := make([]*store.Delivery, len(batch))
-		for i, r := range batch {
-			ds[i] = r.d
-		}
-		s.dbMu.Lock()
-		// Not the serve context: a request in flight at shutdown is still committed.
-		err := s.st.ImportDeliveries(context.Background(), ds)
-		if err != nil && len(batch) > 1 {
-			// The batch is all or nothing; one delivery the store refuses must
-			// not cost the others their acknowledgement.
-			for _, r := range batch {
-				r.done <- s.st.InsertDelivery(context.Background(), r.d)
-			}
-			s.dbMu.Unlock()
-			continue
-		}
-		s.dbMu.Unlock()
+		ds[i] = r.d
+	}
+	err := s.w.Commit(ctx, ds, rs)
+	if err != nil && len(ds)+len(rs) > 1 {
+		// The transaction is all or nothing; one row the store refuses must
+		// not cost the others their acknowledgement.
 		for _, r := range batch {
-			r.done <- err
+			r.done <- s.w.Commit(ctx, []*store.Delivery{r.d}, nil)
 		}
+		for _, r := range rs {
+			if err := s.w.Commit(ctx, nil, []store.Response{r}); err != nil {
+				s.logf("%v", err)
+			}
+		}
+		return
+	}
+	if err != nil && len(rs) > 0 {
+		s.logf("%v", err)
+	}
+	for _, r := range batch {
+		r.done <- err
 	}
 }
 

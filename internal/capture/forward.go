@@ -31,6 +31,13 @@ type forwardResult struct {
 	// stream is the handler's answer body, still to be read (nil when
 	// capture answers itself: failed, with body).
 	stream *forwardStream
+
+	// Set by readAnswer: the answer's first bytes, whether they are all of
+	// it, why reading stopped short, and the stored-prefix budget taken.
+	prefix   []byte
+	whole    bool
+	readErr  error
+	reserved int64
 }
 
 // forwardStream is the body of a handler's answer: length is its
@@ -259,9 +266,10 @@ func (s *Server) forward(d *store.Delivery) forwardResult {
 // connection is rarely closed by the handler just as it is reused.
 const idleMax = 2 * time.Second
 
-// idlePool keeps idle connections to the handler, newest first. A watcher
-// goroutine reads from each idle connection: the handler closing it (or
-// writing anything unasked) removes it from the pool.
+// idlePool keeps idle connections to the handler, newest first. A
+// connection the handler closed (or wrote to unasked) while it waited is
+// found out before reuse: by a non-blocking peek where the platform has one
+// (idle_unix.go), else by a watcher goroutine reading from it (idle_other.go).
 type idlePool struct {
 	mu    sync.Mutex
 	conns []*idleConn
@@ -271,7 +279,7 @@ type idlePool struct {
 type idleConn struct {
 	c     net.Conn
 	since time.Time
-	done  chan error // the watcher's read result
+	done  chan error // the watcher's read result, where there is a watcher
 }
 
 // put keeps c for reuse; false when the pool is full or shut.
@@ -281,15 +289,8 @@ func (p *idlePool) put(c net.Conn) bool {
 	if p.shut || len(p.conns) >= 64 {
 		return false
 	}
-	ic := &idleConn{c: c, since: time.Now(), done: make(chan error, 1)}
-	go func() {
-		var one [1]byte
-		_, err := c.Read(one[:])
-		if err == nil {
-			err = errors.New("unexpected bytes from an idle handler connection")
-		}
-		ic.done <- err
-	}()
+	ic := &idleConn{c: c, since: time.Now()}
+	watch(ic)
 	p.conns = append(p.conns, ic)
 	return true
 }
@@ -305,12 +306,7 @@ func (p *idlePool) get() net.Conn {
 		ic := p.conns[len(p.conns)-1]
 		p.conns = p.conns[:len(p.conns)-1]
 		p.mu.Unlock()
-		// Stop the watcher: an expired deadline ends its read with a
-		// timeout when the connection is still open.
-		ic.c.SetReadDeadline(time.Unix(1, 0))
-		err := <-ic.done
-		if errors.Is(err, os.ErrDeadlineExceeded) && time.Since(ic.since) < idleMax {
-			ic.c.SetReadDeadline(time.Time{})
+		if reusable(ic) && time.Since(ic.since) < idleMax {
 			return ic.c
 		}
 		ic.c.Close()

@@ -43,39 +43,58 @@ func (s *Server) reservePrefix() int64 {
 
 func (s *Server) releasePrefix(n int64) { s.prefixUsed.Add(-n) }
 
+// readAnswer reads the first bytes of the handler's answer in fr.stream, up
+// to a stored prefix taken from the budget (fr.reserved, given back by
+// relay), into fr.prefix; fr.whole says the answer ended within them (or
+// carries no body: for HEAD, 204, 304), fr.readErr why reading stopped
+// otherwise. A whole answer is offered to slot, to be stored in the
+// delivery's own row.
+func (s *Server) readAnswer(fr *forwardResult, method string, slot *answerSlot) {
+	st := fr.stream
+	fr.reserved = s.reservePrefix()
+	limit := fr.reserved
+	if !bodyAllowed(fr.status) || method == http.MethodHead {
+		_, _ = io.Copy(io.Discard, io.LimitReader(st.body, 1))
+		fr.whole = true
+	} else {
+		prefix := make([]byte, 0, min(limit, max(st.length, 4<<10)))
+		for int64(len(prefix)) < limit {
+			if len(prefix) == cap(prefix) {
+				prefix = append(prefix, 0)[:len(prefix)]
+			}
+			n, err := st.body.Read(prefix[len(prefix):min(int64(cap(prefix)), limit)])
+			prefix = prefix[:len(prefix)+n]
+			if err != nil {
+				fr.whole = errors.Is(err, io.EOF)
+				if !fr.whole {
+					fr.readErr = err
+				}
+				break
+			}
+		}
+		fr.prefix = prefix
+	}
+	if fr.whole && slot != nil {
+		slot.offer(store.Response{Status: fr.status, Headers: fr.headers, Body: fr.prefix, Latency: fr.latency})
+	}
+}
+
 // relay answers the sender with the handler's answer (status and headers of
-// r, body from fr.stream) and records it for d. An answer that fits the
-// stored prefix is read whole, recorded and then answered, like capture's own
+// r; body fr.prefix, read by readAnswer, then the rest of fr.stream) and
+// records it for d unless it went into d's row already. An answer that fits
+// the stored prefix is recorded and then answered, like capture's own
 // answers; a larger one is written as it arrives — with the handler's
 // Content-Length when it gave one, else chunked (close-delimited for
 // HTTP/1.0) — and recorded afterwards with its first bytes and full length.
 // It reports whether the connection may carry another request.
-func (s *Server) relay(c *conn, d *store.Delivery, r response, fr forwardResult) bool {
+func (s *Server) relay(c *conn, d *store.Delivery, r response, fr forwardResult, slot *answerSlot) bool {
 	st := fr.stream
-	limit := s.reservePrefix()
-	defer s.releasePrefix(limit)
-	allowed := bodyAllowed(r.status) && !r.head
-	if !allowed {
-		_, _ = io.Copy(io.Discard, io.LimitReader(st.body, 1))
-	}
-	// The first bytes, up to the stored prefix.
-	prefix := make([]byte, 0, min(limit, max(st.length, 4<<10)))
-	var rerr error
-	for allowed && int64(len(prefix)) < limit {
-		if len(prefix) == cap(prefix) {
-			prefix = append(prefix, 0)[:len(prefix)]
-		}
-		n, err := st.body.Read(prefix[len(prefix):min(int64(cap(prefix)), limit)])
-		prefix = prefix[:len(prefix)+n]
-		if err != nil {
-			rerr = err
-			break
-		}
-	}
-	if !allowed || errors.Is(rerr, io.EOF) {
+	defer s.releasePrefix(fr.reserved)
+	prefix, rerr := fr.prefix, fr.readErr
+	if fr.whole {
 		// Whole: recorded before it is answered.
 		st.done(true)
-		s.recordResponse(d, fr, prefix, 0, "")
+		s.recordResponse(d, fr, prefix, 0, "", slot)
 		r.body = prefix
 		w := &deadlineWriter{c: c, timeout: s.opt.WriteTimeout}
 		return r.write(w) == nil && !r.close
@@ -86,7 +105,7 @@ func (s *Server) relay(c *conn, d *store.Delivery, r response, fr forwardResult)
 		cut = s.cutWhy(size, rerr)
 		// Nothing was sent yet: the sender learns of the failure as a 502.
 		st.done(false)
-		s.recordResponse(d, fr, prefix, 0, cut)
+		s.recordResponse(d, fr, prefix, 0, cut, slot)
 		fail := response{status: http.StatusBadGateway, close: true, http10: r.http10, head: r.head,
 			headers: message.Headers{{Name: "Content-Type", Value: "application/json"}}}
 		fail.body, _ = json.Marshal(map[string]any{"id": d.ID, "error": cut})
@@ -137,7 +156,7 @@ func (s *Server) relay(c *conn, d *store.Delivery, r response, fr forwardResult)
 		}
 	}
 	st.done(complete)
-	s.recordResponse(d, fr, prefix, size, cut)
+	s.recordResponse(d, fr, prefix, size, cut, slot)
 	return ok && !r.close
 }
 
@@ -180,8 +199,12 @@ func (w *deadlineWriter) Write(b []byte) (int, error) {
 }
 
 // recordResponse stores what the handler answered for d: body is the whole
-// answer, or its first bytes of size.
-func (s *Server) recordResponse(d *store.Delivery, fr forwardResult, body []byte, size int64, ferr string) {
+// answer, or its first bytes of size. An answer that went into d's own row
+// (slot) is not written again.
+func (s *Server) recordResponse(d *store.Delivery, fr forwardResult, body []byte, size int64, ferr string, slot *answerSlot) {
+	if slot.joined() {
+		return
+	}
 	status := fr.status
 	if fr.stream != nil && ferr != "" && size <= int64(len(body)) {
 		status = http.StatusBadGateway // nothing of it reached the sender
@@ -193,33 +216,4 @@ func (s *Server) recordResponse(d *store.Delivery, fr forwardResult, body []byte
 	}
 	s.responses <- store.Response{ID: d.ID, Status: status, Headers: fr.headers, Body: body, Size: full,
 		Latency: fr.latency, ForwardError: ferr}
-}
-
-// responder records answers as they come, taking every answer already
-// waiting into the same transaction. The sender's answer does not wait for
-// it: the delivery itself was committed before forwarding, and shutdown
-// waits for the answers queued here.
-func (s *Server) responder() {
-	batch := make([]store.Response, 0, maxBatch)
-	for first := range s.responses {
-		batch = append(batch[:0], first)
-	drain:
-		for len(batch) < maxBatch {
-			select {
-			case r, ok := <-s.responses:
-				if !ok {
-					break drain
-				}
-				batch = append(batch, r)
-			default:
-				break drain
-			}
-		}
-		s.dbMu.Lock()
-		err := s.st.SetResponses(context.Background(), batch)
-		s.dbMu.Unlock()
-		if err != nil {
-			s.logf("%v", err)
-		}
-	}
 }

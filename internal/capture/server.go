@@ -103,11 +103,12 @@ type Server struct {
 	// commits feeds the committer, which stores waiting deliveries in one
 	// transaction: one fsync for many concurrent deliveries (group commit).
 	commits chan commitReq
-	// responses feeds the responder, which records handlers' answers after
-	// the sender got them (relay.go).
+	// responses also feeds the committer: handlers' answers recorded after
+	// their delivery's row (relay.go).
 	responses chan store.Response
-	dbMu      sync.Mutex // one writer at a time: cheaper than SQLite's busy polling
-	outMu     sync.Mutex // serialises Observer calls
+	// w is the committer's connection to the store.
+	w     *store.Writer
+	outMu sync.Mutex // serialises Observer calls
 
 	// base is the parent of every forward; abort cancels it when a drain
 	// outlasts DrainTimeout.
@@ -131,6 +132,7 @@ type Server struct {
 
 type commitReq struct {
 	d    *store.Delivery
+	slot *answerSlot // nil unless forwarding
 	done chan error
 }
 
@@ -231,17 +233,18 @@ func IsLoopback(addr string) bool {
 // accepting, closes idle connections, lets requests in flight finish (each is
 // committed and answered) and returns. The caller closes the store afterwards.
 func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
+	w, err := s.st.NewWriter(context.Background())
+	if err != nil {
+		ln.Close()
+		return err
+	}
+	s.w = w
 	stop := context.AfterFunc(ctx, func() { s.shutdown(ln) })
 	defer stop()
 	committed := make(chan struct{})
 	go func() {
 		defer close(committed)
 		s.committer()
-	}()
-	responded := make(chan struct{})
-	go func() {
-		defer close(responded)
-		s.responder()
 	}()
 	backoff := 5 * time.Millisecond
 	for {
@@ -273,10 +276,9 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 	s.drain()
 	s.idle.closeAll()
 	close(s.responses)
-	<-responded
 	close(s.commits)
 	<-committed
-	return nil
+	return s.w.Close()
 }
 
 // drain waits for the connections still open; after DrainTimeout it cuts
@@ -490,7 +492,7 @@ func (s *Server) serveRequest(c *conn, rec *recorder, br *bufio.Reader) bool {
 		d.ResponseStatus = s.opt.Status
 		d.ResponseHeaders = message.Headers{{Name: "Content-Type", Value: "application/json"}}
 		start := time.Now()
-		if err := s.insert(d); err != nil {
+		if err := s.insert(d, nil); err != nil {
 			s.reject(c, remote, req, 503, "could not store the delivery: "+err.Error())
 			return false
 		}
@@ -501,14 +503,24 @@ func (s *Server) serveRequest(c *conn, rec *recorder, br *bufio.Reader) bool {
 		// sender's answer still waits for the commit, but no longer for the
 		// commit and then the handler one after the other. The forward works
 		// on a copy (the commit sets d.ID).
+		// The handler's answer (when it comes before the commit starts) goes
+		// into the delivery's own row.
 		fwd := make(chan forwardResult, 1)
+		slot := &answerSlot{}
 		dc := *d
-		go func() { fwd <- s.forward(&dc) }()
-		ierr := s.insert(d)
+		go func() {
+			fr := s.forward(&dc)
+			if fr.stream != nil {
+				s.readAnswer(&fr, dc.Method, slot)
+			}
+			fwd <- fr
+		}()
+		ierr := s.insert(d, slot)
 		fr := <-fwd
 		if ierr != nil {
 			if fr.stream != nil {
 				fr.stream.done(false)
+				s.releasePrefix(fr.reserved)
 			}
 			s.reject(c, remote, req, 503, "could not store the delivery: "+ierr.Error())
 			return false
@@ -521,11 +533,11 @@ func (s *Server) serveRequest(c *conn, rec *recorder, br *bufio.Reader) bool {
 			keepAlive = keepAlive && !s.closing.Load()
 			r := response{status: fr.status, headers: fr.headers, fromHandler: true, close: !keepAlive,
 				http10: !req.ProtoAtLeast(1, 1), head: req.Method == http.MethodHead}
-			ok := s.relay(c, d, r, fr)
+			ok := s.relay(c, d, r, fr, slot)
 			s.delivered(d, latency)
 			return keepAlive && ok
 		}
-		s.recordResponse(d, fr, fr.body, 0, fr.err)
+		s.recordResponse(d, fr, fr.body, 0, fr.err, nil)
 		resp = response{status: fr.status, headers: fr.headers, body: fr.body, fromHandler: !fr.failed}
 	}
 	// Shutdown may have begun while the handler worked: this answer is the last.

@@ -1,6 +1,7 @@
 package store
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"path/filepath"
@@ -43,6 +44,56 @@ func BenchmarkInsert(b *testing.B) {
 					}
 					if err := st.ImportDeliveries(ctx, ds); err != nil {
 						b.Fatal(err)
+					}
+				}
+				b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(i), "ns/delivery")
+			})
+		}
+	}
+}
+
+// BenchmarkWriter measures capture's Writer: deliveries of a 1 KiB body
+// (about a Stripe event) committed n per transaction, each with its answer
+// in the same row, and with the answers recorded by the next transaction.
+func BenchmarkWriter(b *testing.B) {
+	pad := bytes.Repeat([]byte("x"), 900)
+	for _, batch := range []int{1, 4, 16, 128} {
+		for _, later := range []bool{false, true} {
+			b.Run(fmt.Sprintf("batch%d/answers-later=%v", batch, later), func(b *testing.B) {
+				ctx := context.Background()
+				st, err := Open(ctx, filepath.Join(b.TempDir(), "h.db"))
+				if err != nil {
+					b.Fatal(err)
+				}
+				defer st.Close()
+				w, err := st.NewWriter(ctx)
+				if err != nil {
+					b.Fatal(err)
+				}
+				defer w.Close()
+				ds := make([]*Delivery, batch)
+				var rs []Response
+				b.ReportAllocs()
+				i := 0
+				for b.Loop() {
+					for k := range ds {
+						d := benchDelivery(i)
+						d.Body = append(d.Body, pad...)
+						d.Raw = append(d.Raw, pad...)
+						if !later {
+							d.ResponseStatus, d.ResponseBody = 200, []byte(`{"ok":true}`)
+						}
+						ds[k] = d
+						i++
+					}
+					if err := w.Commit(ctx, ds, rs); err != nil {
+						b.Fatal(err)
+					}
+					rs = rs[:0]
+					if later {
+						for _, d := range ds {
+							rs = append(rs, Response{ID: d.ID, Status: 200, Body: []byte(`{"ok":true}`)})
+						}
 					}
 				}
 				b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(i), "ns/delivery")

@@ -1,6 +1,7 @@
 package store
 
 import (
+	"bytes"
 	"context"
 	"database/sql"
 	"encoding/json"
@@ -56,15 +57,22 @@ func (d *Delivery) Request() *message.Request {
 	return r.Clone()
 }
 
+// bodyExpr is a delivery's decoded body: stored once, in raw_request, when
+// it is the raw request's tail (body_at, migration 5).
+const bodyExpr = `(CASE WHEN body_at >= 0 THEN substr(raw_request, body_at + 1) ELSE body END)`
+
+// bodyLenExpr is the decoded body's length, read without the body.
+const bodyLenExpr = `(CASE WHEN body_at >= 0 THEN length(raw_request) - body_at ELSE length(body) END)`
+
 const deliveryCols = `id, received_at, source, remote_addr, provider, event_id, event_type, identity,
-	method, target, proto, headers, raw_request, body, verification, response_status,
+	method, target, proto, headers, raw_request, ` + bodyExpr + `, verification, response_status,
 	response_headers, response_body, latency_ns, forward_error, response_size, origin`
 
 // insertDeliverySQL inserts one delivery; deliveryArgs gives its values.
 const insertDeliverySQL = `INSERT INTO deliveries (received_at, source, remote_addr, provider,
 	event_id, event_type, identity, method, target, proto, headers, raw_request, body, verification,
-	response_status, response_headers, response_body, latency_ns, forward_error, origin)
-	VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)`
+	response_status, response_headers, response_body, latency_ns, forward_error, origin, response_size, body_at)
+	VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)`
 
 // deliveryArgs returns d's column values for insertDeliverySQL, received at
 // recv, with the store's defaults where d leaves a field empty.
@@ -79,9 +87,14 @@ func deliveryArgs(d *Delivery, recv time.Time) []any {
 	ident, _ := json.Marshal(nonNilMap(d.Identity))
 	hdrs, _ := json.Marshal(nonNilHeaders(d.Headers))
 	rhdrs, _ := json.Marshal(nonNilHeaders(d.ResponseHeaders))
+	body, bodyAt := nonNilBytes(d.Body), -1
+	if len(body) > 0 && bytes.HasSuffix(d.Raw, body) {
+		// The body is the raw request's tail: stored once (bodyExpr).
+		body, bodyAt = []byte{}, len(d.Raw)-len(body)
+	}
 	return []any{recv.UnixNano(), d.Source, d.RemoteAddr, provider, d.EventID, d.EventType, string(ident),
-		d.Method, d.Target, proto, string(hdrs), nonNilBytes(d.Raw), nonNilBytes(d.Body), d.Verification,
-		d.ResponseStatus, string(rhdrs), d.ResponseBody, d.Latency.Nanoseconds(), d.ForwardError, d.Origin}
+		d.Method, d.Target, proto, string(hdrs), nonNilBytes(d.Raw), body, d.Verification,
+		d.ResponseStatus, string(rhdrs), d.ResponseBody, d.Latency.Nanoseconds(), d.ForwardError, d.Origin, d.ResponseSize, bodyAt}
 }
 
 // InsertDelivery commits d and sets d.ID. It returns only after the row is durable.
@@ -122,6 +135,15 @@ type Response struct {
 	ForwardError string
 }
 
+// setResponseSQL records a delivery's answer; responseArgs gives its values.
+const setResponseSQL = `UPDATE deliveries SET response_status=?, response_headers=?, response_body=?,
+	response_size=?, latency_ns=?, forward_error=? WHERE id=?`
+
+func responseArgs(r Response) []any {
+	rhdrs, _ := json.Marshal(nonNilHeaders(r.Headers))
+	return []any{r.Status, string(rhdrs), r.Body, r.Size, r.Latency.Nanoseconds(), r.ForwardError, r.ID}
+}
+
 // SetResponses records several answers in one transaction (one commit for
 // many deliveries: capture's group commit of responses).
 func (s *Store) SetResponses(ctx context.Context, rs []Response) error {
@@ -130,15 +152,13 @@ func (s *Store) SetResponses(ctx context.Context, rs []Response) error {
 		return fmt.Errorf("record responses: %w", err)
 	}
 	defer tx.Rollback()
-	stmt, err := tx.PrepareContext(ctx, `UPDATE deliveries SET response_status=?, response_headers=?, response_body=?,
-		response_size=?, latency_ns=?, forward_error=? WHERE id=?`)
+	stmt, err := tx.PrepareContext(ctx, setResponseSQL)
 	if err != nil {
 		return fmt.Errorf("record responses: %w", err)
 	}
 	defer stmt.Close()
 	for _, r := range rs {
-		rhdrs, _ := json.Marshal(nonNilHeaders(r.Headers))
-		if _, err := stmt.ExecContext(ctx, r.Status, string(rhdrs), r.Body, r.Size, r.Latency.Nanoseconds(), r.ForwardError, r.ID); err != nil {
+		if _, err := stmt.ExecContext(ctx, responseArgs(r)...); err != nil {
 			return fmt.Errorf("record response of delivery %d: %w", r.ID, err)
 		}
 	}
@@ -217,7 +237,7 @@ func (f Filter) where() (string, []any) {
 		args = append(args, f.Since.UnixNano())
 	}
 	if f.Text != "" {
-		where = append(where, `CAST(body AS TEXT) LIKE ? ESCAPE '\'`)
+		where = append(where, `CAST(`+bodyExpr+` AS TEXT) LIKE ? ESCAPE '\'`)
 		args = append(args, "%"+likeEscaper.Replace(f.Text)+"%")
 	}
 	return strings.Join(where, " AND "), args

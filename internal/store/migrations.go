@@ -107,4 +107,9 @@ CREATE INDEX effects_run ON effects(run_id);
 	`ALTER TABLE deliveries ADD COLUMN response_size INTEGER NOT NULL DEFAULT 0;`,
 	// 4: where an imported delivery came from ("har:devtools.har"); '' for captured ones.
 	`ALTER TABLE deliveries ADD COLUMN origin TEXT NOT NULL DEFAULT '';`,
+	// 5: where the decoded body starts in raw_request when it is the raw
+	// request's last bytes (Content-Length framing: nearly every delivery),
+	// so that it is not stored twice; body is then empty. -1: body holds it
+	// (chunked framing, or a row written before this migration).
+	`ALTER TABLE deliveries ADD COLUMN body_at INTEGER NOT NULL DEFAULT -1;`,
 }

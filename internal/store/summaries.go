@@ -43,7 +43,7 @@ type Page struct {
 }
 
 const summaryCols = `id, received_at, source, remote_addr, provider, event_id, event_type, identity,
-	method, target, length(body), length(raw_request), verification, response_status, latency_ns,
+	method, target, ` + bodyLenExpr + `, length(raw_request), verification, response_status, latency_ns,
 	forward_error, origin`
 
 // ListSummaries returns one page of the deliveries matching f (f.Limit and
