@@ -10,9 +10,9 @@
 #   PARTS="capture replay" bench/run.sh   only some parts
 #
 # Each part runs on its own too: bench/capture.sh, replay.sh, burst.sh,
-# detect.sh, checktime.sh, store.sh, gobench.sh.
+# detect.sh, checktime.sh, store.sh, capmem.sh, gobench.sh.
 . "$(dirname "$0")/lib.sh"
-PARTS=${PARTS:-capture replay burst detect checktime store gobench}
+PARTS=${PARTS:-capture replay burst detect checktime store capmem gobench}
 start=$(date +%s)
 load0=$(cut -d' ' -f1-3 /proc/loadavg)
 setup

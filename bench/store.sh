@@ -3,7 +3,10 @@
 # written by bench/fill (realistic Stripe/GitHub/Shopify rows, ~1.3 KB
 # bodies), kept in $BENCH_CACHE between runs. Latencies are wall times of the
 # whole command (process start included), median of 5; the baselines are the
-# goal (list under 50 ms) or the sqlite3 shell running the equivalent query.
+# goal (list under 50 ms), the sqlite3 shell running the equivalent query, or
+# the same command on a store ten times smaller (memory and TUI start: 1× is
+# constant whatever the store's size). Capture's memory over 100k deliveries
+# is bench/capmem.sh.
 . "$(dirname "$0")/lib.sh"
 [ -n "${HR:-}" ] && [ -n "${HEY:-}" ] || setup
 
@@ -17,6 +20,24 @@ med5() {
 	for _ in 1 2 3 4 5; do secs "$@"; echo; done | awk '{ print $1 * 1000 }' | median | awk '{ printf "%.1f", $1 }'
 }
 sq() { sqlite3 "$db" "$1"; }
+# tui_ms DB ID: ms from starting `hookreplay tui` in a detached 120x40 tmux
+# session until its screen shows delivery ID (tmux's own start included).
+tui_ms() {
+	local sock="hookreplay-bench-$$" t0 t1 i
+	t0=$(date +%s%N)
+	tmux -L "$sock" -f /dev/null new-session -d -x 120 -y 40 -s b "$HR --db $1 tui"
+	for i in $(seq 2000); do
+		tmux -L "$sock" capture-pane -p -t b 2>/dev/null | grep -qw "$2" && break
+		sleep 0.002
+	done
+	t1=$(date +%s%N)
+	local path
+	path=$(tmux -L "$sock" display-message -p '#{socket_path}' 2>/dev/null || true)
+	tmux -L "$sock" kill-server 2>/dev/null || true
+	[ -z "$path" ] || rm -f "$path"
+	[ "$i" -lt 2000 ] || log "tui on $1 never showed delivery $2"
+	echo $(((t1 - t0) / 1000000))
+}
 
 for n in $SIZES; do
 	db="$BENCH_CACHE/store-$n-$stamp.db"
@@ -41,26 +62,44 @@ for n in $SIZES; do
 		"$(med5 sqlite3 "$db" "SELECT * FROM deliveries WHERE id = $mid")"
 	row "5 store $k" "TUI first load (open, count, newest 120 rows; bench/fill -tui), ms vs goal 50 ms" \
 		"$(for _ in 1 2 3 4 5; do "$FILL" -db "$db" -tui; done | median)" 50
+	small="$BENCH_CACHE/store-$((n / 10))-$stamp.db"
+	[ -s "$small" ] || "$FILL" -db "$small" -n $((n / 10))
+	sk=$((n / 10000))k
+	if command -v tmux >/dev/null; then
+		row "5 store $k" "TUI start: hookreplay tui in tmux until its first screen shows the newest delivery, ms vs the same on $sk" \
+			"$(for _ in 1 2 3; do tui_ms "$db" "$n"; done | median)" "$(for _ in 1 2 3; do tui_ms "$small" $((n / 10)); done | median)"
+	fi
+	# Whole-store walks: constant memory is the same peak RSS as on a store ten times smaller.
+	rss=$(rss_kb "$HR" --db "$db" list --limit 0)
+	row "5 store $k" "list --limit 0 (table) peak RSS, MB vs the same on $sk deliveries (constant memory: 1×)" "$((rss / 1024))" "$(($(rss_kb "$HR" --db "$small" list --limit 0) / 1024))"
+	t=$(secs "$HR" --db "$db" list --limit 0)
+	row "5 store $k" "list --limit 0 (table), deliveries/s" "$(awk -v n="$n" -v t="$t" 'BEGIN { printf "%.0f", n / t }')" "-" "-"
 	if [ "$n" -le 100000 ]; then
 		rss=$(rss_kb "$HR" --db "$db" list --limit 0 --json)
-		small="$BENCH_CACHE/store-$((n / 10))-$stamp.db"
-		[ -s "$small" ] || "$FILL" -db "$small" -n $((n / 10))
 		rss1=$(rss_kb "$HR" --db "$small" list --limit 0 --json)
-		row "5 store $k" "list --limit 0 --json peak RSS, MB vs the same on $((n / 10000))k deliveries (constant memory: 1×)" "$((rss / 1024))" "$((rss1 / 1024))"
+		row "5 store $k" "list --limit 0 --json peak RSS, MB vs the same on $sk deliveries (constant memory: 1×)" "$((rss / 1024))" "$((rss1 / 1024))"
 		if [ -n "${HR_BEFORE:-}" ]; then
-			row "5 store $k" "list --limit 0 --json peak RSS, MB, vs before the fixes" "$((rss / 1024))" "$(($(rss_kb "${HR_BEFORE:-}" --db "$db" list --limit 0 --json) / 1024))"
+			for json in --json ""; do
+				row "5 store $k" "list --limit 0 ${json:-(table)} peak RSS, MB, vs before the fixes" \
+					"$(($(rss_kb "$HR" --db "$db" list --limit 0 $json) / 1024))" "$(($(rss_kb "${HR_BEFORE:-}" --db "$db" list --limit 0 $json) / 1024))"
+			done
 		fi
 		t=$(secs "$HR" --db "$db" list --limit 0 --json)
 		row "5 store $k" "list --limit 0 --json, deliveries/s" "$(awk -v n="$n" -v t="$t" 'BEGIN { printf "%.0f", n / t }')" "-" "-"
-		te=$(secs "$HR" --db "$db" export -o "$W/export.jsonl")
+		te=$(secs "$HR" --db "$db" export -o "$W/export.jsonl" 2>/dev/null)
 		tq=$(secs sqlite3 "$db" "SELECT raw_request, body FROM deliveries")
 		row "5 store $k" "export (jsonl), deliveries/s vs sqlite3 shell reading the same rows" \
 			"$(awk -v n="$n" -v t="$te" 'BEGIN { printf "%.0f", n / t }')" "$(awk -v n="$n" -v t="$tq" 'BEGIN { printf "%.0f", n / t }')"
-		rm -f "$W/import.db"
+		row "5 store $k" "export (jsonl) peak RSS, MB vs the same on $sk deliveries (constant memory: 1×)" \
+			"$(($(rss_kb "$HR" --db "$db" export -o "$W/export.jsonl" 2>/dev/null) / 1024))" "$(($(rss_kb "$HR" --db "$small" export -o "$W/small.jsonl" 2>/dev/null) / 1024))"
+		rm -f "$W/import.db"*
 		ti=$(secs "$HR" --db "$W/import.db" import "$W/export.jsonl")
 		got=$(sqlite3 "$W/import.db" "SELECT count(*) FROM deliveries")
 		[ "$got" = "$n" ] || log "import stored $got of $n"
 		row "5 store $k" "import (jsonl), deliveries/s" "$(awk -v n="$n" -v t="$ti" 'BEGIN { printf "%.0f", n / t }')" "-" "-"
-		rm -f "$W/export.jsonl" "$W"/import.db*
+		rm -f "$W/import.db"*
+		row "5 store $k" "import (jsonl) peak RSS, MB vs the same on $sk deliveries (all or none: the file is read whole)" \
+			"$(($(rss_kb "$HR" --db "$W/import.db" import "$W/export.jsonl") / 1024))" "$(($(rss_kb "$HR" --db "$W/import-small.db" import "$W/small.jsonl") / 1024))"
+		rm -f "$W"/*.jsonl "$W"/import*.db*
 	fi
 done
