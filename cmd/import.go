@@ -1,8 +1,10 @@
 package cmd
 
 import (
+	"bufio"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -53,9 +55,10 @@ new id. FILE - reads stdin. The format is detected from the content unless
 
 Deliveries without a provider get provider and event detection as captured
 ones do, and each records where it came from (its origin, e.g.
-"har:devtools.har"). The file is checked whole before anything is added,
-and the deliveries are added in one transaction: all or none. See
-docs/import-export.md.`,
+"har:devtools.har"). The deliveries are added in one transaction: all or
+none, a bad line adds nothing. A JSONL file (what export writes) is read a
+line at a time, whatever its size; the other formats are read whole (at
+most 512 MiB). See docs/import-export.md.`,
 		Example: `  hookreplay import testdata/webhooks/subscription.jsonl
   hookreplay import devtools.har
   curl -s http://127.0.0.1:4040/api/requests/http | hookreplay import - --format ngrok
@@ -91,33 +94,49 @@ docs/import-export.md.`,
 	return cmd
 }
 
+// detectPeek is how much of an import is read to tell its format.
+const detectPeek = 1 << 20
+
 func importRun(ctx context.Context, o *importOptions) error {
 	var in io.Reader = o.IO.In
 	name, dir := "stdin", ""
+	size := int64(-1)
 	if o.File != "-" {
 		f, err := os.Open(o.File)
 		if err != nil {
 			return usageErr("import: %v", err)
 		}
 		defer f.Close()
-		if st, err := f.Stat(); err == nil && st.Mode().IsRegular() && st.Size() > exchange.MaxFile {
-			return usageErr("import %s: %d MiB is larger than the %d MiB one import reads; split it", o.File, st.Size()>>20, exchange.MaxFile>>20)
+		if st, err := f.Stat(); err == nil && st.Mode().IsRegular() {
+			size = st.Size()
 		}
 		in, name, dir = f, o.File, filepath.Dir(o.File)
 	}
-	data, err := exchange.ReadAll(in)
-	if err != nil {
-		return usageErr("import %s: %v", name, err)
-	}
+	br := bufio.NewReaderSize(in, detectPeek)
 	format := exchange.Format(o.Format)
 	if format == "" {
-		if format, err = exchange.Detect(data); err != nil {
+		head, err := br.Peek(detectPeek)
+		if err != nil && !errors.Is(err, io.EOF) && !errors.Is(err, bufio.ErrBufferFull) {
+			return usageErr("import %s: %v", name, err)
+		}
+		if format, err = exchange.Detect(head); err != nil {
 			return usageErr("import %s: %v", name, err)
 		}
 	}
-	ds, err := exchange.Read(data, format, exchange.ReadOptions{
+	ro := exchange.ReadOptions{
 		Name: name, MaxBody: o.MaxBody, ReadFile: exchange.LimitedReadFile(dir, o.MaxBody),
-		Note: func(s string) { fmt.Fprintf(o.IO.ErrOut, "import %s: %s\n", name, s) }})
+		Note: func(s string) { fmt.Fprintf(o.IO.ErrOut, "import %s: %s\n", name, s) }}
+	if format == exchange.JSONL {
+		return importJSONL(ctx, o, br, name, ro)
+	}
+	if size > exchange.MaxFile {
+		return usageErr("import %s: %d MiB is larger than the %d MiB one %s import reads; split it", o.File, size>>20, exchange.MaxFile>>20, format)
+	}
+	data, err := exchange.ReadAll(br)
+	if err != nil {
+		return usageErr("import %s: %v", name, err)
+	}
+	ds, err := exchange.Read(data, format, ro)
 	if err != nil {
 		return usageErr("import %s (%s): %v", name, format, err)
 	}
@@ -125,14 +144,7 @@ func importRun(ctx context.Context, o *importOptions) error {
 		return usageErr("import %s: no deliveries in it (want one JSON object per line, as 'hookreplay export' writes)", name)
 	}
 	for _, d := range ds {
-		if d.Provider == "" {
-			// Not named by the file: name the provider and event as capture would.
-			id := verify.Detect(d.Request())
-			d.Provider, d.EventID, d.EventType = id.Provider, id.EventID, id.EventType
-			if d.Identity == nil {
-				d.Identity = id.Extra
-			}
-		}
+		detectProvider(d)
 	}
 	st, err := o.Store()
 	if err != nil {
@@ -146,13 +158,87 @@ func importRun(ctx context.Context, o *importOptions) error {
 	for i, d := range ds {
 		ids[i] = d.ID
 	}
+	return importDone(o, name, ids)
+}
+
+// importJSONL streams a JSONL import (what export writes, whatever the
+// store's size): each line is parsed and added as it is read, in one
+// transaction committed at the end, so a bad line still adds nothing. The
+// store is opened with the first delivery: a file bad from its first line
+// creates no database.
+func importJSONL(ctx context.Context, o *importOptions, r io.Reader, name string, ro exchange.ReadOptions) error {
+	var st *store.Store
+	var im *store.Importer
+	defer func() {
+		if im != nil {
+			im.Rollback()
+		}
+		if st != nil {
+			st.Close()
+		}
+	}()
+	var ids []int64
+	var setup error // the store's, not the file's
+	err := exchange.EachJSONL(r, ro, func(d *store.Delivery) error {
+		if st == nil {
+			if st, setup = o.Store(); setup != nil {
+				st = nil
+				return setup
+			}
+			var err error
+			if im, err = st.BeginImport(ctx); err != nil {
+				setup = setupErr("%v", err)
+				return setup
+			}
+		}
+		detectProvider(d)
+		id, _, err := im.Add(ctx, d)
+		if err != nil {
+			setup = setupErr("import delivery %d: %v", len(ids)+1, err)
+			return setup
+		}
+		ids = append(ids, id)
+		return nil
+	})
+	if setup != nil {
+		return setup
+	}
+	if err != nil {
+		return usageErr("import %s (%s): %v", name, exchange.JSONL, err)
+	}
+	if len(ids) == 0 {
+		return usageErr("import %s: no deliveries in it (want one JSON object per line, as 'hookreplay export' writes)", name)
+	}
+	err = im.Commit()
+	im = nil
+	if err != nil {
+		return setupErr("%v", err)
+	}
+	return importDone(o, name, ids)
+}
+
+// detectProvider names the provider and event of a delivery its file did
+// not name, as capture would.
+func detectProvider(d *store.Delivery) {
+	if d.Provider != "" {
+		return
+	}
+	id := verify.Detect(d.Request())
+	d.Provider, d.EventID, d.EventType = id.Provider, id.EventID, id.EventType
+	if d.Identity == nil {
+		d.Identity = id.Extra
+	}
+}
+
+// importDone says what was imported.
+func importDone(o *importOptions, name string, ids []int64) error {
 	if o.JSON {
 		return json.NewEncoder(o.IO.Out).Encode(struct {
 			Imported int     `json:"imported"`
 			IDs      []int64 `json:"ids"`
-		}{len(ds), ids})
+		}{len(ids), ids})
 	}
-	fmt.Fprintf(o.IO.Out, "imported %s from %s as %s\n", exportCount(len(ds)), name, idRange(ids))
+	fmt.Fprintf(o.IO.Out, "imported %s from %s as %s\n", exportCount(len(ids)), name, idRange(ids))
 	return nil
 }
 

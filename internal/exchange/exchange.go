@@ -54,8 +54,9 @@ func ParseFormat(s string, allowed []Format) (Format, error) {
 	return "", fmt.Errorf("unknown format %q (want %s)", s, strings.Join(names, ", "))
 }
 
-// MaxFile bounds an import file: every format is read whole before anything
-// is added to the database (imports are all or none).
+// MaxFile bounds an import file read whole: HAR, ngrok, curl and raw files
+// are parsed whole before anything is added (JSONL is read a line at a time,
+// EachJSONL, and has no bound).
 const MaxFile = 512 << 20
 
 // DefaultMaxBody is the largest request body an import accepts unless told
@@ -80,6 +81,14 @@ func (o ReadOptions) note(format string, a ...any) {
 	if o.Note != nil {
 		o.Note(fmt.Sprintf(format, a...))
 	}
+}
+
+// name is the file named in Origin.
+func (o ReadOptions) name() string {
+	if o.Name == "" {
+		return "stdin"
+	}
+	return o.Name
 }
 
 func (o ReadOptions) maxBody() int64 {
@@ -158,6 +167,21 @@ func isRequestLine(l string) bool {
 	return len(parts) == 3 && isToken(parts[0]) && parts[1] != "" && strings.HasPrefix(parts[2], "HTTP/1.")
 }
 
+// EachJSONL reads a JSONL import from r a line at a time, calling fn with
+// each delivery as Read would return it (body within o's bound, Origin set),
+// so an export of any size is imported holding one delivery. An error from
+// fn stops the reading and is returned as is.
+func EachJSONL(r io.Reader, o ReadOptions, fn func(*store.Delivery) error) error {
+	origin := string(JSONL) + ":" + o.name()
+	return store.EachJSONL(r, func(line int, d *store.Delivery) error {
+		if int64(len(d.Body)) > o.maxBody() {
+			return fmt.Errorf("line %d: %s", line, bodyTooLarge(len(d.Body), o.maxBody()))
+		}
+		d.Origin = origin
+		return fn(d)
+	})
+}
+
 // Read parses data in format f into deliveries, each with its Origin set
 // ("har:NAME"). Provider and event identity are left empty unless the file
 // carries them (JSONL, HAR written by hookreplay); the caller detects them.
@@ -166,14 +190,10 @@ func Read(data []byte, f Format, o ReadOptions) ([]*store.Delivery, error) {
 	var err error
 	switch f {
 	case JSONL:
-		ds, err = store.ReadJSONL(bytes.NewReader(data))
-		if err == nil {
-			for i, d := range ds {
-				if int64(len(d.Body)) > o.maxBody() {
-					return nil, fmt.Errorf("line %d: %s", i+1, bodyTooLarge(len(d.Body), o.maxBody()))
-				}
-			}
-		}
+		err = EachJSONL(bytes.NewReader(data), o, func(d *store.Delivery) error {
+			ds = append(ds, d)
+			return nil
+		})
 	case HAR:
 		ds, err = readHAR(data, o)
 	case Ngrok:
@@ -188,12 +208,8 @@ func Read(data []byte, f Format, o ReadOptions) ([]*store.Delivery, error) {
 	if err != nil {
 		return nil, err
 	}
-	name := o.Name
-	if name == "" {
-		name = "stdin"
-	}
 	for _, d := range ds {
-		d.Origin = string(f) + ":" + name
+		d.Origin = string(f) + ":" + o.name()
 	}
 	return ds, nil
 }

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"database/sql"
 	"encoding/base64"
 	"encoding/json"
 	"errors"
@@ -129,8 +130,23 @@ func (j *JSONLWriter) Flush() error {
 // from them. Provider and event identity are left as given (empty when
 // absent). Errors name the line: "line 3: raw: illegal base64 data ...".
 func ReadJSONL(r io.Reader) ([]*Delivery, error) {
-	br := bufio.NewReaderSize(r, 64<<10)
 	var out []*Delivery
+	err := EachJSONL(r, func(_ int, d *Delivery) error {
+		out = append(out, d)
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// EachJSONL reads deliveries as ReadJSONL does, calling fn with each and
+// the number of its line as soon as the line is read: a file of any length
+// is read holding one line. An error from fn stops the reading and is
+// returned as is.
+func EachJSONL(r io.Reader, fn func(line int, d *Delivery) error) error {
+	br := bufio.NewReaderSize(r, 64<<10)
 	for n := 1; ; n++ {
 		line, err := readLine(br)
 		if len(line) > 0 {
@@ -140,22 +156,22 @@ func ReadJSONL(r io.Reader) ([]*Delivery, error) {
 			if len(bytes.TrimSpace(line)) > 0 {
 				d, perr := parseJSONLLine(line)
 				if perr != nil {
-					return nil, fmt.Errorf("line %d: %w", n, perr)
+					return fmt.Errorf("line %d: %w", n, perr)
 				}
-				out = append(out, d)
+				if err := fn(n, d); err != nil {
+					return err
+				}
 			}
 		}
 		if errors.Is(err, io.EOF) {
-			return out, nil
+			return nil
 		}
 		if err != nil {
-			return nil, fmt.Errorf("line %d: %w", n, err)
+			return fmt.Errorf("line %d: %w", n, err)
 		}
 	}
 }
 
-// readLine returns the next line without its newline, refusing lines over
-// maxJSONLLine rather than holding them in memory.
 func readLine(br *bufio.Reader) ([]byte, error) {
 	var line []byte
 	for {
@@ -325,39 +341,78 @@ func isToken(s string) bool {
 // ImportDeliveries inserts ds as new rows in one transaction (all or none),
 // keeping everything but the id, and sets each d.ID to its new id.
 func (s *Store) ImportDeliveries(ctx context.Context, ds []*Delivery) error {
-	tx, err := s.db.BeginTx(ctx, nil)
+	im, err := s.BeginImport(ctx)
 	if err != nil {
-		return fmt.Errorf("import deliveries: %w", err)
+		return err
 	}
-	defer tx.Rollback()
-	stmt, err := tx.PrepareContext(ctx, insertDeliverySQL)
-	if err != nil {
-		return fmt.Errorf("import deliveries: %w", err)
-	}
-	defer stmt.Close()
+	defer im.Rollback()
 	ids := make([]int64, len(ds))
 	recvs := make([]time.Time, len(ds))
 	for i, d := range ds {
-		recv := d.ReceivedAt
-		if recv.IsZero() {
-			recv = time.Now()
-		}
-		recvs[i] = recv
-		res, err := stmt.ExecContext(ctx, deliveryArgs(d, recv)...)
-		if err != nil {
-			return fmt.Errorf("import delivery %d of %d: %w", i+1, len(ds), err)
-		}
-		if ids[i], err = res.LastInsertId(); err != nil {
+		if ids[i], recvs[i], err = im.Add(ctx, d); err != nil {
 			return fmt.Errorf("import delivery %d of %d: %w", i+1, len(ds), err)
 		}
 	}
-	if err := tx.Commit(); err != nil {
-		return fmt.Errorf("import deliveries: %w", err)
+	if err := im.Commit(); err != nil {
+		return err
 	}
 	for i, d := range ds {
 		d.ID, d.ReceivedAt = ids[i], recvs[i]
 	}
 	return nil
+}
+
+// Importer adds deliveries one at a time inside one transaction, so an
+// import of any size holds one delivery in memory and is still all or none:
+// nothing is visible before Commit, and Rollback (or an error) adds nothing.
+type Importer struct {
+	tx   *sql.Tx
+	stmt *sql.Stmt
+}
+
+// BeginImport starts an import; the caller ends it with Commit or Rollback.
+func (s *Store) BeginImport(ctx context.Context) (*Importer, error) {
+	tx, err := s.db.BeginTx(ctx, nil)
+	if err != nil {
+		return nil, fmt.Errorf("import deliveries: %w", err)
+	}
+	stmt, err := tx.PrepareContext(ctx, insertDeliverySQL)
+	if err != nil {
+		tx.Rollback()
+		return nil, fmt.Errorf("import deliveries: %w", err)
+	}
+	return &Importer{tx: tx, stmt: stmt}, nil
+}
+
+// Add inserts d as a new row, keeping everything but its id, and returns
+// the new id and the time it is recorded as received (d.ReceivedAt, or now
+// when unset). d itself is left as it is.
+func (im *Importer) Add(ctx context.Context, d *Delivery) (int64, time.Time, error) {
+	recv := d.ReceivedAt
+	if recv.IsZero() {
+		recv = time.Now()
+	}
+	res, err := im.stmt.ExecContext(ctx, deliveryArgs(d, recv)...)
+	if err != nil {
+		return 0, recv, err
+	}
+	id, err := res.LastInsertId()
+	return id, recv, err
+}
+
+// Commit makes every added delivery visible at once.
+func (im *Importer) Commit() error {
+	im.stmt.Close()
+	if err := im.tx.Commit(); err != nil {
+		return fmt.Errorf("import deliveries: %w", err)
+	}
+	return nil
+}
+
+// Rollback drops every added delivery; after Commit it does nothing.
+func (im *Importer) Rollback() {
+	im.stmt.Close()
+	im.tx.Rollback()
 }
 
 // WriteJSONLFile writes ds to path as WriteJSONL does, through ReplaceFile.
