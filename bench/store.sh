@@ -98,7 +98,7 @@ for n in $SIZES; do
 		[ "$got" = "$n" ] || log "import stored $got of $n"
 		row "5 store $k" "import (jsonl), deliveries/s" "$(awk -v n="$n" -v t="$ti" 'BEGIN { printf "%.0f", n / t }')" "-" "-"
 		rm -f "$W/import.db"*
-		row "5 store $k" "import (jsonl) peak RSS, MB vs the same on $sk deliveries (all or none: the file is read whole)" \
+		row "5 store $k" "import (jsonl) peak RSS, MB vs the same on $sk deliveries (constant memory: 1×)" \
 			"$(($(rss_kb "$HR" --db "$W/import.db" import "$W/export.jsonl") / 1024))" "$(($(rss_kb "$HR" --db "$W/import-small.db" import "$W/small.jsonl") / 1024))"
 		rm -f "$W"/*.jsonl "$W"/import*.db*
 	fi

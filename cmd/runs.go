@@ -121,11 +121,9 @@ func runsListRun(ctx context.Context, o *runsOptions) error {
 	}
 	counts := make([]int, len(runs))
 	for i, r := range runs {
-		as, err := st.ListAttempts(ctx, r.ID)
-		if err != nil {
+		if counts[i], err = st.CountAttempts(ctx, r.ID); err != nil {
 			return setupErr("%v", err)
 		}
-		counts[i] = len(as)
 	}
 	if o.JSON {
 		return o.jsonOut.write(o.IO.Out, func(w io.Writer) error { return report.RunsJSON(w, runs, counts) })

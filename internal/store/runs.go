@@ -239,6 +239,16 @@ func (s *Store) InsertAttempts(ctx context.Context, as []*Attempt) error {
 	return nil
 }
 
+// CountAttempts returns how many attempts run id recorded (an index count:
+// the attempts themselves are not read).
+func (s *Store) CountAttempts(ctx context.Context, id int64) (int, error) {
+	var n int
+	if err := s.db.QueryRowContext(ctx, `SELECT count(*) FROM attempts WHERE run_id=?`, id).Scan(&n); err != nil {
+		return 0, fmt.Errorf("count attempts of run %d: %w", id, err)
+	}
+	return n, nil
+}
+
 // AttemptCounts returns how many attempts each run recorded, by run id.
 func (s *Store) AttemptCounts(ctx context.Context) (map[int64]int, error) {
 	rows, err := s.db.QueryContext(ctx, `SELECT run_id, count(*) FROM attempts GROUP BY run_id`)

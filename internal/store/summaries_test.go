@@ -122,6 +122,11 @@ func TestDeliveryAttempts(t *testing.T) {
 	if err != nil || counts[1] != 3 || counts[2] != 3 {
 		t.Fatalf("counts %v, %v", counts, err)
 	}
+	for _, run := range []int64{1, 2, 3} {
+		if n, err := s.CountAttempts(ctx, run); err != nil || n != counts[run] {
+			t.Errorf("run %d: CountAttempts %d, %v; AttemptCounts %d", run, n, err, counts[run])
+		}
+	}
 }
 
 // TestSummaryIsTheDeliveryWithoutBytes: what EachSummary reads (without the
