@@ -24,6 +24,9 @@ import (
 type checkOptions struct {
 	IO    *iostreams.IO
 	Store func() (*store.Store, error)
+	// ExistingStore opens the database only when it exists: deliveries
+	// selected from the store need one (see openStore).
+	ExistingStore func() (*store.Store, error)
 
 	deliverySelector
 	From      []string
@@ -65,7 +68,7 @@ type checkOptions struct {
 }
 
 func newCheckCmd(f *factory, runF func(*checkOptions) error) *cobra.Command {
-	o := &checkOptions{IO: f.IO, Store: f.Store}
+	o := &checkOptions{IO: f.IO, Store: f.Store, ExistingStore: f.ExistingStore}
 	var phases, configPath string
 	cmd := &cobra.Command{
 		Use:   "check [ID...] --to URL [probes] | check [NAME...] (hookreplay.yaml)",
@@ -315,6 +318,27 @@ func hostPort(u *url.URL) string {
 	return net.JoinHostPort(u.Hostname(), "80")
 }
 
+// openStore opens the database the run is recorded in. With --from the
+// deliveries come from files and the database is created when absent (a CI
+// job's fresh --db); deliveries selected from the store (IDs, --last,
+// --event-id, a config's filters) need it to exist, so a check run in the
+// wrong directory or with a mistyped --db says so instead of creating an
+// empty database and reporting that nothing was captured in it.
+func (o *checkOptions) openStore(ctx context.Context) (*store.Store, error) {
+	if len(o.From) > 0 || o.ExistingStore == nil {
+		return o.Store()
+	}
+	st, err := o.ExistingStore()
+	if err != nil {
+		return nil, err
+	}
+	if err := st.CheckWritable(ctx); err != nil {
+		st.Close()
+		return nil, setupErr("%v", err)
+	}
+	return st, nil
+}
+
 // defaultCheckMaxTime is --max-time's default: generous, so that only a run
 // that is stuck is stopped.
 const defaultCheckMaxTime = 10 * time.Minute
@@ -327,7 +351,7 @@ func checkRun(ctx context.Context, o *checkOptions) error {
 	if err != nil {
 		return err
 	}
-	st, err := o.Store()
+	st, err := o.openStore(ctx)
 	if err != nil {
 		return err
 	}

@@ -186,7 +186,7 @@ func selectConfigChecks(cfg *config.File, names []string) ([]*config.Check, erro
 // the flags' defaults first (declared by checkEngineFlags itself), then the
 // file's values.
 func checkOptionsFromConfig(ctx context.Context, base *checkOptions, c *config.Check) (*checkOptions, error) {
-	o := &checkOptions{IO: base.IO, Store: base.Store, Quiet: base.Quiet}
+	o := &checkOptions{IO: base.IO, Store: base.Store, ExistingStore: base.ExistingStore, Quiet: base.Quiet}
 	var phases string
 	checkEngineFlags(pflag.NewFlagSet("config", pflag.ContinueOnError), o, &phases)
 
@@ -264,7 +264,7 @@ func configFilterIDs(ctx context.Context, o *checkOptions, d config.Deliveries) 
 	if ctx == nil {
 		ctx = context.Background()
 	}
-	st, err := o.Store()
+	st, err := o.openStore(ctx)
 	if err != nil {
 		return nil, err
 	}

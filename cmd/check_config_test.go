@@ -22,7 +22,7 @@ func checkOptionsFrom(t *testing.T, args ...string) ([]*checkOptions, int, strin
 	cmd.SetErr(io.ErrOut)
 	code, msg := exitCode(cmd.Execute())
 	for _, o := range got {
-		o.IO, o.Store = nil, nil // functions and streams are not comparable
+		o.IO, o.Store, o.ExistingStore = nil, nil, nil // functions and streams are not comparable
 	}
 	return got, code, msg
 }

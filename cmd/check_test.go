@@ -1,6 +1,9 @@
 package cmd
 
 import (
+	"errors"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -75,5 +78,35 @@ func TestCheckValidate(t *testing.T) {
 	}
 	if _, err := checkValidate(base()); err != nil {
 		t.Fatalf("valid options rejected: %v", err)
+	}
+}
+
+// A check of deliveries from the store needs the store: run in the wrong
+// directory (or with a mistyped --db) it says so and creates nothing, while
+// a check of --from files creates the database it records the run in.
+func TestCheckFromTheStoreNeedsTheStore(t *testing.T) {
+	dir := t.TempDir()
+	missing := filepath.Join(dir, "typo.db")
+	probeArgs := []string{"--to", "http://127.0.0.1:1/h", "--probe-cmd", "echo 1", "-q"}
+	for _, sel := range [][]string{{"--last"}, {"1"}, {"--event-id", "evt_1"}} {
+		args := append(append([]string{"--db", missing, "check"}, sel...), probeArgs...)
+		code, msg, _ := runRoot(t, args...)
+		if code != 2 || !strings.Contains(msg, "no database at "+missing) {
+			t.Errorf("%v: exit %d %q, want 2 and no database at", sel, code, msg)
+		}
+		if _, err := os.Stat(missing); !errors.Is(err, os.ErrNotExist) {
+			t.Fatalf("check %v created %s", sel, missing)
+		}
+	}
+	from := filepath.Join(dir, "none.jsonl")
+	if err := os.WriteFile(from, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	code, msg, _ := runRoot(t, append([]string{"--db", missing, "check", "--from", from}, probeArgs...)...)
+	if code != 2 || !strings.Contains(msg, "no deliveries in the file") {
+		t.Fatalf("--from an empty file: exit %d %q", code, msg)
+	}
+	if _, err := os.Stat(missing); err != nil {
+		t.Fatalf("check --from did not create its database: %v", err)
 	}
 }
