@@ -2,9 +2,13 @@ package probe
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
+	"net/url"
+	"syscall"
 )
 
 // maxHTTPBody bounds the body an HTTP probe reads.
@@ -35,7 +39,10 @@ func (p *HTTPProbe) Read(ctx context.Context) (Value, error) {
 	req.Header.Set("Cache-Control", "no-cache")
 	resp, err := p.client.Do(req)
 	if err != nil {
-		return Value{}, probeErr(p.Name(), err)
+		if ctx.Err() != nil { // the run stopped (Ctrl-C, --max-time), not the probe
+			return Value{}, probeErr(p.Name(), ctx.Err())
+		}
+		return Value{}, probeErr(p.Name(), getErr(err))
 	}
 	defer resp.Body.Close()
 	body, err := io.ReadAll(io.LimitReader(resp.Body, maxHTTPBody))
@@ -56,4 +63,24 @@ func (p *HTTPProbe) Read(ctx context.Context) (Value, error) {
 func (p *HTTPProbe) Close() error {
 	p.client.CloseIdleConnections()
 	return nil
+}
+
+// getErr words a failed GET without Go's `Get "URL": dial tcp ADDR:`
+// prefix, which repeats the URL the probe's name already shows.
+func getErr(err error) error {
+	var ue *url.Error
+	if errors.As(err, &ue) {
+		if ue.Timeout() {
+			return fmt.Errorf("no answer within %s", DefaultReadTimeout)
+		}
+		err = ue.Err
+	}
+	var oe *net.OpError
+	if errors.As(err, &oe) && oe.Op == "dial" {
+		if errors.Is(err, syscall.ECONNREFUSED) {
+			return fmt.Errorf("nothing is listening there (%v)", oe.Err)
+		}
+		return oe.Err
+	}
+	return err
 }

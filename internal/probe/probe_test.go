@@ -204,6 +204,14 @@ func TestHTTPProbe(t *testing.T) {
 			}
 		})
 	}
+	// Refused is worded once, in hookreplay's words, not as Go's client error.
+	p := NewHTTP(refused)
+	defer p.Close()
+	_, err = p.Read(context.Background())
+	if err == nil || !strings.Contains(err.Error(), "nothing is listening there (connect: connection refused)") ||
+		strings.Contains(err.Error(), `Get "`) || strings.Contains(err.Error(), "dial tcp") {
+		t.Errorf("refused GET worded %q", err)
+	}
 }
 
 // sqliteDB creates a WAL SQLite file loaded with testdata/wallets.sql, as a
