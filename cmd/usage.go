@@ -170,6 +170,12 @@ func wordFlagValues(fs *pflag.FlagSet) {
 		case "duration", "float32", "float64",
 			"int", "int8", "int16", "int32", "int64", "uint", "uint8", "uint16", "uint32", "uint64":
 			fl.Value = &wordedValue{Value: fl.Value, name: fl.Name}
+			// pflag knows a zero duration default only on its own type: wrapped,
+			// "0s" would be printed as "(default 0s)" after a text that says
+			// what the default really is (the provider's timeout, say).
+			if fl.DefValue == "0s" {
+				fl.DefValue = "0"
+			}
 		}
 	})
 }

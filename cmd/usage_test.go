@@ -49,3 +49,17 @@ func TestUsageErrorsAreWorded(t *testing.T) {
 		t.Errorf("completion bash: %d %q", code, msg)
 	}
 }
+
+// A duration flag whose usage says what its default is does not end in
+// "(default 0s)" because the value is wrapped for worded errors.
+func TestHelpHasNoZeroDurationDefault(t *testing.T) {
+	for _, args := range [][]string{{"check", "--help"}, {"verify", "--help"}, {"tui", "--help"}} {
+		code, msg, out := runRoot(t, args...)
+		if code != 0 || !strings.Contains(out, "--provider-timeout") && !strings.Contains(out, "--tolerance") {
+			t.Fatalf("%v: exit %d %q", args, code, msg)
+		}
+		if strings.Contains(out, "(default 0s)") {
+			t.Errorf("%v prints (default 0s):\n%s", args, out)
+		}
+	}
+}
