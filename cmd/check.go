@@ -107,7 +107,7 @@ effect of the first delivery).`,
     --probe-sql "SELECT balance FROM wallets WHERE customer='cus_QpB3d9uYnWx2Ke'" \
     --dsn sqlite:./app.db --secret-env STRIPE_WEBHOOK_SECRET
 
-  # in CI: every check described in ./hookreplay.yaml (docs/guide.md, "Config for CI"); exit 1 if any violates
+  # in CI: every check described in ./hookreplay.yaml (docs/guide.md, "A config file"); exit 1 if any violates
   hookreplay check
 
   # in CI, from committed deliveries, starting the handler, with a JUnit report
@@ -233,7 +233,12 @@ func redactExit(err error, s *redact.Secrets) error {
 
 // checkValidate catches usage errors before anything is sent.
 func checkValidate(o *checkOptions) (*url.URL, error) {
-	if o.To != "" && len(o.IDs) == 0 && !o.Last && len(o.EventIDs) == 0 && len(o.From) == 0 {
+	noDelivery := len(o.IDs) == 0 && !o.Last && len(o.EventIDs) == 0 && len(o.From) == 0
+	if o.To == "" && noDelivery {
+		// A bare 'hookreplay check' where there is no hookreplay.yaml.
+		return nil, usageErr("check needs deliveries, the handler's URL and a probe: hookreplay check --last --to URL --probe-sql QUERY --dsn DSN (see 'hookreplay check --help'), or a hookreplay.yaml in this directory (docs/guide.md, \"A config file\")")
+	}
+	if noDelivery {
 		return nil, usageErr("which delivery? give an ID (see 'hookreplay list'), --last, --event-id E or --from FILE")
 	}
 	if err := o.validateFilters(); err != nil {

@@ -58,6 +58,7 @@ func TestCheckValidate(t *testing.T) {
 		want string
 	}{
 		{func(o *checkOptions) { o.To = "" }, "--to URL is required"},
+		{func(o *checkOptions) { o.To, o.Last = "", false }, "check needs deliveries, the handler's URL and a probe"},
 		{func(o *checkOptions) { o.To = "ftp://x" }, "not an http:// URL"},
 		{func(o *checkOptions) { o.Last = false }, "which delivery?"},
 		{func(o *checkOptions) { o.ProbeCmd = nil }, "no probe given"},
