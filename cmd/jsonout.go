@@ -14,6 +14,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"reflect"
 	"regexp"
 	"slices"
 	"sort"
@@ -35,9 +36,36 @@ const jsonAll = "*"
 type jsonOutput struct {
 	on     *bool // the command's JSON switch
 	fields []string
-	jq     string
-	code   *gojq.Code
-	tmpl   *template.Template
+	// known are the document's fields, present or not: a field left out
+	// when empty (verification, forward_error) may be asked for by name.
+	known []string
+	jq    string
+	code  *gojq.Code
+	tmpl  *template.Template
+}
+
+// knownFields declares the fields of doc's type (its json names, embedded
+// structs included) as j's, so --json FIELD accepts one a document leaves
+// out when empty; it returns j.
+func (j *jsonOutput) knownFields(doc any) *jsonOutput {
+	var walk func(t reflect.Type)
+	walk = func(t reflect.Type) {
+		for i := range t.NumField() {
+			f := t.Field(i)
+			tag, _, _ := strings.Cut(f.Tag.Get("json"), ",")
+			switch {
+			case tag == "-" || !f.IsExported() && !f.Anonymous:
+			case f.Anonymous && tag == "" && f.Type.Kind() == reflect.Struct:
+				walk(f.Type)
+			case tag != "":
+				j.known = append(j.known, tag)
+			default:
+				j.known = append(j.known, f.Name)
+			}
+		}
+	}
+	walk(reflect.TypeOf(doc))
+	return j
 }
 
 // addJSONFlags declares --json [FIELDS], --jq and --template, switching on
@@ -165,6 +193,9 @@ func (j *jsonOutput) write(w io.Writer, render func(io.Writer) error) error {
 // field no object has is an error naming the fields there are.
 func (j *jsonOutput) narrow(doc any) (any, error) {
 	seen := map[string]bool{}
+	for _, k := range j.known {
+		seen[k] = true
+	}
 	keep := func(v any) any {
 		m, ok := v.(map[string]any)
 		if !ok {

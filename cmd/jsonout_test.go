@@ -108,4 +108,14 @@ func TestJSONShaping(t *testing.T) {
 	if code != 2 || !strings.Contains(msg, `--json: unknown field "nope" (fields: body_size, event_id, event_type, id,`) {
 		t.Errorf("unknown field: %d %q", code, msg)
 	}
+	// A field the document leaves out when empty (no secret at capture: no
+	// verification) is still a field show --json names in its help.
+	code, msg, out := runRoot(t, "--db", db, "show", "1", "--json=id,verification,forward_error")
+	if code != 0 || out != "{\n  \"id\": 1\n}\n" {
+		t.Errorf("show --json with fields left out when empty: exit %d %q, out %q", code, msg, out)
+	}
+	code, msg, _ = runRoot(t, "--db", db, "show", "1", "--json=nope")
+	if code != 2 || !strings.Contains(msg, `unknown field "nope"`) || !strings.Contains(msg, "verification") {
+		t.Errorf("show --json=nope: exit %d %q", code, msg)
+	}
 }

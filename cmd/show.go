@@ -56,7 +56,8 @@ func newShowCmd(f *factory, runF func(*showOptions) error) *cobra.Command {
 	}
 	cmd.Flags().BoolVar(&o.Raw, "raw", false, "write exactly the bytes received on the wire")
 	cmd.Flags().BoolVar(&o.Body, "body", false, "write the decoded body bytes")
-	o.jsonOut = addJSONFlags(cmd.Flags(), &o.JSON, "the delivery (ordered headers, raw_base64, body_base64, verification, response)")
+	o.jsonOut = addJSONFlags(cmd.Flags(), &o.JSON, "the delivery (ordered headers, raw_base64, body_base64, verification, response)").
+		knownFields(report.DeliveryDetail{})
 	return cmd
 }
 
