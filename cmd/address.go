@@ -7,6 +7,9 @@ package cmd
 // takes "3000" as 127.0.0.1:3000, loopback unless a host is given.
 
 import (
+	"errors"
+	"fmt"
+	"net"
 	"strconv"
 	"strings"
 
@@ -48,6 +51,23 @@ func listenAddr(s string) string {
 	return s
 }
 
+// checkListenAddr says what is wrong with a listening address before
+// anything listens: Go's words for it ("missing port in address", "lookup
+// tcp/abc: unknown port") name no fix.
+func checkListenAddr(s string) error {
+	_, port, err := net.SplitHostPort(s)
+	if err != nil {
+		if _, nerr := strconv.Atoi(s); nerr == nil {
+			return fmt.Errorf("port %s is out of range (0 to 65535)", s)
+		}
+		return errors.New("want a port (9000), host:port (127.0.0.1:9000) or [::1]:9000")
+	}
+	if !isPort(port) {
+		return fmt.Errorf("port %q is not a number from 0 to 65535", port)
+	}
+	return nil
+}
+
 func isPort(s string) bool {
 	n, err := strconv.Atoi(s)
 	return err == nil && n >= 0 && n <= 65535 && !strings.HasPrefix(s, "+")
@@ -58,13 +78,20 @@ func isPort(s string) bool {
 type addrValue struct {
 	p        *string
 	complete func(string) string
+	check    func(string) error // nil: the command checks it
 	typ      string
 }
 
 func (v *addrValue) String() string { return *v.p }
 func (v *addrValue) Type() string   { return v.typ }
 func (v *addrValue) Set(s string) error {
-	*v.p = v.complete(s)
+	c := v.complete(s)
+	if v.check != nil {
+		if err := v.check(c); err != nil {
+			return err
+		}
+	}
+	*v.p = c
 	return nil
 }
 
@@ -77,5 +104,5 @@ func urlFlag(fs *pflag.FlagSet, p *string, name, value, usage string) {
 // listenFlag declares a listening address flag (--listen) on fs.
 func listenFlag(fs *pflag.FlagSet, p *string, name, value, usage string) {
 	*p = listenAddr(value)
-	fs.Var(&addrValue{p: p, complete: listenAddr, typ: "addr"}, name, usage+"; a bare port means 127.0.0.1:PORT")
+	fs.Var(&addrValue{p: p, complete: listenAddr, check: checkListenAddr, typ: "addr"}, name, usage+"; a bare port means 127.0.0.1:PORT")
 }

@@ -34,12 +34,17 @@ func TestUsageErrorsAreWorded(t *testing.T) {
 		{[]string{"replay", "1", "--speedup", "fast"}, "--speedup fast: not a number"},
 		{[]string{"replay", "--to"}, "--to needs a value (see 'hookreplay replay --help')"},
 		{[]string{"completion", "tcsh"}, "completion tcsh: not a shell hookreplay writes completions for (bash, zsh, fish, powershell)"},
+		{[]string{"capture", "--listen", "99999"}, "--listen 99999: port 99999 is out of range (0 to 65535)"},
+		{[]string{"capture", "--listen", "127.0.0.1:abc"}, `--listen 127.0.0.1:abc: port "abc" is not a number from 0 to 65535`},
+		{[]string{"capture", "--listen", "localhost"}, "--listen localhost: want a port (9000), host:port (127.0.0.1:9000) or [::1]:9000"},
+		{[]string{"demo", "serve", "fixed", "--listen", "70000"}, "--listen 70000: port 70000 is out of range"},
+		{[]string{"capture", "--forward", "ht!tp://x"}, `forward URL "ht!tp://x" must be absolute, like http://localhost:3000/webhooks`},
 	} {
 		code, msg, _ := runRoot(t, tt.args...)
 		if code != 2 || !strings.Contains(msg, tt.want) {
 			t.Errorf("%v: exit %d %q, want 2 and %q", tt.args, code, msg, tt.want)
 		}
-		for _, internal := range []string{"arg(s)", "strconv", "time: ", "invalid argument", "\n"} {
+		for _, internal := range []string{"arg(s)", "strconv", "time: ", "invalid argument", "\n", "missing port", "lookup tcp", "parse \""} {
 			if strings.Contains(msg, internal) {
 				t.Errorf("%v: %q shows %q", tt.args, msg, internal)
 			}

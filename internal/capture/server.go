@@ -194,10 +194,7 @@ func New(st *store.Store, opt Options) (*Server, error) {
 // ParseForwardURL checks that raw is an absolute http(s) URL usable as --forward.
 func ParseForwardURL(raw string) (*url.URL, error) {
 	u, err := url.Parse(raw)
-	if err != nil {
-		return nil, fmt.Errorf("forward URL %q: %w", raw, err)
-	}
-	if (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 		return nil, fmt.Errorf("forward URL %q must be absolute, like http://localhost:3000/webhooks", raw)
 	}
 	return u, nil
