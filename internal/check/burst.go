@@ -24,6 +24,7 @@ func (r *runner) burst(ctx context.Context, d *Delivery, fr *firstResult) (*repo
 		rounds = 3
 	}
 	bad, sent := 0, 0
+	firstErr := "" // what the first copy without an answer met, for the warning
 	var j judgement
 	var id string
 	round := 0
@@ -42,6 +43,9 @@ func (r *runner) burst(ctx context.Context, d *Delivery, fr *firstResult) (*repo
 			return nil, err
 		}
 		bad += notOK(as)
+		if firstErr == "" {
+			firstErr = firstError(as)
+		}
 		sent += len(as)
 		countStatuses(ph.Statuses, as...)
 		if sp := replay.Spread(as); sp > ph.BurstSpread {
@@ -68,7 +72,14 @@ func (r *runner) burst(ctx context.Context, d *Delivery, fr *firstResult) (*repo
 		ph.Violations = append(ph.Violations, v)
 	}
 	if bad > 0 {
-		ph.Warnings = append(ph.Warnings, fmt.Sprintf("%d of %d concurrent copies were not answered 2xx (%s); the provider retries those", bad, ph.Attempts, statuses(ph.Statuses)))
+		why := statuses(ph.Statuses)
+		if firstErr != "" {
+			// A count of errors alone leaves the reader guessing: a handler
+			// whose listen backlog is too small for the burst resets
+			// connections, one that cannot take concurrent requests times out.
+			why += "; the first error: " + firstErr
+		}
+		ph.Warnings = append(ph.Warnings, fmt.Sprintf("%d of %d concurrent copies were not answered 2xx (%s); the provider retries those", bad, ph.Attempts, why))
 	}
 	ph.Duration = time.Since(start)
 	return ph, nil
@@ -92,6 +103,16 @@ func (r *runner) burstRound(ctx context.Context, d *Delivery, t *trial, round, s
 	}
 	after, err := r.readChanged(ctx, d, PhaseBurst, fmt.Sprintf("round %d after", round), t.before)
 	return as, after, err
+}
+
+// firstError is the error of the first attempt that got no answer, or "".
+func firstError(as []store.Attempt) string {
+	for _, a := range as {
+		if a.Err != "" {
+			return a.Err
+		}
+	}
+	return ""
 }
 
 // notOK counts the attempts that got no answer or one other than 2xx.

@@ -249,6 +249,45 @@ func TestRunPhasesAgainstHandlers(t *testing.T) {
 	}
 }
 
+// A burst whose copies got no answer says why in its warning (the first
+// error), not only how many: "error×2" alone leaves the reader guessing.
+func TestBurstWarningNamesTheError(t *testing.T) {
+	h := &handler{kind: "correct", seen: map[string]bool{}, resetFile: filepath.Join(t.TempDir(), "reset")}
+	var mu sync.Mutex
+	copies := map[string]int{}
+	// Every second repeat of an event id (only the burst repeats one here)
+	// is hung up on before any answer, as an overflowing accept queue does.
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(r.Body)
+		var ev struct{ ID string }
+		_ = json.Unmarshal(body, &ev)
+		mu.Lock()
+		copies[ev.ID]++
+		n := copies[ev.ID]
+		mu.Unlock()
+		if n > 1 && n%2 == 0 {
+			if conn, _, err := w.(http.Hijacker).Hijack(); err == nil {
+				conn.Close()
+			}
+			return
+		}
+		r.Body = io.NopCloser(strings.NewReader(string(body)))
+		h.ServeHTTP(w, r)
+	}))
+	t.Cleanup(srv.Close)
+	u, _ := url.Parse(srv.URL + "/hook")
+	o := options(h, u, delivery(t, 1, 4900))
+	o.Phases = []string{PhaseFirst, PhaseBurst}
+	p := phaseOf(t, run(t, o), PhaseBurst)
+	if p.Status != report.Pass || len(p.Warnings) != 1 {
+		t.Fatalf("burst %s %q, warnings %q", p.Status, p.Message, p.Warnings)
+	}
+	if w := p.Warnings[0]; !strings.Contains(w, "concurrent copies were not answered 2xx") || !strings.Contains(w, "error×") ||
+		!strings.Contains(w, "; the first error: ") {
+		t.Errorf("warning %q does not name the error", w)
+	}
+}
+
 func TestRunPhasesInRegistryOrder(t *testing.T) {
 	h, u := newHandler(t, "correct")
 	o := options(h, u, delivery(t, 1, 4900))
