@@ -29,6 +29,11 @@ func TestDemoRunsOfflineUnder15s(t *testing.T) {
 			t.Fatalf("demo output lacks %q:\n%s", want, r.Stdout)
 		}
 	}
+	// The temp dir is removed: the commands to reproduce it must not name it.
+	if by := r.Stdout[strings.Index(r.Stdout, "reproduce it by hand"):]; strings.Contains(by, "hookreplay-demo-") ||
+		!strings.Contains(by, "mkdir hookreplay-demo && cd hookreplay-demo") || !strings.Contains(by, "--dsn sqlite:racy.db") {
+		t.Errorf("the commands to reproduce the demo name its removed dir or no dir of their own:\n%s", by)
+	}
 	t.Logf("demo took %s", took.Round(time.Millisecond))
 }
 

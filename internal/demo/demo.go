@@ -293,12 +293,16 @@ func mark(s report.Status) string {
 }
 
 func writeCommands(o Options, dir string, id int64, addrs map[string]string) {
-	db := filepath.Join(dir, "hookreplay.db")
 	w := o.Out
 	fmt.Fprintf(w, "\n━━ reproduce it by hand ━━\n")
 	if !o.Keep {
-		fmt.Fprintf(w, "(the demo dir is removed; run 'hookreplay demo --keep' to keep it, or use a dir of your own)\n")
+		// The temp dir is gone once the demo ends: commands naming it would
+		// fail as printed, so they work in a directory of the reader's own.
+		fmt.Fprintf(w, "(the demo dir is removed; these commands use a new one; 'hookreplay demo --keep' keeps the demo's)\n")
+		fmt.Fprintf(w, "  mkdir hookreplay-demo && cd hookreplay-demo\n")
+		dir = ""
 	}
+	db := filepath.Join(dir, "hookreplay.db")
 	fmt.Fprintf(w, "  export HOOKREPLAY_DB=%s STRIPE_SECRET=%s\n", shq(db), Secret)
 	fmt.Fprintf(w, "  hookreplay capture --listen 127.0.0.1:9000 --secret-env STRIPE_SECRET &\n")
 	fmt.Fprintf(w, "  hookreplay send --provider stripe --event invoice.payment_succeeded --to http://127.0.0.1:9000/webhooks/stripe --secret-env STRIPE_SECRET\n")
