@@ -107,7 +107,43 @@ func writeCurl(w io.Writer, each Each, o WriteOptions) error {
 	return bw.Flush()
 }
 
+// writeCurlCmd writes d's comment line and its command.
 func writeCurlCmd(w *bufio.Writer, d *store.Delivery, i int, o WriteOptions) error {
+	about := curlDesc(d, i)
+	if d.Provider != "" && d.Provider != "generic" {
+		about += " · " + d.Provider
+	}
+	for _, s := range []string{d.EventType, d.EventID} {
+		if s != "" {
+			about += " " + s
+		}
+	}
+	fmt.Fprintf(w, "\n# %s\n", message.Printable(about))
+	return writeCurlLine(w, d, i, o)
+}
+
+// curlDesc names the i-th delivery of an export in its command's output.
+func curlDesc(d *store.Delivery, i int) string {
+	if d.ID == 0 {
+		return fmt.Sprintf("delivery #%d", i+1)
+	}
+	return fmt.Sprintf("delivery %d", d.ID)
+}
+
+// WriteCurlCommand writes the one curl command an export writes for d (no
+// script header, no comment), so that a command copied elsewhere (the
+// TUI's y) sends exactly what an exported one does. A body that cannot be a
+// command-line argument is written beside o.Output, which must then be set.
+func WriteCurlCommand(w io.Writer, d *store.Delivery, o WriteOptions) error {
+	bw := bufio.NewWriter(w)
+	if err := writeCurlLine(bw, d, 0, o); err != nil {
+		return err
+	}
+	return bw.Flush()
+}
+
+// writeCurlLine writes the command that sends d, the i-th delivery.
+func writeCurlLine(w *bufio.Writer, d *store.Delivery, i int, o WriteOptions) error {
 	host := d.Headers.Get("Host")
 	base := "http://localhost"
 	if safeHost.MatchString(host) {
@@ -119,20 +155,7 @@ func writeCurlCmd(w *bufio.Writer, d *store.Delivery, i int, o WriteOptions) err
 			target = t // absolute-form: the path goes to HOOKREPLAY_TO too
 		}
 	}
-	desc := fmt.Sprintf("delivery %d", d.ID)
-	if d.ID == 0 {
-		desc = fmt.Sprintf("delivery #%d", i+1)
-	}
-	about := desc
-	if d.Provider != "" && d.Provider != "generic" {
-		about += " · " + d.Provider
-	}
-	for _, s := range []string{d.EventType, d.EventID} {
-		if s != "" {
-			about += " " + s
-		}
-	}
-	fmt.Fprintf(w, "\n# %s\n", message.Printable(about))
+	desc := curlDesc(d, i)
 	fmt.Fprintf(w, "curl -sS --http1.1 -g --path-as-is -o /dev/null -w %s \\\n", shellQuote(desc+`: %{http_code}\n`))
 	fmt.Fprintf(w, "  %s%s", `"${HOOKREPLAY_TO:-`+base+`}"`, shellQuote(target))
 	method, hasBody := d.Method, len(d.Body) > 0

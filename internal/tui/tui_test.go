@@ -15,6 +15,7 @@ import (
 	"github.com/charmbracelet/x/ansi"
 	"github.com/muesli/termenv"
 
+	"github.com/hookreplay/hookreplay/internal/exchange"
 	"github.com/hookreplay/hookreplay/internal/store"
 )
 
@@ -215,10 +216,22 @@ func TestCopyAndExport(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{"curl -sS -X 'POST' 'http://127.0.0.1:8080/hooks/stripe?src=cli'", "-H 'Stripe-Signature: t=", `"customer_email":"ada@example.com"`} {
+	for _, want := range []string{`"${HOOKREPLAY_TO:-http://127.0.0.1:8080}"'/hooks/stripe?src=cli'`, "-H 'Stripe-Signature: t=", `"customer_email":"ada@example.com"`} {
 		if !strings.Contains(string(b), want) {
 			t.Errorf("curl command lacks %q:\n%s", want, b)
 		}
+	}
+	// One curl writer: the copied command is the one 'export --format curl' writes.
+	d, err := h.env.st.GetDelivery(context.Background(), 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var exported bytes.Buffer
+	if err := exchange.Write(&exported, exchange.Curl, exchange.Slice([]*store.Delivery{d}), exchange.WriteOptions{Count: 1}); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(exported.String(), string(b)) {
+		t.Errorf("the copied command is not the exported one:\n%s\nexported:\n%s", b, exported.String())
 	}
 	h.keys("e")
 	h.contains("exported 1 delivery to ")
