@@ -44,6 +44,31 @@ func TestDeliveryTabs(t *testing.T) {
 	h.contains("6/6 deliveries")
 }
 
+// The attempts tab classifies attempts as 'runs show' does: an answer by
+// its status, no answer ERR, an answer lost on purpose lost.
+func TestDeliveryAttemptsOutcomes(t *testing.T) {
+	st := fixtureStore(t)
+	ctx := context.Background()
+	run := &store.Run{Kind: "replay", StartedAt: time.Now(), Target: "http://127.0.0.1:1/h"}
+	if err := st.CreateRun(ctx, run); err != nil {
+		t.Fatal(err)
+	}
+	sent := time.Now()
+	for _, a := range []*store.Attempt{
+		{Copy: 1, Status: 200},
+		{Copy: 2, Err: "connect: connection refused"},
+		{Copy: 3, Lost: true},
+	} {
+		a.RunID, a.DeliveryID, a.Phase, a.SentAt = run.ID, 1, "replay", sent
+		if err := st.InsertAttempt(ctx, a); err != nil {
+			t.Fatal(err)
+		}
+	}
+	h := newHarness(t, st, 100, 24)
+	h.keys("G", "enter", "6")
+	h.contains("attempts (3)", "ERR", "connect: connection refused", "lost", "answer lost on purpose", "200")
+}
+
 func TestDeliveryBodies(t *testing.T) {
 	h := newHarness(t, fixtureStore(t), 80, 24)
 	h.keys("j", "enter", "2") // delivery 5: binary body
