@@ -13,6 +13,7 @@ import (
 	"fmt"
 	"hash"
 	"math"
+	"strconv"
 	"strings"
 	"time"
 
@@ -485,6 +486,15 @@ func replaceTopLevelRaw(body []byte, key string, raw []byte) ([]byte, error) {
 		return nil, err
 	}
 	return splice(body, s, e, raw), nil
+}
+
+// stampTime sets the top-level field key of r's body to now in unix
+// seconds, as a provider stamps a fresh delivery; a body of the user's own
+// without that field is left as it is.
+func stampTime(r *message.Request, key string, now time.Time) {
+	if b, err := replaceTopLevelRaw(r.Body, key, []byte(strconv.FormatInt(now.Unix(), 10))); err == nil {
+		r.Body = b
+	}
 }
 
 func splice(b []byte, s, e int, repl []byte) []byte {

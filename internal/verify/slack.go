@@ -80,10 +80,7 @@ func (slackScheme) Sample(r *message.Request, _, _ string, now time.Time) error 
 		"Accept-Encoding", "gzip,deflate",
 		"Content-Type", "application/json",
 		"User-Agent", "Slackbot 1.0 (+https://api.slack.com/robots)")
-	// A body of the user's own may have no "event_time"; it is then left as is.
-	if b, err := replaceTopLevelRaw(r.Body, "event_time", []byte(strconv.FormatInt(now.Unix(), 10))); err == nil {
-		r.Body = b
-	}
+	stampTime(r, "event_time", now)
 	return nil
 }
 

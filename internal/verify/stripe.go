@@ -195,9 +195,6 @@ func (stripeScheme) Sample(r *message.Request, _, _ string, now time.Time) error
 		"Accept", "*/*; q=0.5, application/xml",
 		"Cache-Control", "no-cache",
 		"Content-Type", "application/json; charset=utf-8")
-	// A body of the user's own may have no "created"; it is then left as is.
-	if b, err := replaceTopLevelRaw(r.Body, "created", []byte(strconv.FormatInt(now.Unix(), 10))); err == nil {
-		r.Body = b
-	}
+	stampTime(r, "created", now)
 	return nil
 }
