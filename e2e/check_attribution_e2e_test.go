@@ -15,7 +15,6 @@ import (
 
 	"github.com/hookreplay/hookreplay/examples/wallet"
 	"github.com/hookreplay/hookreplay/internal/report"
-	"github.com/hookreplay/hookreplay/internal/verify"
 )
 
 // startNode runs the Node handler script with env and returns its URL base.
@@ -26,6 +25,13 @@ func startNode(t *testing.T, script string, env ...string) string {
 	}
 	cmd := exec.Command("node", script)
 	cmd.Env = append(os.Environ(), env...)
+	return startScript(t, "the node handler", cmd)
+}
+
+// startScript starts cmd, a handler that prints "listening PORT" once it
+// listens, stops it when the test ends and returns its URL base.
+func startScript(t *testing.T, what string, cmd *exec.Cmd) string {
+	t.Helper()
 	cmd.Stderr = os.Stderr
 	out, err := cmd.StdoutPipe()
 	if err != nil {
@@ -48,7 +54,7 @@ func startNode(t *testing.T, script string, env ...string) string {
 	case p := <-port:
 		return "http://127.0.0.1:" + p
 	case <-time.After(20 * time.Second):
-		t.Fatal("the node handler did not start")
+		t.Fatal(what + " did not start")
 	}
 	return ""
 }
@@ -62,11 +68,7 @@ func TestCheckSinkMatchCountsOnlyTheEffect(t *testing.T) {
 	sink := freeAddr(t)
 	base := startNode(t, "testdata/handlers/github-app.js", "SECRET=gh-secret", "API=http://"+sink)
 	db := filepath.Join(t.TempDir(), "h.db")
-	req, err := verify.BuildDelivery("github", "issues.opened", "gh-secret", time.Now())
-	if err != nil {
-		t.Fatal(err)
-	}
-	id := fmt.Sprint(checkInsert(t, db, req))
+	id := fmt.Sprint(checkInsertSample(t, db, "github", "issues.opened", "gh-secret"))
 	args := []string{"--to", base + "/webhooks/github", "--sink", "comments=" + sink, "--secret", "gh-secret",
 		"-n", "3", "--phases", "first,dups,tamper,burst", id}
 
@@ -99,32 +101,7 @@ func startPython(t *testing.T, script string, args ...string) string {
 	if _, err := exec.LookPath("python3"); err != nil {
 		t.Skip("python3 is not installed")
 	}
-	cmd := exec.Command("python3", append([]string{script, "0"}, args...)...)
-	cmd.Stderr = os.Stderr
-	out, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
-	port := make(chan string, 1)
-	go func() {
-		sc := bufio.NewScanner(out)
-		for sc.Scan() {
-			if p, ok := strings.CutPrefix(sc.Text(), "listening "); ok {
-				port <- p
-			}
-		}
-	}()
-	select {
-	case p := <-port:
-		return "http://127.0.0.1:" + p
-	case <-time.After(20 * time.Second):
-		t.Fatal("the python handler did not start")
-	}
-	return ""
+	return startScript(t, "the python handler", exec.Command("python3", append([]string{script, "0"}, args...)...))
 }
 
 // A handler whose effect depends on state (Python, an account per customer

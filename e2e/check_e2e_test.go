@@ -106,6 +106,31 @@ func checkStripeFile(t *testing.T, db, file string) int64 {
 	return checkInsert(t, db, req)
 }
 
+// checkInsertSample stores a freshly signed sample of provider's event,
+// signed with secret, in the database db and returns its id.
+func checkInsertSample(t *testing.T, db, provider, event, secret string) int64 {
+	t.Helper()
+	req, err := verify.BuildDelivery(provider, event, secret, time.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return checkInsert(t, db, req)
+}
+
+// serveHandler serves h on a free loopback port until the test ends and
+// returns its base URL, http://127.0.0.1:PORT.
+func serveHandler(t *testing.T, h http.Handler) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := &http.Server{Handler: h}
+	go srv.Serve(ln)
+	t.Cleanup(func() { srv.Close() })
+	return "http://" + ln.Addr().String()
+}
+
 func checkInsert(t *testing.T, db string, req *message.Request) int64 {
 	t.Helper()
 	st, err := store.Open(context.Background(), db)
@@ -607,14 +632,7 @@ func (h *stateHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 
 func TestCheckStateDependentEffectIsNotFlagged(t *testing.T) {
 	h := &stateHandler{mu: make(chan struct{}, 1)}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv := &http.Server{Handler: h}
-	go srv.Serve(ln)
-	t.Cleanup(func() { srv.Close() })
-	base := "http://" + ln.Addr().String()
+	base := serveHandler(t, h)
 	db := filepath.Join(t.TempDir(), "h.db")
 	id := fmt.Sprint(checkStripeDelivery(t, db))
 	args := []string{"--to", base + "/hook", "--probe-http", base + "/status", "--probe-http", base + "/count",
@@ -675,20 +693,9 @@ func TestCheckGitHubWithoutSecret(t *testing.T) {
 	}{{false, 1}, {true, 0}} {
 		t.Run(fmt.Sprintf("dedup=%v", tc.dedup), func(t *testing.T) {
 			h := &githubHandler{mu: make(chan struct{}, 1), dedup: tc.dedup, seen: map[string]bool{}}
-			ln, err := net.Listen("tcp", "127.0.0.1:0")
-			if err != nil {
-				t.Fatal(err)
-			}
-			srv := &http.Server{Handler: h}
-			go srv.Serve(ln)
-			t.Cleanup(func() { srv.Close() })
-			base := "http://" + ln.Addr().String()
+			base := serveHandler(t, h)
 			db := filepath.Join(t.TempDir(), "h.db")
-			req, err := verify.BuildDelivery("github", "push", "gh-secret", time.Now())
-			if err != nil {
-				t.Fatal(err)
-			}
-			id := checkInsert(t, db, req)
+			id := checkInsertSample(t, db, "github", "push", "gh-secret")
 			r, c := checkRunJSON(t, db, "--to", base+"/github", "--probe-http", base+"/work", "--settle", "50ms",
 				"-n", "3", fmt.Sprint(id))
 			if r.Code != tc.code || c == nil {
@@ -1112,20 +1119,9 @@ func (h *slackHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // provider's retry in lost carries them, first copies and duplicates do not.
 func TestCheckSlackRetriesAreMarked(t *testing.T) {
 	h := &slackHandler{seen: map[string]bool{}}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv := &http.Server{Handler: h}
-	go srv.Serve(ln)
-	t.Cleanup(func() { srv.Close() })
-	base := "http://" + ln.Addr().String()
+	base := serveHandler(t, h)
 	db := filepath.Join(t.TempDir(), "h.db")
-	req, err := verify.BuildDelivery("slack", "event_callback", "slack-signing-secret", time.Now())
-	if err != nil {
-		t.Fatal(err)
-	}
-	id := checkInsert(t, db, req)
+	id := checkInsertSample(t, db, "slack", "event_callback", "slack-signing-secret")
 	r, c := checkRunJSON(t, db, "--to", base+"/slack", "--probe-http", base+"/work", "--secret", "slack-signing-secret",
 		"--settle", "50ms", "-n", "2", "--phases", "first,dups,lost", fmt.Sprint(id))
 	if r.Code != 0 || c == nil {

@@ -9,7 +9,6 @@ import (
 	"encoding/json"
 	"encoding/xml"
 	"fmt"
-	"net"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -43,19 +42,13 @@ func TestCheckWrongSecretIsASetupError(t *testing.T) {
 // route behind an auth layer) is a setup problem, not a handler bug; its
 // answer body is shown.
 func TestCheckRejectedSignedCopyIsASetupError(t *testing.T) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	base := serveHandler(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, `{"error":"missing bearer token"}`, http.StatusUnauthorized)
-	})}
-	go srv.Serve(ln)
-	t.Cleanup(func() { srv.Close() })
+	}))
 	db := filepath.Join(t.TempDir(), "h.db")
 	id := checkStripeDelivery(t, db)
 	_, dsn := checkWallet(t, wallet.Fixed)
-	r := runBin(t, db, nil, "check", fmt.Sprint(id), "--to", "http://"+ln.Addr().String()+"/api/webhooks", "--probe-sql", checkBalanceSQL,
+	r := runBin(t, db, nil, "check", fmt.Sprint(id), "--to", base+"/api/webhooks", "--probe-sql", checkBalanceSQL,
 		"--dsn", dsn, "--secret", checkSecret, "-q")
 	if r.Code != 2 || !strings.Contains(r.Stderr, "the handler rejected a correctly signed copy") ||
 		!strings.Contains(r.Stderr, "answered 401") || !strings.Contains(r.Stderr, "missing bearer token") ||
@@ -194,14 +187,7 @@ func (h *slowDupHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // provider's timeout fails it, naming the copies.
 func TestCheckLatencyJudgesEveryCopy(t *testing.T) {
 	h := &slowDupHandler{Delay: 1200 * time.Millisecond, seen: map[string]bool{}}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv := &http.Server{Handler: h}
-	go srv.Serve(ln)
-	t.Cleanup(func() { srv.Close() })
-	base := "http://" + ln.Addr().String()
+	base := serveHandler(t, h)
 	db := filepath.Join(t.TempDir(), "h.db")
 	id := checkStripeDelivery(t, db)
 	r, c := checkRunJSON(t, db, "--to", base+"/hook", "--probe-http", base+"/count", "--secret", checkSecret,

@@ -3,7 +3,6 @@ package e2e
 import (
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"net/url"
 	"path/filepath"
@@ -50,14 +49,7 @@ func (h *twilioSidHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // lost instead of being warned that it drops distinct events.
 func TestCheckTwilioFreshEventHasFreshMessageSid(t *testing.T) {
 	h := &twilioSidHandler{seen: map[string]bool{}}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv := &http.Server{Handler: h}
-	go srv.Serve(ln)
-	t.Cleanup(func() { srv.Close() })
-	base := "http://" + ln.Addr().String()
+	base := serveHandler(t, h)
 	db := filepath.Join(t.TempDir(), "h.db")
 	const secret = "twilio-auth-token-0123456789abcdef"
 	req, err := verify.BuildDeliveryTo("twilio", "message.received", secret, base+"/sms", time.Now())
@@ -99,25 +91,14 @@ func twilioForm(t *testing.T, body []byte) url.Values {
 // A handler that ignores an event type answers 2xx and changes nothing: the
 // run is inconclusive (exit 3) and says the handler may not handle that type.
 func TestCheckIgnoredEventTypeIsInconclusive(t *testing.T) {
-	srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	base := serveHandler(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		io.Copy(io.Discard, r.Body)
 		if r.Method == "GET" {
 			fmt.Fprint(w, 0)
 		}
-	})}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	go srv.Serve(ln)
-	t.Cleanup(func() { srv.Close() })
-	base := "http://" + ln.Addr().String()
+	}))
 	db := filepath.Join(t.TempDir(), "h.db")
-	req, err := verify.BuildDelivery("github", "issues.opened", "gh-secret", time.Now())
-	if err != nil {
-		t.Fatal(err)
-	}
-	id := checkInsert(t, db, req)
+	id := checkInsertSample(t, db, "github", "issues.opened", "gh-secret")
 	r, c := checkRunJSON(t, db, "--to", base+"/gh", "--probe-http", base+"/work", "--secret", "gh-secret",
 		"--settle", "50ms", "--settle-max", "500ms", "--phases", "first", fmt.Sprint(id))
 	if r.Code != 3 || c == nil {
