@@ -85,6 +85,13 @@ func (a *answerSlot) joined() bool {
 	return a.taken && a.resp != nil
 }
 
+// gatherWait bounds how long the committer waits for deliveries of the
+// other requests being served to share its transaction (group commit). A
+// lone request never waits: at concurrency 1 a delivery is committed as
+// soon as it is read. Measured on 2 cores with hey -c 16: capture's CPU
+// per delivery 226 → 186 µs.
+const gatherWait = time.Millisecond
+
 // responseDelay is how long an answer recorded on its own waits for the
 // next delivery's transaction to join before it is committed alone.
 const responseDelay = 10 * time.Millisecond
@@ -106,8 +113,18 @@ func (s *Server) committer() {
 				continue
 			}
 			batch := []commitReq{first}
+			// While more requests are being served than the batch holds,
+			// wait up to gatherWait for them: under load a larger batch
+			// costs far less per delivery (BenchmarkWriter) than the wait.
+			var gather <-chan time.Time
+			if s.busy.Load() > 1 {
+				gather = time.After(gatherWait)
+			}
 		more:
 			for len(batch) < maxBatch {
+				if int64(len(batch)) >= s.busy.Load() {
+					gather = nil
+				}
 				select {
 				case r, ok := <-commits:
 					if !ok {
@@ -115,7 +132,20 @@ func (s *Server) committer() {
 						break more
 					}
 					batch = append(batch, r)
+					continue
 				default:
+				}
+				if gather == nil {
+					break more
+				}
+				select {
+				case r, ok := <-commits:
+					if !ok {
+						commits = nil
+						break more
+					}
+					batch = append(batch, r)
+				case <-gather:
 					break more
 				}
 			}

@@ -126,6 +126,9 @@ type Server struct {
 	// rate-limits their log line.
 	lingering   atomic.Int64
 	lastOverCap atomic.Int64
+	// busy counts requests being served, from their first byte to their
+	// answer: the committer's sign that more deliveries are coming.
+	busy atomic.Int64
 	// prefixUsed is the stored-answer budget in use (relay.go).
 	prefixUsed atomic.Int64
 }
@@ -390,7 +393,10 @@ func (s *Server) serveConn(c *conn) {
 			continue
 		}
 		s.setIdle(c, false)
-		if !s.serveRequest(c, rec, br) {
+		s.busy.Add(1)
+		more := s.serveRequest(c, rec, br)
+		s.busy.Add(-1)
+		if !more {
 			return
 		}
 	}
