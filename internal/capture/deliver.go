@@ -36,12 +36,18 @@ func AckBody(d *store.Delivery) []byte {
 	return fmt.Appendf(nil, `{"id":%d}`, d.ID)
 }
 
-// insert commits d (setting d.ID) and returns once it is durable. slot,
-// when not nil, may carry the handler's answer into the same row.
-func (s *Server) insert(d *store.Delivery, slot *answerSlot) error {
+// insert commits d (setting d.ID) and returns once it is durable.
+func (s *Server) insert(d *store.Delivery) error {
+	return <-s.submit(d, nil)
+}
+
+// submit hands d to the committer and returns the channel that tells when
+// it is durable (nil) or why it is not. slot, when not nil, may carry the
+// handler's answer into the same row; d must not be read until then.
+func (s *Server) submit(d *store.Delivery, slot *answerSlot) <-chan error {
 	done := make(chan error, 1)
 	s.commits <- commitReq{d: d, slot: slot, done: done}
-	return <-done
+	return done
 }
 
 // answerSlot lets a forwarded delivery's answer go into the delivery's own

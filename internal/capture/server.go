@@ -181,7 +181,7 @@ func New(st *store.Store, opt Options) (*Server, error) {
 	if opt.MaxConns <= 0 {
 		opt.MaxConns = DefaultMaxConns()
 	}
-	s := &Server{opt: opt, st: st, conns: map[*conn]struct{}{}, commits: make(chan commitReq),
+	s := &Server{opt: opt, st: st, conns: map[*conn]struct{}{}, commits: make(chan commitReq, maxBatch),
 		responses: make(chan store.Response, 1024)}
 	s.base, s.abort = context.WithCancel(context.Background())
 	if opt.Forward != "" {
@@ -495,7 +495,7 @@ func (s *Server) serveRequest(c *conn, rec *recorder, br *bufio.Reader) bool {
 		d.ResponseStatus = s.opt.Status
 		d.ResponseHeaders = message.Headers{{Name: "Content-Type", Value: "application/json"}}
 		start := time.Now()
-		if err := s.insert(d, nil); err != nil {
+		if err := s.insert(d); err != nil {
 			s.reject(c, remote, req, 503, "could not store the delivery: "+err.Error())
 			return false
 		}
@@ -503,23 +503,18 @@ func (s *Server) serveRequest(c *conn, rec *recorder, br *bufio.Reader) bool {
 		resp = response{status: s.opt.Status, headers: d.ResponseHeaders, body: AckBody(d)}
 	} else {
 		// The handler gets the delivery while it is being committed: the
-		// sender's answer still waits for the commit, but no longer for the
-		// commit and then the handler one after the other. The forward works
-		// on a copy (the commit sets d.ID).
-		// The handler's answer (when it comes before the commit starts) goes
-		// into the delivery's own row.
-		fwd := make(chan forwardResult, 1)
-		slot := &answerSlot{}
+		// sender's answer waits for both, not for one after the other. The
+		// forward works on a copy (the commit sets d's ID and answer). An
+		// answer read before the committer takes the delivery goes into the
+		// delivery's own row (slot).
 		dc := *d
-		go func() {
-			fr := s.forward(&dc)
-			if fr.stream != nil {
-				s.readAnswer(&fr, dc.Method, slot)
-			}
-			fwd <- fr
-		}()
-		ierr := s.insert(d, slot)
-		fr := <-fwd
+		slot := &answerSlot{}
+		committed := s.submit(d, slot)
+		fr := s.forward(&dc)
+		if fr.stream != nil {
+			s.readAnswer(&fr, dc.Method, slot)
+		}
+		ierr := <-committed
 		if ierr != nil {
 			if fr.stream != nil {
 				fr.stream.done(false)
