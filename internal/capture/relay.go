@@ -57,7 +57,12 @@ func (s *Server) readAnswer(fr *forwardResult, method string, slot *answerSlot) 
 		_, _ = io.Copy(io.Discard, io.LimitReader(st.body, 1))
 		fr.whole = true
 	} else {
-		prefix := make([]byte, 0, min(limit, max(st.length, 4<<10)))
+		// Room for a known length and the end-of-body read after it.
+		size := int64(4 << 10)
+		if st.length >= 0 {
+			size = st.length + 1
+		}
+		prefix := make([]byte, 0, min(limit, size))
 		for int64(len(prefix)) < limit {
 			if len(prefix) == cap(prefix) {
 				prefix = append(prefix, 0)[:len(prefix)]
