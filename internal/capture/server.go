@@ -502,18 +502,23 @@ func (s *Server) serveRequest(c *conn, rec *recorder, br *bufio.Reader) bool {
 		latency = time.Since(start)
 		resp = response{status: s.opt.Status, headers: d.ResponseHeaders, body: AckBody(d)}
 	} else {
-		// The handler gets the delivery while it is being committed: the
-		// sender's answer waits for both, not for one after the other. The
-		// forward works on a copy (the commit sets d's ID and answer). An
-		// answer read before the committer takes the delivery goes into the
-		// delivery's own row (slot).
+		// A handler that answers within answerWait has its answer committed
+		// in the delivery's own row, one write; a slower one has the
+		// delivery committed at answerWait while it works, and its answer
+		// recorded when it comes. Either way the sender's answer waits for
+		// the commit. The forward works on a copy: the commit sets d's ID.
 		dc := *d
 		slot := &answerSlot{}
-		committed := s.submit(d, slot)
+		var once sync.Once
+		var committed <-chan error
+		submit := func() { committed = s.submit(d, slot) }
+		late := time.AfterFunc(answerWait, func() { once.Do(submit) })
 		fr := s.forward(&dc)
 		if fr.stream != nil {
 			s.readAnswer(&fr, dc.Method, slot)
 		}
+		late.Stop()
+		once.Do(submit)
 		ierr := <-committed
 		if ierr != nil {
 			if fr.stream != nil {
