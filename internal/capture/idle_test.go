@@ -2,14 +2,18 @@ package capture
 
 import (
 	"bufio"
+	"context"
 	"io"
 	"net"
 	"net/http"
+	"net/http/httptest"
 	"strconv"
 	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/hookreplay/hookreplay/internal/store"
 )
 
 // keepAliveHandler answers every request on a connection with 200 "ok"
@@ -89,4 +93,88 @@ func TestForwardReusesLiveConnectionsOnly(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestForwardCommitTiming: a handler answering within answerWait has its
+// answer in the delivery's row by the time the sender is answered (one
+// write); a slower one has the delivery committed while it still works,
+// and its answer recorded once it comes.
+func TestForwardCommitTiming(t *testing.T) {
+	release := make(chan struct{})
+	slow := atomic.Bool{}
+	h := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		io.Copy(io.Discard, r.Body)
+		if slow.Load() {
+			<-release
+		}
+		w.Write([]byte(`{"ok":true}`))
+	}))
+	defer h.Close()
+	ts := startServer(t, Options{Forward: h.URL})
+	req := []byte("POST /hook HTTP/1.1\r\nHost: x\r\nContent-Length: 2\r\n\r\n{}")
+
+	// Fast: the answer is in the row when the sender hears it. A handler
+	// slowed past answerWait by a loaded machine is allowed a few tries.
+	inRow := false
+	for range 5 {
+		ans, _, _ := exchange(t, ts.addr, req, 1)
+		if ans[0].status != 200 {
+			t.Fatalf("status %d %q", ans[0].status, ans[0].body)
+		}
+		ds := allDeliveries(t, ts.st)
+		d := ds[len(ds)-1]
+		if d.ResponseStatus == 200 && string(d.ResponseBody) == `{"ok":true}` {
+			inRow = true
+			break
+		}
+	}
+	if !inRow {
+		t.Error("no fast answer was stored with its delivery by the time the sender got it")
+	}
+
+	// Slow: stored before the handler answers.
+	slow.Store(true)
+	before := len(allDeliveries(t, ts.st))
+	got := make(chan []answer, 1)
+	go func() {
+		c, err := net.Dial("tcp", ts.addr)
+		if err != nil {
+			got <- nil
+			return
+		}
+		defer c.Close()
+		c.SetDeadline(time.Now().Add(20 * time.Second))
+		c.Write(req)
+		got <- readAnswers(t, bufio.NewReader(c), 1)
+	}()
+	deadline := time.Now().Add(10 * time.Second)
+	var stored *store.Delivery
+	for stored == nil && time.Now().Before(deadline) {
+		if ds := allDeliveries(t, ts.st); len(ds) > before {
+			stored = ds[len(ds)-1]
+			break
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	if stored == nil {
+		t.Fatal("the delivery to a handler still working was not committed")
+	}
+	if stored.ResponseStatus != 0 {
+		t.Errorf("answer %d stored before the handler answered", stored.ResponseStatus)
+	}
+	close(release)
+	if ans := <-got; len(ans) != 1 || ans[0].status != 200 {
+		t.Fatalf("sender got %+v, want the handler's 200", ans)
+	}
+	for time.Now().Before(deadline) {
+		d, err := ts.st.GetDelivery(context.Background(), stored.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if d.ResponseStatus == 200 {
+			return
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	t.Error("the slow handler's answer was never recorded")
 }
