@@ -603,3 +603,36 @@ func TestPhaseRegistry(t *testing.T) {
 		}
 	}
 }
+
+// cancelOnAttempt cancels the run at its first attempt, as Ctrl-C would.
+type cancelOnAttempt struct {
+	NopObserver
+	cancel context.CancelFunc
+}
+
+func (c cancelOnAttempt) Attempt(store.Attempt) { c.cancel() }
+
+// A run stopped by the user is stored as interrupted (as a replay is), not
+// as an error.
+func TestRunInterruptedIsStoredAsInterrupted(t *testing.T) {
+	st, err := store.Open(context.Background(), filepath.Join(t.TempDir(), "h.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	h, u := newHandler(t, "correct")
+	o := options(h, u, delivery(t, 1, 4900))
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	o.Store, o.Observer = st, cancelOnAttempt{cancel: cancel}
+	if _, err := Run(ctx, o); err == nil {
+		t.Fatal("an interrupted run returned no error")
+	}
+	runs, err := st.ListRuns(context.Background(), "check", 1)
+	if err != nil || len(runs) != 1 {
+		t.Fatalf("runs %v, %v", runs, err)
+	}
+	if runs[0].Verdict != "interrupted" {
+		t.Errorf("interrupted run stored with verdict %q", runs[0].Verdict)
+	}
+}

@@ -3,6 +3,7 @@ package check
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 
 	"github.com/hookreplay/hookreplay/internal/report"
@@ -32,7 +33,13 @@ func (r *runner) failRun(ctx context.Context, err error) {
 	if r.o.ErrorText != nil {
 		text = r.o.ErrorText(err)
 	}
-	_ = r.o.Store.FinishRun(context.WithoutCancel(ctx), r.runID, r.c.FinishedAt, "error", map[string]string{"error": text})
+	// Stopped by the user (Ctrl-C) is said as a replay says it, not as a
+	// failure; a run past --max-time (a deadline) is an error.
+	verdict := "error"
+	if errors.Is(ctx.Err(), context.Canceled) {
+		verdict, text = "interrupted", "interrupted"
+	}
+	_ = r.o.Store.FinishRun(context.WithoutCancel(ctx), r.runID, r.c.FinishedAt, verdict, map[string]string{"error": text})
 }
 
 // finishRun stores the verdicts and the finished report as the run's summary.
