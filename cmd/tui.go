@@ -89,6 +89,8 @@ re-signs replays.`,
 	}
 	o.Filter.addFilterFlags(cmd.Flags())
 	checkEngineFlags(cmd.Flags(), &o.Check, &phases)
+	// The view starts without --to; it is where c sends, not a requirement.
+	cmd.Flags().Lookup("to").Usage = "the handler's URL that c (check) sends to, e.g. http://localhost:3000/webhooks or 3000/webhooks; a bare port means http://127.0.0.1:PORT"
 	return cmd
 }
 

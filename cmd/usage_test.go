@@ -68,3 +68,16 @@ func TestHelpHasNoZeroDurationDefault(t *testing.T) {
 		}
 	}
 }
+
+// tui starts without --to: its help does not call it required.
+func TestTUIHelpDoesNotRequireTo(t *testing.T) {
+	code, msg, out := runRoot(t, "tui", "--help")
+	if code != 0 || !strings.Contains(out, "--to url") {
+		t.Fatalf("tui --help: exit %d %q", code, msg)
+	}
+	for _, l := range strings.Split(out, "\n") {
+		if strings.Contains(l, "--to url") && strings.Contains(l, "(required)") {
+			t.Errorf("tui --help calls --to required: %s", l)
+		}
+	}
+}
