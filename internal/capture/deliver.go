@@ -138,29 +138,26 @@ func (s *Server) committer() {
 				if int64(len(batch)) >= s.busy.Load() {
 					gather = nil
 				}
-				select {
-				case r, ok := <-commits:
-					if !ok {
-						commits = nil
-						break more
-					}
-					batch = append(batch, r)
-					continue
-				default:
-				}
+				var r commitReq
+				var ok bool
 				if gather == nil {
-					break more
-				}
-				select {
-				case r, ok := <-commits:
-					if !ok {
-						commits = nil
+					select {
+					case r, ok = <-commits:
+					default:
 						break more
 					}
-					batch = append(batch, r)
-				case <-gather:
+				} else {
+					select {
+					case r, ok = <-commits:
+					case <-gather:
+						break more
+					}
+				}
+				if !ok {
+					commits = nil
 					break more
 				}
+				batch = append(batch, r)
 			}
 		answers:
 			for len(pending) < maxBatch {
