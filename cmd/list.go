@@ -79,7 +79,9 @@ func listRun(ctx context.Context, o *listOptions) error {
 
 // listTable prints the table in two passes over the matching summaries
 // (never the bodies): the first measures the columns, the second prints, so
-// `list --limit 0` of a whole store holds one row at a time. The second pass
+// `list --limit 0` of a whole store holds one row at a time and looks as a
+// short list does. The second pass mostly reads pages the first left in the
+// OS cache (a store larger than memory is read from disk twice). The second pass
 // prints only the rows the first measured (ids between the newest and the
 // oldest it saw): deliveries captured in between are left out, and rows
 // deleted in between are simply missing.
