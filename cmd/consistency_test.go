@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/hookreplay/hookreplay/internal/config"
 	"github.com/hookreplay/hookreplay/internal/iostreams"
 	"github.com/hookreplay/hookreplay/internal/store"
 )
@@ -112,5 +113,13 @@ func TestDeleteByEventID(t *testing.T) {
 	}
 	if _, _, out := runRoot(t, "--db", db, "list", "--jq", "[.[].event_id]"); out != "[\"evt_b\"]\n" {
 		t.Errorf("left: %s", out)
+	}
+}
+
+// A config check is validated as its command line is: copies and burst have
+// the flags' bounds.
+func TestConfigBoundsAreTheFlags(t *testing.T) {
+	if config.MaxCopies != maxCopies || config.MaxBurst != maxConcurrency {
+		t.Errorf("config copies ≤ %d, burst ≤ %d; flags -n ≤ %d, --burst ≤ %d", config.MaxCopies, config.MaxBurst, maxCopies, maxConcurrency)
 	}
 }

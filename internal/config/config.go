@@ -389,9 +389,9 @@ func (p *parser) check(name string, key, n *yaml.Node) (*Check, error) {
 				err = p.errf(v, "%s: secret_env: %q is not an environment variable name (e.g. STRIPE_WEBHOOK_SECRET)", what, c.SecretEnv)
 			}
 		case "copies":
-			c.Copies, err = p.intIn(what+": copies", v, 1, 1000)
+			c.Copies, err = p.intIn(what+": copies", v, 1, MaxCopies)
 		case "burst":
-			c.Burst, err = p.intIn(what+": burst", v, 2, 1000)
+			c.Burst, err = p.intIn(what+": burst", v, 2, MaxBurst)
 		case "settle":
 			c.Settle, err = p.duration(what+": settle", v, false)
 		case "settle_max":
@@ -432,6 +432,16 @@ func (p *parser) check(name string, key, n *yaml.Node) (*Check, error) {
 	}
 	return c, nil
 }
+
+// The bounds of copies and burst: the command line's for -n and --burst
+// (a config check runs exactly as its command line would; cmd's tests pin
+// the two equal).
+const (
+	// MaxCopies bounds copies (-n).
+	MaxCopies = 100_000
+	// MaxBurst bounds burst (--burst): each copy is an open connection.
+	MaxBurst = 1024
+)
 
 var envName = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
 

@@ -76,7 +76,7 @@ func TestParseErrors(t *testing.T) {
 		{"type error bool", head + "    insecure: maybe\n", 6, `insecure: want true or false, got "maybe"`},
 		{"type error list", head + "    serve: [a, b]\n", 6, "serve: want text, got a list"},
 		{"duration unit", head + "    settle: 5\n", 6, "settle: 5: give a unit, e.g. 5s"},
-		{"out of range", head + "    burst: 1\n", 6, "burst: 1 is out of range (2 to 1000)"},
+		{"out of range", head + "    burst: 1\n", 6, "burst: 1 is out of range (2 to 1024)"},
 		{"unknown phase", head + "    phases: [first, dupes]\n", 6, `unknown phase "dupes"`},
 		{"unknown report", head + "    reports: {xml: r.xml}\n", 6, `reports: unknown key "xml"`},
 		{"report to stdout", head + "    reports: {json: '-'}\n", 6, "give a file"},
