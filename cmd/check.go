@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"net/url"
 	"os"
@@ -14,6 +15,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/hookreplay/hookreplay/internal/check"
+	"github.com/hookreplay/hookreplay/internal/exchange"
 	"github.com/hookreplay/hookreplay/internal/iostreams"
 	"github.com/hookreplay/hookreplay/internal/probe"
 	"github.com/hookreplay/hookreplay/internal/redact"
@@ -525,7 +527,7 @@ func loadCheckDeliveries(ctx context.Context, o *checkOptions, st *store.Store) 
 		ds, err := store.ReadJSONL(f)
 		f.Close()
 		if err != nil {
-			return nil, usageErr("--from %s: %v", path, err)
+			return nil, fromErr(path, err)
 		}
 		if len(ds) == 0 {
 			return nil, usageErr("--from %s: no deliveries in the file", path)
@@ -533,6 +535,28 @@ func loadCheckDeliveries(ctx context.Context, o *checkOptions, st *store.Store) 
 		out = append(out, ds...)
 	}
 	return out, nil
+}
+
+// fromErr words a --from file that is not JSONL. A HAR, ngrok, curl or raw
+// HTTP file (which import reads) is named as such, with the way to check
+// it, rather than as broken JSONL.
+func fromErr(path string, err error) error {
+	if head, rerr := readHead(path, 64<<10); rerr == nil {
+		if f, derr := exchange.Detect(head); derr == nil && f != exchange.JSONL {
+			return usageErr("--from %s: a %s file, and --from reads JSONL ('hookreplay export' writes it): 'hookreplay import %s' stores its deliveries, then check the ids it prints", path, f, path)
+		}
+	}
+	return usageErr("--from %s: %v", path, err)
+}
+
+// readHead reads at most n bytes from the start of the file at path.
+func readHead(path string, n int64) ([]byte, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	return io.ReadAll(io.LimitReader(f, n))
 }
 
 func checkProbeSpecs(o *checkOptions) probe.Specs {

@@ -111,3 +111,17 @@ func TestCheckFromTheStoreNeedsTheStore(t *testing.T) {
 		t.Fatalf("check --from did not create its database: %v", err)
 	}
 }
+
+// --from reads JSONL; a file of another format import reads (HAR here) is
+// named as such, with the way to check it.
+func TestCheckFromOtherFormatSaysImport(t *testing.T) {
+	dir := t.TempDir()
+	har := filepath.Join(dir, "devtools.har")
+	if err := os.WriteFile(har, []byte("{\n  \"log\": {\n    \"entries\": []\n  }\n}\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	code, msg, _ := runRoot(t, "--db", filepath.Join(dir, "h.db"), "check", "--from", har, "--to", "http://127.0.0.1:1/h", "--probe-cmd", "echo 1", "-q")
+	if code != 2 || !strings.Contains(msg, "a har file, and --from reads JSONL") || !strings.Contains(msg, "'hookreplay import "+har+"'") {
+		t.Errorf("--from a HAR file: exit %d %q", code, msg)
+	}
+}
