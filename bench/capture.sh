@@ -52,7 +52,8 @@ http {
 	}
 }
 NGX
-bg "$NGINX" -p "$W/nginx" -c "$W/nginx/nginx.conf"
+bg "$NGINX_BIN" -p "$W/nginx" -c "$W/nginx/nginx.conf"
+NGX_PID=$BG
 wait_port "$ngx_port"
 
 # start_capture NAME BINARY ARGS...: a capture into $W/NAME.db; sets PORT_<NAME>.
@@ -113,6 +114,35 @@ for c in 1 16 64; do
 	row "1 capture" "nginx p50 ms vs direct, c=$c" "$(m "p50.nginx.$c")" "$(m "p50.direct.$c")"
 	row "1 capture" "nginx req/s vs direct, c=$c" "$(m "rps.nginx.$c")" "$(m "rps.direct.$c")"
 done
+# CPU per delivery: the proxy's own CPU time (user + system, from /proc)
+# per request over hey -n N -c 16 — capture's process against nginx's
+# workers — in interleaved rounds. Less noisy than rates on a shared
+# machine: it does not count the time spent waiting for a core.
+ticks() {
+	local t=0 p
+	for p in "$@"; do t=$((t + $(awk '{ print $14 + $15 }' "/proc/$p/stat"))); done
+	echo "$t"
+}
+CPU_N=$([ "$QUICK" = 1 ] && echo 10000 || echo 30000)
+tck=$(getconf CLK_TCK)
+ngx_workers=$(pgrep -P "$NGX_PID" | tr '\n' ' ')
+for _ in $(seq "$ROUNDS"); do
+	for t in nginx forward self ${HR_BEFORE:+before}; do
+		if [ "$t" = nginx ]; then pids=$ngx_workers; else pids=${PID[$t]}; fi
+		# shellcheck disable=SC2086
+		a=$(ticks $pids)
+		"$HEY" -n "$CPU_N" -c 16 -m POST -T application/json -D "$body" "$(url_of "$t")" >/dev/null
+		# shellcheck disable=SC2086
+		z=$(ticks $pids)
+		awk -v a="$a" -v z="$z" -v n="$CPU_N" -v hz="$tck" 'BEGIN { printf "%.1f\n", (z - a) * 1e6 / hz / n }' >>"$W/cpu.$t"
+	done
+done
+row "1 capture" "CPU µs per delivery, hey -c 16: capture --forward vs nginx's workers" "$(m cpu.forward)" "$(m cpu.nginx)"
+row "1 capture" "CPU µs per delivery, hey -c 16: capture answering itself vs nginx's workers" "$(m cpu.self)" "$(m cpu.nginx)"
+if [ -n "${HR_BEFORE:-}" ]; then
+	row "1 capture" "CPU µs per delivery, hey -c 16: capture --forward vs before" "$(m cpu.forward)" "$(m cpu.before)"
+fi
+
 for t in "${targets[@]}"; do
 	case $t in direct | nginx) ;; *) stop "${PID[$t]}" ;; esac
 done

@@ -1,7 +1,7 @@
 # bench/lib.sh: shared by every bench/*.sh part. Source it; it sets
 #   HR        our hookreplay binary (built from the work tree)
 #   HR_BEFORE hookreplay built from $BEFORE (a commit; default: none) for before/after rows
-#   HEY WRK NGINX  the baselines, installed into $BENCH_CACHE (not the repo)
+#   HEY WRK NGINX_BIN  the baselines, installed into $BENCH_CACHE (not the repo)
 #   ROWS      the file table rows are appended to (run.sh prints them as one table)
 # and gives row, median, free_port, wait_port, start/stop helpers.
 set -euo pipefail
@@ -43,7 +43,7 @@ install_tools() {
 	fi
 	HEY="$BENCH_CACHE/bin/hey"
 	WRK=$(command -v wrk)
-	NGINX=$(command -v nginx || echo /usr/sbin/nginx)
+	NGINX_BIN=$(command -v nginx || echo /usr/sbin/nginx)
 }
 
 # build: our binary, the bench helpers, and (with BEFORE=commit) the binary before the fixes.
@@ -71,7 +71,7 @@ build() {
 setup() {
 	install_tools
 	build
-	export HEY WRK NGINX BENCH_WORK ROWS BENCH_CACHE QUICK
+	export HEY WRK NGINX_BIN BENCH_WORK ROWS BENCH_CACHE QUICK
 }
 
 table_head() {
@@ -105,5 +105,11 @@ bg() { "$@" & BG=$!; BENCH_PIDS+=("$BG"); }
 stop() { kill "$1" 2>/dev/null || true; wait "$1" 2>/dev/null || true; }
 # rss_kb CMD...: run CMD (stdout to /dev/null) and print its peak RSS in KiB.
 rss_kb() { /usr/bin/time -f '%M' -o "$BENCH_WORK/rss" "$@" >/dev/null; cat "$BENCH_WORK/rss"; }
-# secs CMD...: wall time of CMD in seconds (stdout to /dev/null).
-secs() { local t0 t1; t0=$(date +%s.%N); "$@" >/dev/null; t1=$(date +%s.%N); awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.4f", b - a }'; }
+# secs CMD...: wall seconds of CMD; its stderr is shown only when it fails.
+secs() {
+	local t0 t1
+	t0=$(date +%s.%N)
+	"$@" >/dev/null 2>"$BENCH_WORK/secs.err" || cat "$BENCH_WORK/secs.err" >&2
+	t1=$(date +%s.%N)
+	awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.4f", b - a }'
+}
