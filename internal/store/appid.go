@@ -73,6 +73,9 @@ func notSQLite(err error) error {
 	if strings.Contains(err.Error(), "not a database") || strings.Contains(err.Error(), "file is encrypted") {
 		return errors.New("not a hookreplay database (file is not SQLite)")
 	}
+	if strings.Contains(err.Error(), "malformed") { // SQLITE_CORRUPT: cut short, or overwritten
+		return errors.New("the database file is damaged (SQLite finds it malformed): restore it from a copy, or give --db a new file")
+	}
 	return fmt.Errorf("read database header: %w", err)
 }
 

@@ -71,6 +71,24 @@ func TestOpenRejectsNewerSchemaAndNonDatabase(t *testing.T) {
 	if _, err := Open(context.Background(), filepath.Join(dir, "missing", "x.db")); err == nil {
 		t.Fatal("missing directory opened")
 	}
+	// A store cut short (a copy that stopped half way) is named damaged, not
+	// with the driver's "read database header: … (11)".
+	cut := filepath.Join(dir, "cut.db")
+	s = deliveriesOpen(t, cut)
+	for i := range 50 {
+		if err := s.InsertDelivery(context.Background(), &Delivery{Method: "POST", Target: "/h", Raw: bytes.Repeat([]byte{byte(i)}, 4000)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	s.Close()
+	if err := os.Truncate(cut, 8192); err != nil {
+		t.Fatal(err)
+	}
+	os.Remove(cut + "-wal")
+	os.Remove(cut + "-shm")
+	if _, err := Open(context.Background(), cut); err == nil || !strings.Contains(err.Error(), "the database file is damaged") {
+		t.Fatalf("truncated store: %v", err)
+	}
 }
 
 func TestDeliveryRoundTrip(t *testing.T) {
