@@ -123,10 +123,10 @@ ticks() {
 	for p in "$@"; do t=$((t + $(awk '{ print $14 + $15 }' "/proc/$p/stat"))); done
 	echo "$t"
 }
-CPU_N=$([ "$QUICK" = 1 ] && echo 10000 || echo 30000)
+CPU_N=$([ "$QUICK" = 1 ] && echo 10000 || echo 20000)
 tck=$(getconf CLK_TCK)
 ngx_workers=$(pgrep -P "$NGX_PID" | tr '\n' ' ')
-for _ in $(seq "$ROUNDS"); do
+for _ in $(seq "$((ROUNDS < 2 ? ROUNDS : 2))"); do
 	for t in nginx forward self ${HR_BEFORE:+before}; do
 		if [ "$t" = nginx ]; then pids=$ngx_workers; else pids=${PID[$t]}; fi
 		# shellcheck disable=SC2086
