@@ -250,6 +250,7 @@ func replayEdits(o *replayOptions) error {
 }
 
 func replayRun(ctx context.Context, o *replayOptions) error {
+	tuneGC()
 	if ctx == nil {
 		ctx = context.Background()
 	}
