@@ -118,13 +118,16 @@ func (s *Store) InsertDelivery(ctx context.Context, d *Delivery) error {
 
 // SetResponse records what the handler (or capture itself) answered for
 // delivery id. size is the length of the whole answer when body is only its
-// first bytes, else 0.
+// first bytes, else 0. (capture records answers through its Writer.)
 func (s *Store) SetResponse(ctx context.Context, id int64, status int, headers message.Headers, body []byte, size int64, latency time.Duration, forwardErr string) error {
-	return s.SetResponses(ctx, []Response{{ID: id, Status: status, Headers: headers, Body: body, Size: size,
-		Latency: latency, ForwardError: forwardErr}})
+	r := Response{ID: id, Status: status, Headers: headers, Body: body, Size: size, Latency: latency, ForwardError: forwardErr}
+	if _, err := s.db.ExecContext(ctx, setResponseSQL, responseArgs(r)...); err != nil {
+		return fmt.Errorf("record response of delivery %d: %w", id, err)
+	}
+	return nil
 }
 
-// Response is what a delivery was answered, for SetResponses.
+// Response is what a delivery was answered, for Writer.Commit.
 type Response struct {
 	ID           int64
 	Status       int
@@ -142,30 +145,6 @@ const setResponseSQL = `UPDATE deliveries SET response_status=?, response_header
 func responseArgs(r Response) []any {
 	rhdrs, _ := json.Marshal(nonNilHeaders(r.Headers))
 	return []any{r.Status, string(rhdrs), r.Body, r.Size, r.Latency.Nanoseconds(), r.ForwardError, r.ID}
-}
-
-// SetResponses records several answers in one transaction (one commit for
-// many deliveries: capture's group commit of responses).
-func (s *Store) SetResponses(ctx context.Context, rs []Response) error {
-	tx, err := s.db.BeginTx(ctx, nil)
-	if err != nil {
-		return fmt.Errorf("record responses: %w", err)
-	}
-	defer tx.Rollback()
-	stmt, err := tx.PrepareContext(ctx, setResponseSQL)
-	if err != nil {
-		return fmt.Errorf("record responses: %w", err)
-	}
-	defer stmt.Close()
-	for _, r := range rs {
-		if _, err := stmt.ExecContext(ctx, responseArgs(r)...); err != nil {
-			return fmt.Errorf("record response of delivery %d: %w", r.ID, err)
-		}
-	}
-	if err := tx.Commit(); err != nil {
-		return fmt.Errorf("record responses: %w", err)
-	}
-	return nil
 }
 
 // SetVerification stores the verification result line of delivery id.

@@ -388,11 +388,18 @@ func (s *Store) BeginImport(ctx context.Context) (*Importer, error) {
 // the new id and the time it is recorded as received (d.ReceivedAt, or now
 // when unset). d itself is left as it is.
 func (im *Importer) Add(ctx context.Context, d *Delivery) (int64, time.Time, error) {
+	return insertWith(ctx, im.stmt, d)
+}
+
+// insertWith runs insert, a prepared insertDeliverySQL, for d and returns
+// the new id and the time d is recorded as received (d.ReceivedAt, or now
+// when unset); d itself is left as it is.
+func insertWith(ctx context.Context, insert *sql.Stmt, d *Delivery) (int64, time.Time, error) {
 	recv := d.ReceivedAt
 	if recv.IsZero() {
 		recv = time.Now()
 	}
-	res, err := im.stmt.ExecContext(ctx, deliveryArgs(d, recv)...)
+	res, err := insert.ExecContext(ctx, deliveryArgs(d, recv)...)
 	if err != nil {
 		return 0, recv, err
 	}

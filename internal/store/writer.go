@@ -62,15 +62,7 @@ func (w *Writer) Commit(ctx context.Context, ds []*Delivery, rs []Response) (err
 	ids := make([]int64, len(ds))
 	recvs := make([]time.Time, len(ds))
 	for i, d := range ds {
-		recvs[i] = d.ReceivedAt
-		if recvs[i].IsZero() {
-			recvs[i] = time.Now()
-		}
-		res, err := w.insert.ExecContext(ctx, deliveryArgs(d, recvs[i])...)
-		if err != nil {
-			return fmt.Errorf("store delivery: %w", err)
-		}
-		if ids[i], err = res.LastInsertId(); err != nil {
+		if ids[i], recvs[i], err = insertWith(ctx, w.insert, d); err != nil {
 			return fmt.Errorf("store delivery: %w", err)
 		}
 	}
