@@ -52,24 +52,22 @@ func (s *Server) submit(d *store.Delivery, slot *answerSlot) <-chan error {
 
 // answerSlot lets a forwarded delivery's answer go into the delivery's own
 // row when the handler answered before the committer took the delivery —
-// the usual case under load, when deliveries wait for the commit in
-// progress — so that the answer costs no second write.
+// always when it answers within answerWait, since the delivery is only
+// handed over then — so that the answer costs no second write.
 type answerSlot struct {
 	mu    sync.Mutex
 	resp  *store.Response
 	taken bool // the committer took the delivery, with resp if offered by then
 }
 
-// offer hands the answer to the delivery's insert; false when the insert is
-// under way already and the answer must be recorded on its own.
-func (a *answerSlot) offer(r store.Response) bool {
+// offer hands the answer to the delivery's insert, unless the insert is
+// under way already (joined then says so: the answer is recorded on its own).
+func (a *answerSlot) offer(r store.Response) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	if a.taken {
-		return false
+	if !a.taken {
+		a.resp = &r
 	}
-	a.resp = &r
-	return true
 }
 
 // take marks the delivery as taken for its insert and returns the answer
