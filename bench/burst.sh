@@ -12,9 +12,7 @@ ROUNDS=${ROUNDS:-$([ "$QUICK" = 1 ] && echo 2 || echo 5)}
 W=$BENCH_WORK/burst
 mkdir -p "$W"
 body=bench/testdata/invoice.paid.json
-bg "$LOAD" serve -addr-file "$W/handler.addr"
-for _ in $(seq 100); do [ -s "$W/handler.addr" ] && break; sleep 0.02; done
-handler=$(cat "$W/handler.addr")
+start_handler "$W/handler.addr"
 URL="http://$handler/webhooks/stripe"
 
 cap_port=$(free_port)

@@ -14,9 +14,7 @@ W=$BENCH_WORK/capmem
 mkdir -p "$W"
 body=bench/testdata/invoice.paid.json
 
-bg "$LOAD" serve -addr-file "$W/handler.addr"
-for _ in $(seq 100); do [ -s "$W/handler.addr" ] && break; sleep 0.02; done
-handler=$(cat "$W/handler.addr")
+start_handler "$W/handler.addr"
 
 # status_mb PID FIELD: a /proc/PID/status size (VmRSS, VmHWM) in MB.
 status_mb() { awk -v f="$2:" '$1 == f { printf "%.1f", $2 / 1024 }' "/proc/$1/status"; }

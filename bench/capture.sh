@@ -17,44 +17,11 @@ DUR=${DUR:-$([ "$QUICK" = 1 ] && echo 1 || echo 2)}
 W=$BENCH_WORK/capture
 mkdir -p "$W"
 body=bench/testdata/invoice.paid.json
-cat >"$W/post.lua" <<LUA
-wrk.method = "POST"
-wrk.headers["Content-Type"] = "application/json"
-local f = io.open("$PWD/$body", "rb")
-wrk.body = f:read("*a")
-f:close()
-LUA
+post_lua "$body" >"$W/post.lua"
 
-bg "$LOAD" serve -addr-file "$W/handler.addr"
-for _ in $(seq 100); do [ -s "$W/handler.addr" ] && break; sleep 0.02; done
-handler=$(cat "$W/handler.addr")
+start_handler "$W/handler.addr"
 
-ngx_port=$(free_port)
-mkdir -p "$W/nginx/logs"
-cat >"$W/nginx/nginx.conf" <<NGX
-worker_processes auto;
-daemon off;
-pid $W/nginx/nginx.pid;
-error_log $W/nginx/logs/error.log error;
-events { worker_connections 1024; }
-http {
-	access_log off;
-	client_body_temp_path $W/nginx/body;
-	proxy_temp_path $W/nginx/proxy;
-	upstream handler { server $handler; keepalive 64; }
-	server {
-		listen 127.0.0.1:$ngx_port;
-		location / {
-			proxy_pass http://handler;
-			proxy_http_version 1.1;
-			proxy_set_header Connection "";
-		}
-	}
-}
-NGX
-bg "$NGINX_BIN" -p "$W/nginx" -c "$W/nginx/nginx.conf"
-NGX_PID=$BG
-wait_port "$ngx_port"
+start_nginx "$W/nginx" "$handler"
 
 # start_capture NAME BINARY ARGS...: a capture into $W/NAME.db; sets PORT_<NAME>.
 declare -A PORT PID
@@ -83,21 +50,12 @@ if [ -n "${HR_BEFORE:-}" ]; then
 	targets+=(before)
 fi
 
-# wrk_run URL C: prints "p50_ms rps".
-wrk_run() {
-	"$WRK" -t "$([ "$2" -gt 1 ] && echo 2 || echo 1)" -c "$2" -d "${DUR}s" --latency -s "$W/post.lua" "$1" |
-		awk '
-		function ms(v) { if (v ~ /us$/) return v / 1000; if (v ~ /ms$/) return v + 0; if (v ~ /s$/) return v * 1000; return v }
-		$1 == "50%" { p50 = ms($2) }
-		$1 == "Requests/sec:" { rps = $2 }
-		END { print p50, rps }'
-}
 
 log "capture: $ROUNDS round(s) of ${DUR}s per target and concurrency"
 for c in 1 16 64; do
 	for r in $(seq "$ROUNDS"); do
 		for t in "${targets[@]}"; do
-			read -r p rps <<<"$(wrk_run "$(url_of "$t")" "$c")"
+			read -r p rps <<<"$(wrk_run "$W/post.lua" "$(url_of "$t")" "$c")"
 			echo "$p" >>"$W/p50.$t.$c"
 			echo "$rps" >>"$W/rps.$t.$c"
 		done

@@ -113,3 +113,63 @@ secs() {
 	t1=$(date +%s.%N)
 	awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.4f", b - a }'
 }
+
+# post_lua FILE: a wrk script that POSTs FILE as JSON.
+post_lua() {
+	cat <<LUA
+wrk.method = "POST"
+wrk.headers["Content-Type"] = "application/json"
+local f = io.open("$PWD/$1", "rb")
+wrk.body = f:read("*a")
+f:close()
+LUA
+}
+
+# start_nginx DIR HANDLER: nginx proxy_pass with a keep-alive upstream to
+# HANDLER (host:port), the usual reverse proxy; sets ngx_port and NGX_PID.
+start_nginx() {
+	local dir=$1
+	ngx_port=$(free_port)
+	mkdir -p "$dir/logs"
+	cat >"$dir/nginx.conf" <<NGX
+worker_processes auto;
+daemon off;
+pid $dir/nginx.pid;
+error_log $dir/logs/error.log error;
+events { worker_connections 1024; }
+http {
+	access_log off;
+	client_body_temp_path $dir/body;
+	proxy_temp_path $dir/proxy;
+	upstream handler { server $2; keepalive 64; }
+	server {
+		listen 127.0.0.1:$ngx_port;
+		location / {
+			proxy_pass http://handler;
+			proxy_http_version 1.1;
+			proxy_set_header Connection "";
+		}
+	}
+}
+NGX
+	bg "$NGINX_BIN" -p "$dir" -c "$dir/nginx.conf"
+	NGX_PID=$BG
+	wait_port "$ngx_port"
+}
+
+# wrk_run LUA URL C: wrk for $DUR seconds at concurrency C; prints "p50_ms rps".
+wrk_run() {
+	"$WRK" -t "$([ "$3" -gt 1 ] && echo 2 || echo 1)" -c "$3" -d "${DUR}s" --latency -s "$1" "$2" |
+		awk '
+		function ms(v) { if (v ~ /us$/) return v / 1000; if (v ~ /ms$/) return v + 0; if (v ~ /s$/) return v * 1000; return v }
+		$1 == "50%" { p50 = ms($2) }
+		$1 == "Requests/sec:" { rps = $2 }
+		END { print p50, rps }'
+}
+
+# start_handler ADDRFILE: the no-op Go handler (bench/load serve); sets handler (host:port).
+start_handler() {
+	bg "$LOAD" serve -addr-file "$1"
+	for _ in $(seq 100); do [ -s "$1" ] && break; sleep 0.02; done
+	handler=$(cat "$1")
+}

@@ -10,7 +10,8 @@
 #   PARTS="capture replay" bench/run.sh   only some parts
 #
 # Each part runs on its own too: bench/capture.sh, replay.sh, burst.sh,
-# detect.sh, checktime.sh, store.sh, capmem.sh, gobench.sh.
+# detect.sh, checktime.sh, store.sh, capmem.sh, gobench.sh. Not part of the
+# table: bench/ceiling.sh (capture --forward against two experiment builds).
 . "$(dirname "$0")/lib.sh"
 PARTS=${PARTS:-capture replay burst detect checktime store capmem gobench}
 start=$(date +%s)
