@@ -1,43 +1,48 @@
 package cmd
 
-// Addresses as people type them, read the same on every command: --to and
-// --forward take a URL or, like 'stripe listen --forward-to localhost:3000',
-// a bare port ("3000" is http://127.0.0.1:3000) or host:port with an
-// optional path ("localhost:3000/webhooks"); --listen (capture, demo serve)
-// takes "3000" as 127.0.0.1:3000, loopback unless a host is given.
+// Addresses as people type them, read the same on every command: --to,
+// --forward and --via take a handler address as package address reads it
+// (as hookreplay.yaml's to: does): a URL or, like 'stripe listen
+// --forward-to localhost:3000', a bare port ("3000" is
+// http://127.0.0.1:3000) or host:port with an optional path
+// ("localhost:3000/webhooks"); --listen (capture, demo serve) takes "3000"
+// as 127.0.0.1:3000, loopback unless a host is given.
 
 import (
 	"errors"
 	"fmt"
 	"net"
+	"net/url"
 	"strconv"
 	"strings"
 
 	"github.com/spf13/pflag"
+
+	"github.com/hookreplay/hookreplay/internal/address"
 )
 
-// handlerURL completes a handler address into a URL: a value with a scheme
-// is kept as typed; "3000", ":3000" and "3000/hook" are on 127.0.0.1;
-// "localhost:3000/hook" gets http://.
-func handlerURL(s string) string {
-	s = strings.TrimSpace(s)
-	if s == "" || strings.Contains(s, "://") {
-		return s
+// handlerURL completes a handler address into a URL (address.Complete).
+func handlerURL(s string) string { return address.Complete(s) }
+
+// handlerAddr reads a handler address flag's value for a command's checks,
+// with address.Handler's words after the flag's name and value, as a
+// mistyped value is refused when the flag is set.
+func handlerAddr(flag, value string) (*url.URL, error) {
+	u, err := address.Handler(value)
+	if err != nil {
+		return nil, usageErr("%s %s: %v", flag, value, err)
 	}
-	hostPort, rest, _ := strings.Cut(s, "/")
-	if rest != "" || strings.HasSuffix(s, "/") {
-		rest = "/" + rest
+	return u, nil
+}
+
+// checkHandlerAddr refuses a handler address when its flag is set; an
+// empty value passes, for the command to say the flag is required.
+func checkHandlerAddr(s string) error {
+	if strings.TrimSpace(s) == "" {
+		return nil
 	}
-	if isPort(hostPort) {
-		return "http://127.0.0.1:" + hostPort + rest
-	}
-	if p, ok := strings.CutPrefix(hostPort, ":"); ok && isPort(p) {
-		return "http://127.0.0.1:" + p + rest
-	}
-	if i := strings.LastIndex(hostPort, ":"); i > 0 && isPort(hostPort[i+1:]) {
-		return "http://" + hostPort + rest
-	}
-	return s // not an address hookreplay can complete: the command says why
+	_, err := address.Handler(s)
+	return err
 }
 
 // listenAddr completes a listening address: a bare port "3000" is
@@ -98,7 +103,7 @@ func (v *addrValue) Set(s string) error {
 // urlFlag declares a handler address flag (--to, --forward) on fs.
 func urlFlag(fs *pflag.FlagSet, p *string, name, value, usage string) {
 	*p = handlerURL(value)
-	fs.Var(&addrValue{p: p, complete: handlerURL, typ: "url"}, name, usage+"; a bare port means http://127.0.0.1:PORT")
+	fs.Var(&addrValue{p: p, complete: handlerURL, check: checkHandlerAddr, typ: "url"}, name, usage+"; a bare port means http://127.0.0.1:PORT")
 }
 
 // listenFlag declares a listening address flag (--listen) on fs.

@@ -76,8 +76,8 @@ the error. One line per delivery is printed on stdout.`,
 				if cmd.Flags().Changed("status") {
 					return usageErr("--status answers in place of a handler; it cannot be combined with --forward")
 				}
-				if _, err := capture.ParseForwardURL(o.Forward); err != nil {
-					return usageErr("--forward: %v", err)
+				if _, err := handlerAddr("--forward", o.Forward); err != nil {
+					return err
 				}
 			}
 			if o.Status < 200 || o.Status > 599 {

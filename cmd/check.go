@@ -274,9 +274,9 @@ func checkValidateEngine(o *checkOptions) (*url.URL, error) {
 	if o.To == "" {
 		return nil, usageErr("--to URL is required: where the handler listens, e.g. --to http://127.0.0.1:3000/webhooks")
 	}
-	u, err := url.Parse(o.To)
-	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return nil, usageErr("--to %q is not an http:// URL", o.To)
+	u, err := handlerAddr("--to", o.To)
+	if err != nil {
+		return nil, err
 	}
 	if checkProbeSpecs(o).Empty() {
 		return nil, usageErr("no probe given: add --probe-sql QUERY --dsn DSN (or --probe-cmd CMD, --probe-http URL, --sink ADDR) so hookreplay can see what the handler changes")

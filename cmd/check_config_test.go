@@ -102,3 +102,48 @@ func TestCheckConfigMapsOntoFlags(t *testing.T) {
 		}
 	}
 }
+
+// hookreplay.yaml's to: and check's --to read a handler's address through
+// one parser: the same forms become the same URL, and a bad value is
+// refused with the same words after the key or flag that holds it.
+func TestConfigToAndFlagToAgree(t *testing.T) {
+	for _, tc := range []struct{ to, want, err string }{
+		{to: "3000", want: "http://127.0.0.1:3000"},
+		{to: ":3000", want: "http://127.0.0.1:3000"},
+		{to: "localhost:3000", want: "http://localhost:3000"},
+		{to: "3000/webhooks/stripe", want: "http://127.0.0.1:3000/webhooks/stripe"},
+		{to: "https://example.com/hook", want: "https://example.com/hook"},
+		{to: "ftp://x/", err: "ftp://x/: want a URL (http://localhost:3000/webhooks), a port (3000) or host:port"},
+		{to: "example.com/hook", err: "example.com/hook: want a URL"},
+		{to: "99999", err: "99999: port 99999 is out of range (1 to 65535)"},
+		{to: "localhost:70000", err: "localhost:70000: port 70000 is out of range (1 to 65535)"},
+	} {
+		path := filepath.Join(t.TempDir(), "ci.yaml")
+		yaml := "checks:\n  a:\n    deliveries: {last: true}\n    to: '" + tc.to + "'\n    probes: {n: {cmd: echo 1}}\n"
+		if err := os.WriteFile(path, []byte(yaml), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		fromFile, fileCode, fileMsg := checkOptionsFrom(t, "--config", path)
+
+		io, _, _, _ := iostreams.Test()
+		var fromFlag *checkOptions
+		flagCode, flagMsg := captureRunFlags(newCheckCmd(newFactory(io), func(o *checkOptions) error { fromFlag = o; return nil }),
+			io, []string{"--last", "--to", tc.to, "--probe-cmd", "n=echo 1"})
+
+		if tc.err != "" {
+			if fileCode != 2 || !strings.Contains(fileMsg, "ci.yaml:4: check a: to: "+tc.err) {
+				t.Errorf("to: %s: exit %d %q, want 2 and %q", tc.to, fileCode, fileMsg, tc.err)
+			}
+			if flagCode != 2 || !strings.HasPrefix(flagMsg, "--to "+tc.err) {
+				t.Errorf("--to %s: exit %d %q, want 2 and %q", tc.to, flagCode, flagMsg, tc.err)
+			}
+			continue
+		}
+		if fileCode != 0 || len(fromFile) != 1 || fromFile[0].To != tc.want {
+			t.Errorf("to: %s: exit %d %q %+v, want To %s", tc.to, fileCode, fileMsg, fromFile, tc.want)
+		}
+		if flagCode != 0 || fromFlag == nil || fromFlag.To != tc.want {
+			t.Errorf("--to %s: exit %d %q, want To %s", tc.to, flagCode, flagMsg, tc.want)
+		}
+	}
+}

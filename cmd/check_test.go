@@ -59,7 +59,7 @@ func TestCheckValidate(t *testing.T) {
 	}{
 		{func(o *checkOptions) { o.To = "" }, "--to URL is required"},
 		{func(o *checkOptions) { o.To, o.Last = "", false }, "check needs deliveries, the handler's URL and a probe"},
-		{func(o *checkOptions) { o.To = "ftp://x" }, "not an http:// URL"},
+		{func(o *checkOptions) { o.To = "ftp://x" }, "--to ftp://x: want a URL (http://localhost:3000/webhooks), a port (3000) or host:port"},
 		{func(o *checkOptions) { o.Last = false }, "which delivery?"},
 		{func(o *checkOptions) { o.ProbeCmd = nil }, "no probe given"},
 		{func(o *checkOptions) { o.ProbeSQL = []string{"SELECT 1"} }, "--probe-sql needs --dsn"},

@@ -152,9 +152,9 @@ func replayValidate(o *replayOptions, cmd *cobra.Command) error {
 	if o.To == "" {
 		return usageErr("--to URL is required: where the handler listens, e.g. --to http://localhost:3000/webhooks")
 	}
-	u, err := url.Parse(o.To)
-	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return usageErr("--to %q is not an http:// or https:// URL", o.To)
+	u, err := handlerAddr("--to", o.To)
+	if err != nil {
+		return err
 	}
 	o.target = u
 	switch sources := o.given(); {

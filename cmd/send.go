@@ -200,9 +200,8 @@ func sendValidate(o *sendOptions) error {
 		if u.val == "" {
 			continue
 		}
-		p, err := url.Parse(u.val)
-		if err != nil || p.Host == "" || (p.Scheme != "http" && p.Scheme != "https") {
-			return usageErr("%s %q is not an http(s) URL like http://localhost:3000/webhooks", u.flag, u.val)
+		if _, err := handlerAddr(u.flag, u.val); err != nil {
+			return err
 		}
 	}
 	if err := durationFlagIn("--timeout", o.Timeout, 1, maxDuration); err != nil {

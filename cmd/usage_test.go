@@ -38,7 +38,7 @@ func TestUsageErrorsAreWorded(t *testing.T) {
 		{[]string{"capture", "--listen", "127.0.0.1:abc"}, `--listen 127.0.0.1:abc: port "abc" is not a number from 0 to 65535`},
 		{[]string{"capture", "--listen", "localhost"}, "--listen localhost: want a port (9000), host:port (127.0.0.1:9000) or [::1]:9000"},
 		{[]string{"demo", "serve", "fixed", "--listen", "70000"}, "--listen 70000: port 70000 is out of range"},
-		{[]string{"capture", "--forward", "ht!tp://x"}, `forward URL "ht!tp://x" must be absolute, like http://localhost:3000/webhooks`},
+		{[]string{"capture", "--forward", "ht!tp://x"}, "--forward ht!tp://x: want a URL (http://localhost:3000/webhooks), a port (3000) or host:port"},
 	} {
 		code, msg, _ := runRoot(t, tt.args...)
 		if code != 2 || !strings.Contains(msg, tt.want) {

@@ -426,7 +426,7 @@ func TestReplayE2EHandlerDownAndUsage(t *testing.T) {
 	}{
 		{[]string{"replay", "1"}, "--to URL is required"},
 		{[]string{"replay", "--to", "http://x"}, "which delivery"},
-		{[]string{"replay", "1", "--to", "ftp://x"}, "not an http"},
+		{[]string{"replay", "1", "--to", "ftp://x"}, "--to ftp://x: want a URL (http://localhost:3000/webhooks), a port (3000) or host:port"},
 		{[]string{"replay", "1", "--to", "http://x", "--order", "zigzag"}, "unknown order"},
 		{[]string{"replay", "1", "--to", "http://x", "--schedule", "paypal"}, "unknown schedule"},
 		{[]string{"replay", "9", "--to", "http://x"}, "no delivery 9"},

@@ -260,7 +260,7 @@ func TestSendE2EErrors(t *testing.T) {
 		{[]string{"send", "--provider", "stripe", "--event", "nope", "--to", h.url("stripe"), "--secret", "x"}, 2, `no sample stripe event "nope"`},
 		{[]string{"send", "--event", "invoice.paid", "--to", h.url("stripe"), "--secret", "x"}, 2, "pass --provider"},
 		{[]string{"send", "--provider", "paypal", "--event", "x", "--to", h.url("x"), "--secret", "x"}, 2, "unknown provider"},
-		{[]string{"send", "--provider", "stripe", "--event", "invoice.paid", "--to", "ftp://localhost:3000", "--secret", "x"}, 2, "is not an http(s) URL"},
+		{[]string{"send", "--provider", "stripe", "--event", "invoice.paid", "--to", "ftp://localhost:3000", "--secret", "x"}, 2, "--to ftp://localhost:3000: want a URL (http://localhost:3000/webhooks), a port (3000) or host:port"},
 		{[]string{"send", "--provider", "stripe", "--event", "invoice.paid", "--to", h.url("stripe")}, 2, "signing secret is required"},
 		{[]string{"send", "--provider", "standard", "--event", "invoice.paid", "--to", h.url("standard"), "--secret", "whsec_%%%"}, 2, "secret is not whsec_ base64"},
 		{[]string{"send", "--provider", "stripe", "--event", "invoice.paid", "--to", "http://" + freeAddr(t) + "/x", "--secret", "x"}, 2, "connection refused"},

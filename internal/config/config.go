@@ -20,6 +20,8 @@ import (
 	"time"
 
 	"gopkg.in/yaml.v3"
+
+	"github.com/hookreplay/hookreplay/internal/address"
 )
 
 // Names are the file names Find looks for, in order.
@@ -417,9 +419,10 @@ func (p *parser) check(name string, key, n *yaml.Node) (*Check, error) {
 	if to == nil || c.To == "" {
 		return nil, p.errf(key, "%s: to: is required: the handler's URL, e.g. to: http://127.0.0.1:3000/webhooks", what)
 	}
-	if err := checkURL(c.To); err != nil {
-		return nil, p.errf(to, "%s: to: %v", what, err)
+	if _, err := address.Handler(c.To); err != nil {
+		return nil, p.errf(to, "%s: to: %s: %v", what, c.To, err)
 	}
+	c.To = address.Complete(c.To)
 	if len(c.Probes) == 0 {
 		return nil, p.errf(key, "%s: no probes: name at least one (probes: {balance: {sql: ..., dsn: ...}}) so hookreplay can see what the handler changes", what)
 	}
@@ -445,6 +448,7 @@ const (
 
 var envName = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
 
+// checkURL checks an http probe's URL.
 func checkURL(s string) error {
 	u, err := parseURL(s)
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {

@@ -83,7 +83,7 @@ func TestParseErrors(t *testing.T) {
 		{"missing to", "checks:\n  a:\n    deliveries: {last: true}\n    probes: {n: {cmd: x}}\n", 2, "to: is required"},
 		{"no probes", "checks:\n  a:\n    deliveries: {last: true}\n    to: http://x/\n", 2, "no probes"},
 		{"no deliveries", "checks:\n  a:\n    to: http://x/\n    probes: {n: {cmd: x}}\n", 2, "which deliveries?"},
-		{"bad url", "checks:\n  a:\n    deliveries: {last: true}\n    to: ftp://x/\n    probes: {n: {cmd: x}}\n", 4, "is not an http:// URL"},
+		{"bad url", "checks:\n  a:\n    deliveries: {last: true}\n    to: ftp://x/\n    probes: {n: {cmd: x}}\n", 4, "to: ftp://x/: want a URL (http://localhost:3000/webhooks), a port (3000) or host:port"},
 		{"sql without dsn", "checks:\n  a:\n    deliveries: {last: true}\n    to: http://x/\n    probes:\n      n: {sql: s}\n", 6, "sql needs dsn"},
 		{"two kinds", "checks:\n  a:\n    deliveries: {last: true}\n    to: http://x/\n    probes:\n      n: {cmd: x, http: 'http://y/'}\n", 6, "exactly one of"},
 		{"unset env", "checks:\n  a:\n    deliveries: {last: true}\n    to: http://${NOPE}/\n    probes: {n: {cmd: x}}\n", 4, "NOPE is not set"},

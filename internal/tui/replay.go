@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"fmt"
-	"net/url"
 	"strconv"
 	"strings"
 
@@ -14,6 +13,7 @@ import (
 	"github.com/charmbracelet/bubbles/viewport"
 	tea "github.com/charmbracelet/bubbletea"
 
+	"github.com/hookreplay/hookreplay/internal/address"
 	"github.com/hookreplay/hookreplay/internal/replay"
 	"github.com/hookreplay/hookreplay/internal/report"
 	"github.com/hookreplay/hookreplay/internal/store"
@@ -251,9 +251,9 @@ func (m *replayModel) setFocus(f int) {
 func (m *replayModel) plan() (replay.Plan, error) {
 	var p replay.Plan
 	v := func(f int) string { return strings.TrimSpace(m.fields[f].Value()) }
-	u, err := url.Parse(v(fieldTarget))
-	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return p, fmt.Errorf("target URL %q: want http://host:port/path where the handler listens", v(fieldTarget))
+	u, err := address.Handler(v(fieldTarget))
+	if err != nil {
+		return p, fmt.Errorf("target URL %q: %v", v(fieldTarget), err)
 	}
 	copies, err := strconv.Atoi(v(fieldCopies))
 	if err != nil || copies < 1 || copies > maxCopies {
