@@ -236,7 +236,14 @@ func (s *Server) forward(d *store.Delivery) forwardResult {
 			return failed(why("read handler response", err))
 		}
 		heads++
-		if resp.StatusCode >= 200 || resp.StatusCode == http.StatusSwitchingProtocols {
+		if resp.StatusCode < 100 || resp.StatusCode == http.StatusSwitchingProtocols {
+			// Capture never forwards an Upgrade (it is hop-by-hop), so a 101
+			// is a handler speaking out of turn, and there is no protocol to
+			// relay after it; a status below 100 is no HTTP status at all.
+			putAnswerReader(br)
+			return failed(fail(http.StatusBadGateway, fmt.Sprintf("handler answered status %03d, which is not an answer to this request", resp.StatusCode), start))
+		}
+		if resp.StatusCode >= 200 {
 			break
 		}
 		resp.Body.Close() // 1xx: the final answer follows
@@ -246,13 +253,17 @@ func (s *Server) forward(d *store.Delivery) forwardResult {
 	// The body is not read here: relay streams it to the sender, so that a
 	// large answer never sits in memory whole.
 	done := func(complete bool) {
+		if !complete {
+			// Closing a body not read to its end reads the rest of it first:
+			// an endless answer until ForwardTimeout, after the sender is gone.
+			c.Close()
+		}
 		resp.Body.Close()
 		clean := br.Buffered() == 0
 		putAnswerReader(br)
 		// Plain HTTP connections that ended cleanly are kept for the next
 		// forward (a new connection per delivery cost a third of the throughput).
-		if complete && s.fwd.Scheme == "http" && werr == nil && !resp.Close && clean && ctx.Err() == nil &&
-			resp.StatusCode != http.StatusSwitchingProtocols && stop() {
+		if complete && s.fwd.Scheme == "http" && werr == nil && !resp.Close && clean && ctx.Err() == nil && stop() {
 			c.SetDeadline(time.Time{})
 			if s.idle.put(c) {
 				cancel()

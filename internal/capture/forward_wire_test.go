@@ -184,3 +184,124 @@ func TestForwardReusesHandlerConnections(t *testing.T) {
 		t.Fatalf("after the handler closed the idle connection: %d connections, want 2", n)
 	}
 }
+
+// hostileHandler reads each forwarded request's head and runs answer on
+// the connection, which is closed after it; gone is closed when answer
+// returns (for a writer without end: when capture stopped reading).
+func hostileHandler(t *testing.T, answer func(c net.Conn)) (url string, gone <-chan struct{}) {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ch := make(chan struct{})
+	var wg sync.WaitGroup
+	t.Cleanup(func() { l.Close(); wg.Wait() })
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		c, err := l.Accept()
+		if err != nil {
+			return
+		}
+		defer close(ch)
+		defer c.Close()
+		c.SetDeadline(time.Now().Add(20 * time.Second))
+		br := bufio.NewReader(c)
+		for {
+			line, err := br.ReadString('\n')
+			if err != nil {
+				return
+			}
+			if line == "\r\n" {
+				break
+			}
+		}
+		answer(c)
+	}()
+	return "http://" + l.Addr().String(), ch
+}
+
+// endless writes first, then piece over and over until the reader goes away.
+func endless(first, piece string) func(c net.Conn) {
+	return func(c net.Conn) {
+		io.WriteString(c, first)
+		b := []byte(strings.Repeat(piece, max(1, (32<<10)/len(piece))))
+		for {
+			if _, err := c.Write(b); err != nil {
+				return
+			}
+		}
+	}
+}
+
+// TestForwardHostileAnswers: a handler's answer that is no answer gets the
+// sender a 502 at once, and the delivery is stored with why. Header lines or
+// 1xx answers without end used to be read until ForwardTimeout, growing
+// capture's heap by hundreds of MiB a second; a 101 (capture never forwards
+// an Upgrade) was relayed without its Upgrade header, and a status below 100
+// was read as a 1xx answer, its body as the next status line.
+func TestForwardHostileAnswers(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		answer func(c net.Conn)
+		why    string
+	}{
+		{"header lines without end", endless("HTTP/1.1 200 OK\r\n", "X-Pad: "+strings.Repeat("a", 1000)+"\r\n"), "longer than 1MiB"},
+		{"1xx answers without end", endless("", "HTTP/1.1 103 Early Hints\r\nLink: </a.css>; rel=preload\r\n\r\n"), "longer than 1MiB"},
+		{"101 unasked", func(c net.Conn) {
+			io.WriteString(c, "HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n\r\nraw bytes")
+		}, "status 101"},
+		{"status below 100", func(c net.Conn) { io.WriteString(c, "HTTP/1.1 099 Odd\r\nContent-Length: 2\r\n\r\nok") }, "status 099"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			fwd, _ := hostileHandler(t, tc.answer)
+			ts := startServer(t, Options{Forward: fwd, ForwardTimeout: 5 * time.Second})
+			start := time.Now()
+			ans, _, _ := exchange(t, ts.addr, fixture(t, "odd_case_order.http"), 1)
+			if took := time.Since(start); took > 2*time.Second {
+				t.Errorf("answered after %s (ForwardTimeout 5s)", took)
+			}
+			if ans[0].status != http.StatusBadGateway || !strings.Contains(string(ans[0].body), tc.why) {
+				t.Fatalf("sender got %d %q, want 502 saying %q", ans[0].status, ans[0].body, tc.why)
+			}
+			ts.stop(t)
+			ds := allDeliveries(t, ts.st)
+			if len(ds) != 1 || !strings.Contains(ds[0].ForwardError, tc.why) || ds[0].ResponseStatus != http.StatusBadGateway {
+				t.Fatalf("stored %d deliveries (%+v)", len(ds), ds)
+			}
+		})
+	}
+}
+
+// TestForwardSenderGoneStopsTheAnswer: when the sender hangs up while an
+// endless answer is relayed, capture lets go of the handler at once. It
+// used to close the answer's body, which reads it to its end: the handler's
+// connection was held until ForwardTimeout.
+func TestForwardSenderGoneStopsTheAnswer(t *testing.T) {
+	fwd, gone := hostileHandler(t, endless("HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n", "400\r\n"+strings.Repeat("a", 1024)+"\r\n"))
+	ts := startServer(t, Options{Forward: fwd, ForwardTimeout: 10 * time.Second})
+	c, err := net.Dial("tcp", ts.addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.Write(fixture(t, "odd_case_order.http"))
+	if _, err := io.ReadFull(c, make([]byte, 2<<20)); err != nil {
+		t.Fatal(err)
+	}
+	c.Close()
+	hungUp := time.Now()
+	select {
+	case <-gone:
+	case <-time.After(8 * time.Second):
+		t.Fatal("capture still reads the handler's answer 8s after the sender hung up")
+	}
+	if took := time.Since(hungUp); took > 3*time.Second {
+		t.Errorf("capture let go of the handler %s after the sender hung up", took)
+	}
+	ts.stop(t)
+	ds := allDeliveries(t, ts.st)
+	if len(ds) != 1 || !strings.Contains(ds[0].ForwardError, "sender hung up") {
+		t.Fatalf("stored %+v", ds)
+	}
+}

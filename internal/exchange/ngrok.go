@@ -128,6 +128,7 @@ func recordResponse(d *store.Delivery, raw []byte) {
 	if err != nil {
 		return
 	}
+	hr.Stop()
 	defer resp.Body.Close()
 	body, _ := io.ReadAll(io.LimitReader(resp.Body, 64<<20))
 	d.ResponseStatus = resp.StatusCode

@@ -5,6 +5,7 @@ package message
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -248,9 +249,21 @@ func Printable(s string) string {
 	return b.String()
 }
 
-// HeadRecorder passes reads through from R and keeps what it read (up to
-// 1 MiB) until Stop is called, so a response's header lines can be recovered
-// in wire order and case after net/http has parsed them into a map.
+// MaxResponseHead bounds the bytes a HeadRecorder passes through before
+// Stop: a response's head, with the 1xx interim heads before it.
+const MaxResponseHead = 1 << 20
+
+// ErrResponseHeadTooLarge is what a HeadRecorder's Read returns once
+// MaxResponseHead bytes went through it before Stop. net/http's
+// ReadResponse has no bound of its own: a peer sending header lines (or 1xx
+// answers) without end would otherwise grow the reader's memory until its
+// deadline, a gigabyte in a few seconds on loopback.
+var ErrResponseHeadTooLarge = errors.New("the answer's header section (with any 1xx interim answers) is longer than 1MiB")
+
+// HeadRecorder passes reads through from R and keeps what it read until Stop
+// is called, so a response's header lines can be recovered in wire order and
+// case after net/http has parsed them into a map. Until Stop, reads past
+// MaxResponseHead fail with ErrResponseHeadTooLarge.
 type HeadRecorder struct {
 	R   io.Reader
 	buf bytes.Buffer
@@ -258,8 +271,11 @@ type HeadRecorder struct {
 }
 
 func (r *HeadRecorder) Read(p []byte) (int, error) {
+	if !r.off && r.buf.Len() >= MaxResponseHead {
+		return 0, ErrResponseHeadTooLarge
+	}
 	n, err := r.R.Read(p)
-	if !r.off && r.buf.Len() < 1<<20 {
+	if !r.off {
 		r.buf.Write(p[:n])
 	}
 	return n, err

@@ -379,6 +379,10 @@ func (x *exchange) finish(ctx context.Context) {
 			return
 		}
 		blocks++
+		if resp.StatusCode < 100 {
+			x.fail("read response", fmt.Errorf("the handler answered status %03d, which is no HTTP status", resp.StatusCode))
+			return
+		}
 		if resp.StatusCode >= 200 || resp.StatusCode == http.StatusSwitchingProtocols {
 			break
 		}
@@ -389,7 +393,8 @@ func (x *exchange) finish(ctx context.Context) {
 	x.a.ResponseHeaders = rec.ResponseHeaders(blocks)
 	rec.Stop()
 	body, err := io.ReadAll(io.LimitReader(resp.Body, int64(x.opt.MaxBody)+1))
-	if len(body) > x.opt.MaxBody {
+	truncated := len(body) > x.opt.MaxBody
+	if truncated {
 		body = body[:x.opt.MaxBody]
 		x.detail("body_truncated", true)
 	} else if err != nil {
@@ -398,7 +403,12 @@ func (x *exchange) finish(ctx context.Context) {
 		x.reusable = !x.a.CompletedAt.IsZero() && !resp.Close && resp.ProtoAtLeast(1, 1) && br.Buffered() == 0 &&
 			resp.StatusCode != http.StatusSwitchingProtocols
 	}
-	resp.Body.Close()
+	if !truncated {
+		// Closing a body net/http has not read to its end reads the rest:
+		// an endless answer until the deadline. A truncated answer's
+		// connection is closed unread instead (it is never kept).
+		resp.Body.Close()
+	}
 	x.a.ResponseBody = body
 }
 
