@@ -244,7 +244,10 @@ func (m *model) View() string {
 	}
 	bar = lipgloss.NewStyle().MaxWidth(m.width).Render(bar)
 	footer := lipgloss.NewStyle().MaxWidth(m.width).Render(m.help.ShortHelpView(m.top().Keys()))
-	return title + "\n" + body + "\n" + bar + "\n" + footer
+	// Sender text is escaped where it is laid out (pr); text the report
+	// package wrote (a replay's answers, a check report) is made steady here,
+	// so no frame can hold a character that would shift the screen.
+	return steady(title + "\n" + body + "\n" + bar + "\n" + footer)
 }
 
 func (m *model) helpOverlay() string {

@@ -544,8 +544,10 @@ func plural(n int, one, many string) string {
 	return fmt.Sprintf("%d %s", n, many)
 }
 
-// pr makes sender-controlled text safe for the terminal.
-func pr(s string) string { return message.Printable(s) }
+// pr makes sender-controlled text safe for the terminal: control bytes
+// escaped (message.Printable) and every character terminals disagree on the
+// width of escaped too (steady).
+func pr(s string) string { return steady(message.Printable(s)) }
 
 func dash(s string) string {
 	if s == "" {

@@ -33,12 +33,18 @@ type harness struct {
 
 func fixtureStore(t *testing.T) *store.Store {
 	t.Helper()
+	return storeFrom(t, "testdata/deliveries.jsonl")
+}
+
+// storeFrom is a new store holding the deliveries of a JSONL fixture.
+func storeFrom(t *testing.T, fixture string) *store.Store {
+	t.Helper()
 	st, err := store.Open(context.Background(), filepath.Join(t.TempDir(), "hookreplay.db"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { st.Close() })
-	f, err := os.Open("testdata/deliveries.jsonl")
+	f, err := os.Open(fixture)
 	if err != nil {
 		t.Fatal(err)
 	}

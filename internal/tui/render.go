@@ -136,7 +136,7 @@ func renderRaw(st *Styles, raw []byte) string {
 				b.WriteString(st.Faint.Render(`\t`))
 			case r == '\\':
 				b.WriteString(`\\`)
-			case r == utf8.RuneError && n == 1, r < 0x20, r == 0x7f, r >= 0x80 && r < 0xa0:
+			case r == utf8.RuneError && n == 1, r < 0x20, r == 0x7f, r >= 0x80 && r < 0xa0, unsteady(r):
 				for _, c := range line[i : i+n] {
 					b.WriteString(st.Warn.Render(fmt.Sprintf(`\x%02x`, c)))
 				}
