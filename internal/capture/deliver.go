@@ -240,6 +240,9 @@ func (s *Server) reject(c *conn, remote string, req *http.Request, status int, w
 	r := response{status: status, close: true,
 		headers: message.Headers{{Name: "Content-Type", Value: "text/plain; charset=utf-8"}},
 		body:    []byte(http.StatusText(status) + ": " + why + "\n")}
+	if status == http.StatusServiceUnavailable {
+		r.headers = append(r.headers, message.Header{Name: "Retry-After", Value: "1"})
+	}
 	if req != nil {
 		r.head = req.Method == http.MethodHead
 	}

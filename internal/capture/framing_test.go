@@ -1,7 +1,10 @@
 package capture
 
 import (
+	"context"
 	"io"
+	"net/http"
+	"strings"
 	"testing"
 	"time"
 )
@@ -40,4 +43,45 @@ func TestAmbiguousFramingRejected(t *testing.T) {
 		})
 	}
 	stillServes(t, ts)
+}
+
+// TestChunkFramingBounded: a chunked body whose framing dwarfs its data
+// (one-byte chunks with chunk extensions, which net/http lets through at
+// about twenty wire bytes per data byte) is refused with 413 once its wire
+// bytes pass twice --max-body (plus room for trailers). Before, a 10MiB
+// body sent that way held 200MB of raw bytes per connection, and stored
+// them. An ordinary chunked body of --max-body is stored.
+func TestChunkFramingBounded(t *testing.T) {
+	const maxBody = 64 << 10
+	ts := startServer(t, Options{MaxBody: maxBody})
+	var framed strings.Builder
+	framed.WriteString("POST /framing HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n")
+	for i := 0; i < maxBody-100; i++ {
+		framed.WriteString("1;aaaaaaaaaaaaa\r\nx\r\n")
+	}
+	framed.WriteString("0\r\n\r\n")
+	ans, _, _ := exchange(t, ts.addr, []byte(framed.String()), 1)
+	if ans[0].status != http.StatusRequestEntityTooLarge || !ans[0].close || !strings.Contains(string(ans[0].body), "chunk framing") {
+		t.Fatalf("status %d close %v %q, want 413 saying why", ans[0].status, ans[0].close, ans[0].body)
+	}
+	if ds := allDeliveries(t, ts.st); len(ds) != 0 {
+		t.Fatalf("%d deliveries stored, raw %d bytes", len(ds), len(ds[0].Raw))
+	}
+	var plain strings.Builder
+	plain.WriteString("POST /plain HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n")
+	for i := 0; i < maxBody/1024; i++ {
+		plain.WriteString("400\r\n" + strings.Repeat("b", 1024) + "\r\n")
+	}
+	plain.WriteString("0\r\nX-Trailer: 1\r\n\r\n")
+	ans, _, _ = exchange(t, ts.addr, []byte(plain.String()), 1)
+	if ans[0].status != 200 {
+		t.Fatalf("a chunked body of --max-body: status %d %q", ans[0].status, ans[0].body)
+	}
+	d, err := ts.st.GetDelivery(context.Background(), ackID(t, ans[0]))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if string(d.Raw) != plain.String() || len(d.Body) != maxBody {
+		t.Fatalf("stored raw %d bytes (sent %d), body %d", len(d.Raw), plain.Len(), len(d.Body))
+	}
 }

@@ -12,10 +12,10 @@ package capture
 
 import (
 	"bufio"
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
+	"hash/maphash"
 	"io"
 	"net"
 	"net/http"
@@ -131,6 +131,12 @@ type Server struct {
 	busy atomic.Int64
 	// prefixUsed is the stored-answer budget in use (relay.go).
 	prefixUsed atomic.Int64
+	// bodies bounds the request bytes held at once while bodies are read
+	// and until their requests are answered (wire.go).
+	bodies budget
+	// bodySeed keys the hash that compares net/http's reading of a body
+	// with message.Parse's (random per process: not forgeable).
+	bodySeed maphash.Seed
 }
 
 type commitReq struct {
@@ -184,6 +190,10 @@ func New(st *store.Store, opt Options) (*Server, error) {
 	s := &Server{opt: opt, st: st, conns: map[*conn]struct{}{}, commits: make(chan commitReq, maxBatch),
 		responses: make(chan store.Response, 1024)}
 	s.base, s.abort = context.WithCancel(context.Background())
+	s.bodies.max = max(minBodyBudget, 2*opt.MaxBody+1<<20)
+	s.bodies.extra = s.wireBodyMax() + 2*budgetStep
+	s.bodies.wait = budgetWait
+	s.bodySeed = maphash.MakeSeed()
 	if opt.Forward != "" {
 		u, err := ParseForwardURL(opt.Forward)
 		if err != nil {
@@ -375,7 +385,7 @@ func (s *Server) serveConn(c *conn) {
 			s.logf("internal error on connection from %s: %v (connection closed)", c.nc.RemoteAddr(), r)
 		}
 	}()
-	rec := &recorder{conn: c.nc}
+	rec := &recorder{conn: c.nc, budget: &s.bodies}
 	br := bufio.NewReaderSize(rec, 64<<10)
 	for {
 		if !s.setIdle(c, true) {
@@ -413,7 +423,8 @@ func (s *Server) serveRequest(c *conn, rec *recorder, br *bufio.Reader) bool {
 		switch {
 		case errors.Is(err, errHeaderTooLarge):
 			s.reject(c, remote, nil, 431, "request headers exceed the limit")
-		case isTimeout(err):
+		case isTimeout(err), isTimeout(rec.err):
+			// net/http reports a line cut by the deadline as malformed.
 			s.reject(c, remote, nil, 408, "headers not received in time")
 		case errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF):
 			// The client went away mid-request; nobody to answer.
@@ -436,24 +447,49 @@ func (s *Server) serveRequest(c *conn, rec *recorder, br *bufio.Reader) bool {
 		s.reject(c, remote, req, 413, fmt.Sprintf("body of %d bytes exceeds --max-body %s", req.ContentLength, FormatSize(s.opt.MaxBody)))
 		return false
 	}
+	// The body's bytes are charged to the budget from here until the
+	// request is answered (they are held that long: raw, and the delivery).
+	// A small body of known length is not: --max-conns of them are little.
+	defer rec.release()
+	switch {
+	case req.ContentLength > budgetStep:
+		if !s.bodies.take(req.ContentLength, nil) {
+			s.reject(c, remote, req, 503, s.overBudget())
+			return false
+		}
+		rec.held = req.ContentLength
+	case req.ContentLength < 0:
+		rec.charging = true
+	}
 	if req.ProtoAtLeast(1, 1) && req.ContentLength != 0 && strings.EqualFold(req.Header.Get("Expect"), "100-continue") {
 		c.nc.SetWriteDeadline(time.Now().Add(s.opt.WriteTimeout))
 		if _, err := io.WriteString(c.nc, "HTTP/1.1 100 Continue\r\n\r\n"); err != nil {
 			return false
 		}
 	}
-	body, err := io.ReadAll(io.LimitReader(req.Body, s.opt.MaxBody+1))
+	rec.bodyLimit = len(rec.buf) + int(s.wireBodyMax())
+	// net/http's reading of the body is only compared with message.Parse's
+	// (which is stored): a hash of it, not a second copy of every body.
+	var netBody maphash.Hash
+	netBody.SetSeed(s.bodySeed)
+	n, err := io.Copy(&netBody, io.LimitReader(req.Body, s.opt.MaxBody+1))
+	rec.bodyLimit, rec.charging = 0, false
 	if err != nil {
 		switch {
-		case isTimeout(err):
+		case isTimeout(err), isTimeout(rec.err):
 			s.reject(c, remote, req, 408, "body not received in time")
+		case errors.Is(err, errBodyTooLarge):
+			s.reject(c, remote, req, 413, fmt.Sprintf("chunked body takes more than %s on the wire (twice --max-body %s: its chunk framing is larger than its data)",
+				FormatSize(s.wireBodyMax()), FormatSize(s.opt.MaxBody)))
+		case errors.Is(err, errBodiesBudget):
+			s.reject(c, remote, req, 503, s.overBudget())
 		case errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.EOF):
 		default:
 			s.reject(c, remote, req, 400, "malformed body: "+err.Error())
 		}
 		return false
 	}
-	if int64(len(body)) > s.opt.MaxBody {
+	if n > s.opt.MaxBody {
 		s.reject(c, remote, req, 413, "body exceeds --max-body "+FormatSize(s.opt.MaxBody))
 		return false
 	}
@@ -463,12 +499,13 @@ func (s *Server) serveRequest(c *conn, rec *recorder, br *bufio.Reader) bool {
 	case err != nil:
 		s.reject(c, remote, req, 400, "malformed request: "+err.Error())
 		return false
-	case !bytes.Equal(parsed.Body, body):
+	case int64(len(parsed.Body)) != n || maphash.Bytes(s.bodySeed, parsed.Body) != netBody.Sum64():
 		// FuzzParseAgainstNetHTTP keeps this from happening; if it ever does,
 		// storing either reading would store a guess.
 		s.reject(c, remote, req, 400, "ambiguous body framing")
 		return false
 	}
+	body := parsed.Body
 
 	d := &store.Delivery{
 		ReceivedAt: receivedAt,
