@@ -106,7 +106,11 @@ type deliveriesModel struct {
 	total  int
 	cursor int // absolute index of the selected row
 	top    int // absolute index of the first visible row
-	marked map[int64]bool
+	// pending is the part of a move that went past the loaded rows: it is
+	// made once the next window is in, so keys pressed faster than windows
+	// load (pgdn held down on a large store) all count.
+	pending int
+	marked  map[int64]bool
 
 	table     table.Model
 	input     textinput.Model
@@ -141,6 +145,9 @@ func (m *deliveriesModel) load(kind anchorKind, id int64) tea.Cmd {
 	ctx, m.stopLoad = context.WithCancel(context.Background())
 	m.gen++
 	m.busy, m.stale = true, false
+	if kind != anchorID {
+		m.pending = 0 // a jump or a new filter: earlier moves are moot
+	}
 	return loadWindow(ctx, m.env.st, m.filter, m.gen, kind, id)
 }
 
@@ -390,15 +397,22 @@ func (m *deliveriesModel) applyWindow(w windowMsg) tea.Cmd {
 		m.stale = false
 		return m.reload()
 	}
+	if p := m.pending; p != 0 {
+		m.pending = 0
+		return m.move(p)
+	}
 	return m.extend()
 }
 
-// move moves the cursor by delta rows within the loaded window.
+// move moves the cursor by delta rows; what lies beyond the loaded window
+// is kept in pending for when the next window is in.
 func (m *deliveriesModel) move(delta int) tea.Cmd {
 	if len(m.rows) == 0 {
 		return nil
 	}
-	m.scrollTo(m.cursor + delta)
+	want := min(max(m.cursor+m.pending+delta, 0), max(0, m.total-1))
+	m.scrollTo(want)
+	m.pending = want - m.cursor
 	return m.extend()
 }
 

@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -178,13 +179,14 @@ func TestLiveDeliveries(t *testing.T) {
 	h.contains("> 6 ", "3/8 deliveries")
 }
 
-func TestPagingLargeStore(t *testing.T) {
+// largeStore is a store of n small stripe deliveries, evt_0001 the oldest.
+func largeStore(t *testing.T, n int) *store.Store {
+	t.Helper()
 	st, err := store.Open(context.Background(), filepath.Join(t.TempDir(), "big.db"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer st.Close()
-	const n = 1000
+	t.Cleanup(func() { st.Close() })
 	ds := make([]*store.Delivery, n)
 	for i := range ds {
 		ds[i] = &store.Delivery{Method: "POST", Target: "/h", Provider: "stripe", EventType: "invoice.paid",
@@ -194,7 +196,12 @@ func TestPagingLargeStore(t *testing.T) {
 	if err := st.ImportDeliveries(context.Background(), ds); err != nil {
 		t.Fatal(err)
 	}
-	h := newHarness(t, st, 80, 24)
+	return st
+}
+
+func TestPagingLargeStore(t *testing.T) {
+	const n = 1000
+	h := newHarness(t, largeStore(t, n), 80, 24)
 	if got := len(h.m.views[0].(*deliveriesModel).rows); got > pageSize {
 		t.Fatalf("loaded %d rows at start, want at most %d", got, pageSize)
 	}
@@ -209,6 +216,33 @@ func TestPagingLargeStore(t *testing.T) {
 	}
 	h.contains(fmt.Sprintf("%d/%d deliveries", n-3*19, n))
 	h.keys("g")
+	h.contains(fmt.Sprintf("1/%d deliveries", n), fmt.Sprintf("> %d ", n))
+}
+
+// TestKeysFasterThanWindowsLoad: moves typed while the next window is
+// still loading all count (pgdn held down, keys queued over ssh); they used
+// to stop at the end of the loaded rows.
+func TestKeysFasterThanWindowsLoad(t *testing.T) {
+	const n = 1000
+	h := newHarness(t, largeStore(t, n), 80, 24)
+	press := func(k string, times int, then ...string) {
+		var cmds []tea.Cmd
+		for _, k := range append(slices.Repeat([]string{k}, times), then...) {
+			_, cmd := h.m.Update(keyMsg(k)) // the loads are not run in between
+			cmds = append(cmds, cmd)
+		}
+		for _, c := range cmds {
+			h.run(c)
+		}
+	}
+	press("pgdown", 20)
+	h.contains(fmt.Sprintf("%d/%d deliveries", 20*19+1, n), fmt.Sprintf("> %d ", n-20*19))
+	press("k", 150)
+	h.contains(fmt.Sprintf("%d/%d deliveries", 20*19+1-150, n), fmt.Sprintf("> %d ", n-20*19+150))
+	press("pgdown", 100) // past the end: stops on the oldest
+	h.contains(fmt.Sprintf("%d/%d deliveries", n, n), "> 1 ")
+	h.keys("g")
+	press("pgdown", 30, "g") // a jump drops what was pending
 	h.contains(fmt.Sprintf("1/%d deliveries", n), fmt.Sprintf("> %d ", n))
 }
 
