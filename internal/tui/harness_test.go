@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"flag"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -65,11 +66,7 @@ func newHarness(t *testing.T, st *store.Store, w, h int) *harness {
 	e.now = func() time.Time { return time.Date(2026, 12, 3, 9, 0, 0, 0, time.UTC) }
 	clip := &bytes.Buffer{}
 	e.clipboard = clip
-	t.Cleanup(func() {
-		close(e.done)
-		e.stopAll()
-		e.runs.Wait()
-	})
+	t.Cleanup(func() { e.finish(io.Discard) })
 	hs := &harness{t: t, m: newModel(e), env: e, clip: clip}
 	hs.send(tea.WindowSizeMsg{Width: w, Height: h})
 	hs.run(hs.m.Init())

@@ -1,6 +1,7 @@
 package tui
 
 import (
+	"bytes"
 	"context"
 	"io"
 	"net/http"
@@ -52,5 +53,41 @@ func TestReplayFromTheKeyboard(t *testing.T) {
 	h.contains("error: copies \"0\": want a number from 1 to 100000")
 	if !strings.Contains(h.view(), "target URL") {
 		t.Fatal("the form closed after an error")
+	}
+}
+
+// TestQuitWhileReplaying: quitting while a copy waits for a handler that
+// does not answer says what the wait is for, and returns once the run is
+// stored as interrupted.
+func TestQuitWhileReplaying(t *testing.T) {
+	got := make(chan struct{}, 1)
+	release := make(chan struct{})
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		got <- struct{}{}
+		select {
+		case <-release:
+		case <-r.Context().Done():
+		}
+	}))
+	defer srv.Close()
+	defer close(release)
+	st := fixtureStore(t)
+	h := newHarness(t, st, 100, 30)
+	h.keys("G", "r")
+	h.typeText(srv.URL + "/hooks")
+	_, _ = h.m.Update(keyMsg("enter")) // its listening command would wait for the answer
+	<-got
+	_, _ = h.m.Update(keyMsg("q"))
+	if !h.m.quitting {
+		t.Fatal("q did not quit while replaying")
+	}
+	var out bytes.Buffer
+	h.env.finish(&out)
+	if !strings.Contains(out.String(), "stopping the replay or check that runs; storing what it sent") {
+		t.Errorf("quitting during a replay said %q", out.String())
+	}
+	runs, err := st.ListRuns(context.Background(), "replay", 1)
+	if err != nil || len(runs) != 1 || runs[0].Verdict != "interrupted" {
+		t.Fatalf("runs after quitting: %+v, %v", runs, err)
 	}
 }

@@ -152,9 +152,7 @@ func Run(ctx context.Context, o Options) error {
 	p := tea.NewProgram(m, tea.WithAltScreen(), tea.WithMouseCellMotion(), tea.WithContext(ctx),
 		tea.WithInput(o.In), tea.WithOutput(o.Out))
 	_, err = p.Run()
-	close(e.done)
-	e.stopAll()
-	e.runs.Wait()
+	e.finish(o.Out)
 	if errors.Is(err, tea.ErrProgramKilled) && ctx.Err() != nil {
 		return nil // interrupted from outside (SIGTERM): same as q
 	}
@@ -162,6 +160,24 @@ func Run(ctx context.Context, o Options) error {
 		return fmt.Errorf("tui: %w", err)
 	}
 	return nil
+}
+
+// finish ends the session: it stops the replays and checks still running
+// and waits until what they sent is stored. It says so on out first: a
+// handler that does not answer holds the copies in flight for a few seconds,
+// and a terminal that stays blank after q looks hung.
+func (e *env) finish(out io.Writer) {
+	select {
+	case <-e.done:
+		return
+	default:
+	}
+	close(e.done)
+	if e.busy() {
+		fmt.Fprintln(out, "hookreplay: stopping the replay or check that runs; storing what it sent…")
+	}
+	e.stopAll()
+	e.runs.Wait()
 }
 
 // stopAll cancels every running replay and check.
