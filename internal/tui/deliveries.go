@@ -196,6 +196,11 @@ func (m *deliveriesModel) Status() string {
 	if m.busy {
 		s += " · loading…"
 	}
+	if m.env.banner != "" {
+		// capture --tui: where to send deliveries stays in sight after the
+		// first key clears the banner's note.
+		s += " · " + m.env.banner
+	}
 	return s + " · " + m.env.dbPath
 }
 
@@ -447,7 +452,7 @@ func (m *deliveriesModel) extend() tea.Cmd {
 
 func (m *deliveriesModel) columns() []table.Column {
 	provider := 9
-	flex := m.width - (2 + 8 + 15 + 4 + 7 + 8) - 2
+	flex := m.width - (2 + 8 + 15 + 4 + 7 + 10) - 2
 	if m.width < 100 {
 		provider = 0
 	} else {
@@ -458,7 +463,7 @@ func (m *deliveriesModel) columns() []table.Column {
 	return []table.Column{
 		{Title: " ", Width: 1}, {Title: "ID", Width: 7}, {Title: "RECEIVED", Width: 14},
 		{Title: "PROVIDER", Width: provider}, {Title: "EVENT TYPE", Width: typ}, {Title: "EVENT ID", Width: flex - typ},
-		{Title: "SIG", Width: 3}, {Title: "STATUS", Width: 6}, {Title: "SIZE", Width: 7},
+		{Title: "SIG", Width: 3}, {Title: "STATUS", Width: 6}, {Title: "SIZE", Width: 9}, // "999.9 KiB"
 	}
 }
 
@@ -485,12 +490,17 @@ func (m *deliveriesModel) View() string {
 	body := m.table.View()
 	if m.loaded && m.total == 0 {
 		empty := "no deliveries yet: run 'hookreplay capture' (they appear here as they arrive) or 'hookreplay import'"
-		if m.query != "" {
-			empty = "no delivery matches " + m.query + " (esc clears the filter)"
+		switch {
+		case m.query != "":
+			empty = "no delivery matches " + pr(m.query) + " (esc clears the filter)"
+		case m.env.banner != "":
+			empty = "no deliveries yet: " + m.env.banner + "; they appear here as they arrive"
 		}
 		lines := strings.Split(body, "\n")
-		if len(lines) > 1 {
-			lines[1] = st.Faint.Render(empty)
+		for i, l := range strings.Split(wrap(empty, max(10, m.width)), "\n") {
+			if i+1 < len(lines) {
+				lines[i+1] = st.Faint.Render(l)
+			}
 		}
 		body = strings.Join(lines, "\n")
 	}
@@ -521,8 +531,14 @@ func (m *deliveriesModel) row(d store.DeliverySummary, cur bool) table.Row {
 	if d.ResponseStatus != 0 {
 		status = fmt.Sprint(d.ResponseStatus)
 	}
+	// A sender without event types (a generic one) is told apart by the
+	// path it posted to, as 'list' shows it.
+	what := pr(d.EventType)
+	if what == "" {
+		what = pr(d.Target)
+	}
 	return table.Row{mark, fmt.Sprint(d.ID), d.ReceivedAt.Local().Format("01-02 15:04:05"),
-		pr(d.Provider), dash(pr(d.EventType)), dash(pr(d.EventID)), sigMark(d.Verification), status, report.Size(d.BodySize)}
+		pr(d.Provider), dash(what), dash(pr(d.EventID)), sigMark(d.Verification), status, report.Size(d.BodySize)}
 }
 
 // sigMark is ✓ for a signature verified at capture, ✗ for one that failed and

@@ -33,9 +33,9 @@ func (h *harness) checkSteady(where string) {
 func TestUnsteadyCharactersEscaped(t *testing.T) {
 	h := newHarness(t, storeFrom(t, "testdata/unsteady.jsonl"), 80, 24)
 	h.checkSteady("deliveries")
-	h.contains(`shy\u00ad`, `skin👋\U0001f3fd`, `rlo\u202e`)
 	h.send(tea.WindowSizeMsg{Width: 120, Height: 30})
 	h.checkSteady("deliveries at 120")
+	h.contains(`shy\u00ad`, `skin👋\U0001f3fd`, `rlo\u202e`)
 	for i := 0; i < 10; i++ {
 		h.keys("enter")
 		for tab := 1; tab <= len(deliveryTabs); tab++ {

@@ -422,3 +422,38 @@ func TestStartFiltered(t *testing.T) {
 	h.keys("/")
 	h.contains("/provider:github")
 }
+
+// TestEmptyStore: the first screen of an empty store says, whole, how to get
+// deliveries, at 80 columns too; under capture --tui it says where they are
+// captured, and keeps saying it in the status bar after the first key.
+func TestEmptyStore(t *testing.T) {
+	st, err := store.Open(context.Background(), filepath.Join(t.TempDir(), "empty.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	h := newHarness(t, st, 80, 24)
+	h.contains("no deliveries yet", "'hookreplay import'", "0 deliveries")
+	h.keys("enter", "r", "c", "y", "e", "d", "m", "j", "G")
+	h.contains("hookreplay · deliveries\n", "0 deliveries")
+
+	h = newHarness(t, st, 80, 24)
+	h.env.banner = "capturing on http://127.0.0.1:9000, answering 200"
+	h.send(tea.WindowSizeMsg{Width: 80, Height: 24})
+	h.contains("no deliveries yet: capturing on http://127.0.0.1:9000, answering 200")
+	h.keys("j")
+	h.contains("0 deliveries · capturing on http://127.0.0.1:9000")
+}
+
+// TestListColumns: a generic delivery shows the path it was posted to where
+// a provider's shows its event type, and a size up to "999.9 KiB" is whole.
+func TestListColumns(t *testing.T) {
+	st := fixtureStore(t)
+	d := &store.Delivery{Method: "POST", Target: "/hooks/big", Provider: "generic", Raw: []byte("x"),
+		Body: bytes.Repeat([]byte("a"), 999*1024), ReceivedAt: time.Date(2026, 12, 3, 8, 59, 0, 0, time.UTC)}
+	if err := st.InsertDelivery(context.Background(), d); err != nil {
+		t.Fatal(err)
+	}
+	h := newHarness(t, st, 80, 24)
+	h.contains("> 7 ", "/hooks/big", "999.0 KiB", "/upload")
+}
