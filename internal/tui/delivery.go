@@ -180,9 +180,13 @@ func (m *deliveryModel) refresh() {
 	if m.d == nil {
 		return
 	}
-	// Long lines wrap instead of being cut; headers and raw bytes break
-	// exactly at the edge, so every byte stays where it was.
-	if m.tab == tabRaw || m.tab == tabHeaders {
+	// Long lines wrap instead of being cut; headers break exactly at the
+	// edge, so every byte stays where it was; raw bytes come laid out.
+	if m.tab == tabRaw {
+		m.vp.SetContent(m.content())
+		return
+	}
+	if m.tab == tabHeaders {
 		m.vp.SetContent(ansi.Hardwrap(m.content(), max(10, m.width), true))
 		return
 	}
@@ -229,10 +233,11 @@ func (m *deliveryModel) content() string {
 	case tabHeaders:
 		return st.Bold.Render(pr(d.Method)+" "+pr(d.Target)+" "+pr(d.Proto)) + "\n" + renderHeaders(st, d.Headers)
 	case tabBody:
-		return renderBody(st, d.Headers.Get("Content-Type"), d.Body)
+		return renderBody(st, d.Headers.Get("Content-Type"), d.Body, fmt.Sprintf("'hookreplay show %d --body' writes all of it", d.ID))
 	case tabRaw:
-		return st.Faint.Render(fmt.Sprintf("%d bytes as read from the wire (\\r \\n shown, other bytes escaped as \\xNN)", len(d.Raw))) +
-			"\n" + renderRaw(st, d.Raw)
+		w := max(10, m.width)
+		return wrap(st.Faint.Render(fmt.Sprintf("%d bytes from the wire; \\r \\n \\t shown, \\\\ is a backslash, other bytes \\xNN", len(d.Raw))), w) +
+			"\n" + renderRaw(st, d.Raw, w, fmt.Sprintf("'hookreplay show %d --raw' writes all of them", d.ID))
 	case tabResponse:
 		return m.response()
 	case tabSignature:
@@ -261,7 +266,7 @@ func (m *deliveryModel) response() string {
 		line += st.Faint.Render(" answered by capture itself (no --forward)")
 	}
 	return line + "\n" + renderHeaders(st, d.ResponseHeaders) + "\n\n" +
-		renderBody(st, d.ResponseHeaders.Get("Content-Type"), d.ResponseBody)
+		renderBody(st, d.ResponseHeaders.Get("Content-Type"), d.ResponseBody, fmt.Sprintf("'hookreplay show %d --json' has all of it", d.ID))
 }
 
 func (m *deliveryModel) signature() string {

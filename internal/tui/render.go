@@ -13,12 +13,38 @@ import (
 	"github.com/charmbracelet/x/ansi"
 
 	"github.com/hookreplay/hookreplay/internal/message"
+	"github.com/hookreplay/hookreplay/internal/report"
 )
+
+// maxShown bounds the bytes of a body, of indented JSON or of the wire bytes
+// the delivery view lays out. Capture stores bodies up to 10 MiB: laid out
+// whole, a binary one froze the view for seconds on every tab switch and
+// resize and took hundreds of MB. The rest is a command away (more).
+const maxShown = 256 << 10
+
+// head is b cut to maxShown bytes (at a UTF-8 character boundary when b is
+// text), and whether it was cut.
+func head(b []byte) ([]byte, bool) {
+	if len(b) <= maxShown {
+		return b, false
+	}
+	n := maxShown
+	for i := 0; i < utf8.UTFMax && n > 0 && !utf8.RuneStart(b[n]); i++ {
+		n--
+	}
+	return b[:n], true
+}
+
+// more is the line after a cut: how much there is and where it all is.
+func more(st *Styles, all int, rest string) string {
+	return st.Warn.Render(fmt.Sprintf("… only the first %s are shown (%s in all); %s", report.Size(maxShown), report.Size(all), rest))
+}
 
 // renderBody shows a body for reading: JSON indented with syntax colour, a
 // form's fields decoded one per line, text as is (escaped), and anything else
-// as a hex dump.
-func renderBody(st *Styles, contentType string, body []byte) string {
+// as a hex dump. Past maxShown it stops and says rest (the command that
+// writes all of it).
+func renderBody(st *Styles, contentType string, body []byte, rest string) string {
 	if len(body) == 0 {
 		return st.Faint.Render("(empty body)")
 	}
@@ -26,20 +52,32 @@ func renderBody(st *Styles, contentType string, body []byte) string {
 	if len(trimmed) > 0 && (trimmed[0] == '{' || trimmed[0] == '[') && json.Valid(trimmed) {
 		var out bytes.Buffer
 		if json.Indent(&out, trimmed, "", "  ") == nil {
-			return colourJSON(st, out.String())
+			b, cut := head(out.Bytes())
+			if !cut {
+				return colourJSON(st, out.String())
+			}
+			if i := bytes.LastIndexByte(b, '\n'); i > 0 {
+				b = b[:i]
+			}
+			return colourJSON(st, string(b)) + "\n" + more(st, len(body), rest)
 		}
 	}
+	b, cut := head(body)
+	tail := ""
+	if cut {
+		tail = "\n" + more(st, len(body), rest)
+	}
 	mt, _, _ := mime.ParseMediaType(contentType)
-	if mt == "application/x-www-form-urlencoded" && utf8.Valid(body) {
+	if mt == "application/x-www-form-urlencoded" && !cut && utf8.Valid(body) {
 		if s, ok := renderForm(st, string(body)); ok {
 			return s
 		}
 	}
-	if textual(body) {
-		return escapeText(string(body))
+	if textual(b) {
+		return escapeText(string(b)) + tail
 	}
 	return st.Faint.Render(fmt.Sprintf("%d bytes of %s, as hex:", len(body), orDefault(contentType, "binary data"))) +
-		"\n" + strings.TrimRight(hex.Dump(body), "\n")
+		"\n" + strings.TrimRight(hex.Dump(b), "\n") + tail
 }
 
 // renderForm lists a form body's fields in their order, decoded.
@@ -111,43 +149,101 @@ func colourJSON(st *Styles, s string) string {
 	return b.String()
 }
 
-// renderRaw shows wire bytes exactly: one line per \n, the line ending
-// written out (\r\n), and every byte that is not printable UTF-8 as \xNN.
-func renderRaw(st *Styles, raw []byte) string {
+// renderRaw shows wire bytes exactly, in lines of at most width columns:
+// one line per \n, the line ending written out (\r\n), a backslash doubled,
+// and every byte that is not printable UTF-8 (or that terminals disagree on
+// the width of) as \xNN. A line breaks between escapes, never inside one
+// (a \x at the end of a line and 1b on the next read as two things). Past
+// maxShown it stops and says rest.
+func renderRaw(st *Styles, raw []byte, width int, rest string) string {
 	if len(raw) == 0 {
 		return st.Faint.Render("(no bytes stored)")
 	}
-	var b strings.Builder
-	for len(raw) > 0 {
-		line := raw
-		if i := bytes.IndexByte(raw, '\n'); i >= 0 {
-			line, raw = raw[:i+1], raw[i+1:]
-		} else {
-			raw = nil
-		}
-		for i := 0; i < len(line); {
-			r, n := utf8.DecodeRune(line[i:])
-			switch {
-			case r == '\r':
-				b.WriteString(st.Faint.Render(`\r`))
-			case r == '\n':
-				b.WriteString(st.Faint.Render(`\n`))
-			case r == '\t':
-				b.WriteString(st.Faint.Render(`\t`))
-			case r == '\\':
-				b.WriteString(`\\`)
-			case r == utf8.RuneError && n == 1, r < 0x20, r == 0x7f, r >= 0x80 && r < 0xa0, unsteady(r):
-				for _, c := range line[i : i+n] {
-					b.WriteString(st.Warn.Render(fmt.Sprintf(`\x%02x`, c)))
-				}
-			default:
-				b.Write(line[i : i+n])
+	all := len(raw)
+	raw, cut := head(raw)
+	w := rawWriter{st: st, width: max(width, 4)}
+	for i := 0; i < len(raw); {
+		r, n := utf8.DecodeRune(raw[i:])
+		switch {
+		case r == '\r':
+			w.token(rawFaint, `\r`, 2)
+		case r == '\n':
+			w.token(rawFaint, `\n`, 2)
+			w.newline()
+		case r == '\t':
+			w.token(rawFaint, `\t`, 2)
+		case r == '\\':
+			w.token(rawPlain, `\\`, 2)
+		case r == utf8.RuneError && n == 1, r < 0x20, r == 0x7f, r >= 0x80 && r < 0xa0, unsteady(r):
+			for _, c := range raw[i : i+n] {
+				w.token(rawWarn, fmt.Sprintf(`\x%02x`, c), 4)
 			}
-			i += n
+		case r < utf8.RuneSelf:
+			w.token(rawPlain, string(raw[i:i+n]), 1)
+		default:
+			c := string(raw[i : i+n])
+			w.token(rawPlain, c, ansi.StringWidth(c))
 		}
-		b.WriteString("\n")
+		i += n
 	}
-	return strings.TrimRight(b.String(), "\n")
+	w.flush()
+	out := strings.TrimRight(w.b.String(), "\n")
+	if cut {
+		out += "\n" + more(st, all, rest)
+	}
+	return out
+}
+
+// The styles of raw tokens.
+const (
+	rawPlain = iota
+	rawFaint
+	rawWarn
+)
+
+// rawWriter lays out raw tokens in lines of width columns, styling each run
+// of tokens of one style at once (a binary body is mostly escapes: one
+// Render a byte took seconds).
+type rawWriter struct {
+	st       *Styles
+	width    int
+	b        strings.Builder
+	seg      strings.Builder
+	segStyle int
+	col      int
+}
+
+func (w *rawWriter) token(style int, text string, cols int) {
+	if w.col > 0 && w.col+cols > w.width {
+		w.newline()
+	}
+	if style != w.segStyle {
+		w.flush()
+		w.segStyle = style
+	}
+	w.seg.WriteString(text)
+	w.col += cols
+}
+
+func (w *rawWriter) newline() {
+	w.flush()
+	w.b.WriteByte('\n')
+	w.col = 0
+}
+
+func (w *rawWriter) flush() {
+	if w.seg.Len() == 0 {
+		return
+	}
+	switch w.segStyle {
+	case rawFaint:
+		w.b.WriteString(w.st.Faint.Render(w.seg.String()))
+	case rawWarn:
+		w.b.WriteString(w.st.Warn.Render(w.seg.String()))
+	default:
+		w.b.WriteString(w.seg.String())
+	}
+	w.seg.Reset()
 }
 
 func renderHeaders(st *Styles, hs message.Headers) string {

@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -456,4 +457,59 @@ func TestListColumns(t *testing.T) {
 	}
 	h := newHarness(t, st, 80, 24)
 	h.contains("> 7 ", "/hooks/big", "999.0 KiB", "/upload")
+}
+
+// TestRawLinesKeepEscapesWhole: the raw tab breaks a long line between two
+// escapes, never inside one (\x at the end of a line, 1b on the next).
+func TestRawLinesKeepEscapesWhole(t *testing.T) {
+	h := newHarness(t, fixtureStore(t), 80, 60)
+	h.keys("j", "enter", "3") // delivery 5: 256 bytes 00..ff
+	h.contains(`\x00\x01`, `\xfe\xff`)
+	partial := regexp.MustCompile(`(^|[^\\])(\\\\)*\\(x[0-9a-f]?)?\s*$`)
+	for _, w := range []int{80, 41, 23} {
+		h.send(tea.WindowSizeMsg{Width: w, Height: 60})
+		for _, l := range strings.Split(h.view(), "\n") {
+			if partial.MatchString(l) {
+				t.Errorf("at %d columns a raw line ends inside an escape: %q", w, l)
+			}
+		}
+	}
+}
+
+// TestHugeBodies: a body of megabytes is shown up to maxShown, with the
+// command that writes all of it; the view does not lay out megabytes on
+// every tab switch and resize.
+func TestHugeBodies(t *testing.T) {
+	st := fixtureStore(t)
+	bin := make([]byte, 9<<20)
+	for i := range bin {
+		bin[i] = byte(i*7 + i>>8)
+	}
+	text := bytes.Repeat([]byte(`{"k":"value"},`), 400000)
+	text = append(append([]byte("["), text...), []byte(`{}]`)...)
+	for _, b := range [][]byte{bin, text} {
+		raw := append([]byte("POST /big HTTP/1.1\r\nContent-Type: application/octet-stream\r\n\r\n"), b...)
+		d := &store.Delivery{Method: "POST", Target: "/big", Provider: "generic", Raw: raw, Body: b,
+			ReceivedAt: time.Date(2026, 12, 3, 9, 0, 0, 0, time.UTC)}
+		if err := st.InsertDelivery(context.Background(), d); err != nil {
+			t.Fatal(err)
+		}
+	}
+	h := newHarness(t, st, 100, 30)
+	for _, tc := range []struct{ keys []string }{{[]string{"j", "enter"}}, {[]string{"esc", "g", "enter"}}} {
+		h.keys(tc.keys...)
+		id := h.m.top().(*deliveryModel).id
+		for _, tab := range []string{"2", "3"} {
+			h.keys(tab, "G")
+			h.contains("only the first 256.0 KiB are shown")
+			if tab == "3" {
+				h.contains(fmt.Sprintf("'hookreplay show %d --raw' writes all of them", id))
+			} else {
+				h.contains(fmt.Sprintf("'hookreplay show %d --body' writes all of it", id))
+			}
+			if n := h.m.top().(*deliveryModel).vp.TotalLineCount(); n > 50000 {
+				t.Errorf("delivery %d tab %s lays out %d lines", id, tab, n)
+			}
+		}
+	}
 }
