@@ -31,7 +31,7 @@ const (
 
 var fieldLabels = [fieldCount]string{"target URL", "copies", "order", "lose first answers", "re-sign"}
 
-// replayTargetMsg is the target the form is prefilled with (the last replay's).
+// replayTargetMsg is the target the form is prefilled with (the last run's).
 type replayTargetMsg struct {
 	seq    int
 	target string
@@ -100,7 +100,8 @@ func (m *replayModel) Init() tea.Cmd {
 	}
 	st, seq := m.env.st, m.seq
 	return func() tea.Msg {
-		runs, err := st.ListRuns(context.Background(), "replay", 1)
+		// The last replay's or check's: the handler is usually the same.
+		runs, err := st.ListRuns(context.Background(), "", 1)
 		if err != nil || len(runs) == 0 {
 			return nil
 		}
@@ -371,9 +372,10 @@ func (m *replayModel) View() string {
 		}
 		fmt.Fprintf(&b, "%s%-20s %s\n", cur, fieldLabels[i], f.View())
 	}
-	b.WriteString("\n" + st.Faint.Render("enter replays · tab/↓ next field · space cycles order and re-sign · every attempt is stored as a run"))
+	hint := "enter replays · tab/↓ next field · space cycles order and re-sign · every attempt is stored as a run"
 	if m.env.secret == "" {
-		b.WriteString("\n" + st.Faint.Render("copies keep the captured signature; start 'hookreplay tui --secret-env NAME' to re-sign them"))
+		hint += "\ncopies keep the captured signature; start 'hookreplay tui --secret-env NAME' to re-sign them"
 	}
+	b.WriteString("\n" + st.Faint.Render(wrap(hint, max(10, m.width))))
 	return b.String()
 }

@@ -9,6 +9,9 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
+	"time"
+
+	"github.com/hookreplay/hookreplay/internal/store"
 )
 
 func TestReplayFromTheKeyboard(t *testing.T) {
@@ -90,4 +93,17 @@ func TestQuitWhileReplaying(t *testing.T) {
 	if err != nil || len(runs) != 1 || runs[0].Verdict != "interrupted" {
 		t.Fatalf("runs after quitting: %+v, %v", runs, err)
 	}
+}
+
+// TestReplayFormAt80Columns: the form's hints wrap instead of being cut,
+// and the target is the last run's, a check's too.
+func TestReplayFormAt80Columns(t *testing.T) {
+	st := fixtureStore(t)
+	run := &store.Run{Kind: "check", StartedAt: time.Now(), Target: "http://127.0.0.1:3000/webhooks/stripe"}
+	if err := st.CreateRun(context.Background(), run); err != nil {
+		t.Fatal(err)
+	}
+	h := newHarness(t, st, 80, 24)
+	h.keys("r")
+	h.contains("> target URL           http://127.0.0.1:3000/webhooks/stripe", "attempt is stored as a run", "re-sign them")
 }

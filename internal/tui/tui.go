@@ -43,7 +43,7 @@ type Options struct {
 	// ExportDir is where e writes JSONL exports and s check reports ("":
 	// the working directory).
 	ExportDir string
-	// Target prefills the replay form's URL ("": the last replay's).
+	// Target prefills the replay form's URL ("": the last run's).
 	Target string
 	// Check runs a check of the given deliveries (cmd builds it from the
 	// check flags given to 'hookreplay tui'); nil when none were given.
