@@ -11,6 +11,7 @@ import (
 	"github.com/charmbracelet/bubbles/table"
 	"github.com/charmbracelet/bubbles/viewport"
 	tea "github.com/charmbracelet/bubbletea"
+	"github.com/charmbracelet/x/ansi"
 
 	"github.com/hookreplay/hookreplay/internal/report"
 	"github.com/hookreplay/hookreplay/internal/store"
@@ -80,12 +81,37 @@ func (m *runsModel) SetSize(w, h int) {
 	m.table.SetWidth(w)
 	m.table.SetHeight(h)
 	m.table.SetColumns(m.columns())
+	m.setRows()
 }
 
+// targetWidth is what the TARGET column gets: the rest of the window.
+func (m *runsModel) targetWidth() int { return max(10, m.width-(5+7+14+10+8+14)-7) }
+
 func (m *runsModel) columns() []table.Column {
-	target := max(10, m.width-(5+7+14+10+8+12)-6)
+	// VERDICT fits "– interrupted" and "– inconclusive".
 	return []table.Column{{Title: "RUN", Width: 5}, {Title: "KIND", Width: 7}, {Title: "STARTED", Width: 14},
-		{Title: "TOOK", Width: 10}, {Title: "ATTEMPTS", Width: 8}, {Title: "VERDICT", Width: 12}, {Title: "TARGET", Width: target}}
+		{Title: "TOOK", Width: 10}, {Title: "ATTEMPTS", Width: 8}, {Title: "VERDICT", Width: 14}, {Title: "TARGET", Width: m.targetWidth()}}
+}
+
+// setRows fills the table, each target cut in its middle to fit: its end
+// (the path) tells runs apart where its start (http://127.0.0.1:) does not.
+func (m *runsModel) setRows() {
+	rows := make([]table.Row, len(m.runs))
+	for i, r := range m.runs {
+		rows[i] = table.Row{fmt.Sprint(r.ID), r.Kind, r.StartedAt.Local().Format("01-02 15:04:05"), runTook(r),
+			fmt.Sprint(m.counts[r.ID]), verdictMark(r.Verdict), middle(pr(r.Target), m.targetWidth())}
+	}
+	m.table.SetRows(rows)
+}
+
+// middle cuts s to w columns by replacing its middle with "…".
+func middle(s string, w int) string {
+	if ansi.StringWidth(s) <= w || w < 5 {
+		return s
+	}
+	keep := w - 1
+	head := keep * 2 / 5
+	return ansi.Truncate(s, head, "") + "…" + ansi.TruncateLeft(s, ansi.StringWidth(s)-(keep-head), "")
 }
 
 func (m *runsModel) Update(msg tea.Msg) tea.Cmd {
@@ -95,12 +121,7 @@ func (m *runsModel) Update(msg tea.Msg) tea.Cmd {
 			return failed(msg.err)
 		}
 		m.runs, m.counts, m.loaded = msg.runs, msg.counts, true
-		rows := make([]table.Row, len(m.runs))
-		for i, r := range m.runs {
-			rows[i] = table.Row{fmt.Sprint(r.ID), r.Kind, r.StartedAt.Local().Format("01-02 15:04:05"), runTook(r),
-				fmt.Sprint(m.counts[r.ID]), verdictMark(r.Verdict), pr(r.Target)}
-		}
-		m.table.SetRows(rows)
+		m.setRows()
 	case changedMsg:
 		return loadRuns(m.env.st)
 	case tea.MouseMsg:

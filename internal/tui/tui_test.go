@@ -513,3 +513,21 @@ func TestHugeBodies(t *testing.T) {
 		}
 	}
 }
+
+// TestRunsColumns: a verdict is whole ("– interrupted" was cut) and a long
+// target keeps its end (the path) at 80 columns.
+func TestRunsColumns(t *testing.T) {
+	st := fixtureStore(t)
+	run := &store.Run{Kind: "replay", StartedAt: time.Date(2026, 12, 3, 8, 0, 0, 0, time.UTC), Target: "http://127.0.0.1:19202/webhooks/stripe"}
+	if err := st.CreateRun(context.Background(), run); err != nil {
+		t.Fatal(err)
+	}
+	if err := st.FinishRun(context.Background(), run.ID, time.Date(2026, 12, 3, 8, 0, 6, 0, time.UTC), "interrupted", nil); err != nil {
+		t.Fatal(err)
+	}
+	h := newHarness(t, st, 80, 24)
+	h.keys("R")
+	h.contains("– interrupted", "…ks/stripe")
+	h.send(tea.WindowSizeMsg{Width: 120, Height: 24})
+	h.contains("http://127.0.0.1:19202/webhooks/stripe")
+}
