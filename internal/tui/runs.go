@@ -102,6 +102,11 @@ func (m *runsModel) setRows() {
 			fmt.Sprint(m.counts[r.ID]), verdictMark(r.Verdict), middle(pr(r.Target), m.targetWidth())}
 	}
 	m.table.SetRows(rows)
+	if m.table.Cursor() < 0 && len(rows) > 0 {
+		// table leaves its cursor at -1 once it had no rows: runs that
+		// arrive in an empty list could not be selected.
+		m.table.SetCursor(0)
+	}
 }
 
 // middle cuts s to w columns by replacing its middle with "…".

@@ -531,3 +531,20 @@ func TestRunsColumns(t *testing.T) {
 	h.send(tea.WindowSizeMsg{Width: 120, Height: 24})
 	h.contains("http://127.0.0.1:19202/webhooks/stripe")
 }
+
+// TestRunsArriveInAnEmptyList: a run stored while the runs view shows none
+// (a replay from another terminal) can be selected and opened.
+func TestRunsArriveInAnEmptyList(t *testing.T) {
+	st := fixtureStore(t)
+	h := newHarness(t, st, 100, 24)
+	h.keys("R")
+	h.contains("no runs yet")
+	run := &store.Run{Kind: "replay", StartedAt: time.Date(2026, 12, 3, 8, 0, 0, 0, time.UTC), Target: "http://127.0.0.1:1/h"}
+	if err := st.CreateRun(context.Background(), run); err != nil {
+		t.Fatal(err)
+	}
+	h.send(changedMsg{})
+	h.contains("1/1 runs")
+	h.keys("enter")
+	h.contains("run 1  replay")
+}
