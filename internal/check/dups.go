@@ -96,7 +96,7 @@ func (r *runner) judgeDup(ph *report.PhaseResult, fr *firstResult, t *dupsTally,
 		ph.Violations = append(ph.Violations, report.Violation{Copy: i, EventID: fr.eventID, Probe: name, Hint: hint,
 			Before: prev.vals[k].String(), After: cur.vals[k].String(), Want: fr.after.vals[k].String(),
 			Message: fmt.Sprintf("copy %d (same event id %s) changed %s from %s to %s (want %s, its value after the first copy)%s",
-				i, fr.eventID, name, prev.vals[k], cur.vals[k], fr.after.vals[k], columnHint(fr.after.vals[k], cur.vals[k]))})
+				i, fr.eventID, name, prev.vals[k], cur.vals[k], fr.after.vals[k], columnHint(fr.after.vals[k], cur.vals[k])+fieldsHint(fr.after.vals[k], cur.vals[k]))})
 	}
 	if changed {
 		t.changed = append(t.changed, fmt.Sprint(i))
@@ -133,7 +133,7 @@ func (r *runner) judgeLateDups(ph *report.PhaseResult, fr *firstResult, t *dupsT
 		ph.Violations = append(ph.Violations, report.Violation{EventID: fr.eventID, Probe: name,
 			Before: prev.vals[k].String(), After: last.vals[k].String(), Want: fr.after.vals[k].String(),
 			Message: fmt.Sprintf("after the duplicates (same event id %s) were answered, %s changed from %s to %s (want %s, its value after the first copy): work done after answering, by copies that cannot be told apart%s",
-				fr.eventID, name, prev.vals[k], last.vals[k], fr.after.vals[k], columnHint(fr.after.vals[k], last.vals[k]))})
+				fr.eventID, name, prev.vals[k], last.vals[k], fr.after.vals[k], columnHint(fr.after.vals[k], last.vals[k])+fieldsHint(fr.after.vals[k], last.vals[k]))})
 	}
 	if late {
 		t.changed = append(t.changed, "after answering")
@@ -166,7 +166,7 @@ func (r *runner) dupsVerdict(ph *report.PhaseResult, fr *firstResult, t *dupsTal
 		}
 		for k, name := range r.c.Probes {
 			if !last.vals[k].Equal(fr.after.vals[k]) {
-				parts = append(parts, fmt.Sprintf("%s ended at %s (want %s)%s", name, last.vals[k], fr.after.vals[k], columnHint(fr.after.vals[k], last.vals[k])))
+				parts = append(parts, fmt.Sprintf("%s ended at %s (want %s)%s", name, last.vals[k], fr.after.vals[k], columnHint(fr.after.vals[k], last.vals[k])+fieldsHint(fr.after.vals[k], last.vals[k])))
 			}
 		}
 	}

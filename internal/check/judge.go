@@ -212,7 +212,7 @@ func (o *onceJudge) state(k int, name string, b, a probe.Value, eChanged bool) {
 			Message: fmt.Sprintf("%s did not change, but the first delivery changed it: the event's work was lost", name)})
 	case eChanged && changed:
 		o.unjudged++
-		o.j.warnings = append(o.j.warnings, fmt.Sprintf("%s is not a number: it changed, but whether once or more cannot be judged (probe a count or a sum to judge it)", name))
+		o.j.warnings = append(o.j.warnings, fmt.Sprintf("%s is not a number: it changed%s, but whether once or more cannot be judged (probe a count or a sum to judge it)", name, fieldsHint(b, a)))
 	case changed:
 		o.unjudged++
 		o.j.warnings = append(o.j.warnings, fmt.Sprintf("%s changed although the first delivery did not change it; not judged", name))
@@ -316,6 +316,24 @@ func columnHint(before, after probe.Value) string {
 	}
 	return fmt.Sprintf("; only %s changed: if that changes on every call (a timestamp such as updated_at), probe the business columns instead (%s), e.g. SELECT %s FROM …",
 		strings.Join(changed, ", "), strings.Join(same, ", "), strings.Join(same, ", "))
+}
+
+// fieldsHint names the fields in which two JSON readings differ, for a
+// message that shows both: a reading of a few hundred characters is hard
+// to compare by eye. It is "" unless both are JSON objects or arrays.
+func fieldsHint(want, got probe.Value) string {
+	paths, more, ok := probe.JSONDiff(want, got, 3)
+	if !ok || len(paths) == 0 {
+		return ""
+	}
+	s := " (JSON field " + strings.Join(paths, ", ")
+	if len(paths)+more > 1 {
+		s = " (JSON fields " + strings.Join(paths, ", ")
+	}
+	if more > 0 {
+		s += fmt.Sprintf(" and %d more", more)
+	}
+	return s + ")"
 }
 
 func firstOr(s []string, def string) string {

@@ -3,7 +3,6 @@ package check
 import (
 	"context"
 	"fmt"
-	"slices"
 	"strings"
 	"time"
 
@@ -26,7 +25,7 @@ func (r *runner) order(ctx context.Context) (*report.PhaseResult, error) {
 		if runs[oi], err = r.sendOrdering(ctx, ph, oi, ord); err != nil {
 			return nil, err
 		}
-		r.step(Step{Phase: PhaseOrder, N: oi + 1, What: runs[oi].name, Values: runs[oi].final})
+		r.step(Step{Phase: PhaseOrder, N: oi + 1, What: runs[oi].name, Values: valueTexts(runs[oi].final)})
 	}
 	unjudged := r.judgeOrderings(ph, runs)
 	ph.Duration = time.Since(start)
@@ -69,7 +68,7 @@ func (r *runner) orderings() [][]int {
 // the probe values after the reset before it and after its last delivery.
 type orderRun struct {
 	name         string
-	start, final []string
+	start, final []probe.Value
 }
 
 // sendOrdering resets the state and sends the deliveries in ordering ord
@@ -88,7 +87,7 @@ func (r *runner) sendOrdering(ctx context.Context, ph *report.PhaseResult, oi in
 	if err != nil {
 		return run, err
 	}
-	run.start = valueTexts(st.vals)
+	run.start = st.vals
 	n := len(r.o.Deliveries)
 	for k, idx := range ord {
 		d := &r.o.Deliveries[idx]
@@ -109,7 +108,7 @@ func (r *runner) sendOrdering(ctx context.Context, ph *report.PhaseResult, oi in
 	if err != nil {
 		return run, err
 	}
-	run.final = valueTexts(fin.vals)
+	run.final = fin.vals
 	return run, nil
 }
 
@@ -124,21 +123,21 @@ func (r *runner) judgeOrderings(ph *report.PhaseResult, runs []orderRun) (unjudg
 		// its deliveries did something: a reset that leaves the handler's
 		// record of processed events behind turns every later ordering into
 		// duplicates, which says nothing about order.
-		if !slices.Equal(o.start, base.start) {
+		if !sameValues(o.start, base.start) {
 			unjudged++
 			ph.Warnings = append(ph.Warnings, fmt.Sprintf("order %s not judged: %s did not restore the same state (before it: %s; before the captured order: %s)",
-				o.name, reset, strings.Join(o.start, "; "), strings.Join(base.start, "; ")))
+				o.name, reset, strings.Join(valueTexts(o.start), "; "), strings.Join(valueTexts(base.start), "; ")))
 			continue
 		}
-		if slices.Equal(o.final, o.start) && !slices.Equal(base.final, base.start) {
+		if sameValues(o.final, o.start) && !sameValues(base.final, base.start) {
 			unjudged++
 			ph.Warnings = append(ph.Warnings, fmt.Sprintf("order %s not judged: its deliveries changed nothing (were they taken for duplicates? %s should also clear the handler's record of processed events)", o.name, reset))
 			continue
 		}
 		for k, name := range r.c.Probes {
-			if o.final[k] != base.final[k] {
-				ph.Violations = append(ph.Violations, report.Violation{Probe: name, Before: base.final[k], After: o.final[k], Want: base.final[k],
-					Message: fmt.Sprintf("in order %s %s ended at %s; in the captured order %s it ended at %s", o.name, name, o.final[k], base.name, base.final[k])})
+			if !o.final[k].Equal(base.final[k]) {
+				ph.Violations = append(ph.Violations, report.Violation{Probe: name, Before: base.final[k].String(), After: o.final[k].String(), Want: base.final[k].String(),
+					Message: fmt.Sprintf("in order %s %s ended at %s; in the captured order %s it ended at %s%s", o.name, name, o.final[k], base.name, base.final[k], fieldsHint(base.final[k], o.final[k]))})
 			}
 		}
 	}

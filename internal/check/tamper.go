@@ -123,7 +123,7 @@ func (r *runner) judgeTampered(ph *report.PhaseResult, n int, t tamperedCopy, a 
 			}
 			ph.Violations = append(ph.Violations, report.Violation{Copy: n, EventID: t.id, Probe: name, Status: a.Status,
 				Before: prev.vals[k].String(), After: cur.vals[k].String(), Want: prev.vals[k].String(),
-				Message: fmt.Sprintf("%s was acted on: %s changed from %s to %s; %s", t.what, name, prev.vals[k], cur.vals[k], why)})
+				Message: fmt.Sprintf("%s was acted on: %s changed from %s to %s%s; %s", t.what, name, prev.vals[k], cur.vals[k], fieldsHint(prev.vals[k], cur.vals[k]), why)})
 		}
 	}
 	switch {
@@ -149,7 +149,7 @@ func (r *runner) judgeLateTampered(ph *report.PhaseResult, prev, last reading) {
 			continue
 		}
 		ph.Violations = append(ph.Violations, report.Violation{Probe: name, Before: prev.vals[k].String(), After: last.vals[k].String(), Want: prev.vals[k].String(),
-			Message: fmt.Sprintf("after the forged copies were answered, %s changed from %s to %s: the handler acted on a forged copy after answering it (its signature check does not guard the work it queues)", name, prev.vals[k], last.vals[k])})
+			Message: fmt.Sprintf("after the forged copies were answered, %s changed from %s to %s%s: the handler acted on a forged copy after answering it (its signature check does not guard the work it queues)", name, prev.vals[k], last.vals[k], fieldsHint(prev.vals[k], last.vals[k]))})
 	}
 }
 

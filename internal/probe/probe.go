@@ -73,12 +73,18 @@ func (v Value) String() string {
 }
 
 // Equal reports whether v and o are the same reading: the same number when
-// both are numeric (so "5000" equals "5000.0"), else the same text.
+// both are numeric (so "5000" equals "5000.0"; compared as exact decimals,
+// so two large integers a float64 cannot tell apart differ), the same JSON
+// value when both are a JSON object or array (key order and whitespace
+// aside; see json.go), else the same text.
 func (v Value) Equal(o Value) bool {
 	if v.IsNum && o.IsNum {
-		return v.Num == o.Num
+		return v.Num == o.Num && sameDecimal(v.Text, o.Text)
 	}
-	return v.IsNum == o.IsNum && v.Text == o.Text
+	if v.IsNum != o.IsNum {
+		return false
+	}
+	return v.Text == o.Text || sameJSON(v.Text, o.Text)
 }
 
 // Empty reports whether v is a SQL probe's empty result.
