@@ -6,9 +6,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"net/url"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/hookreplay/hookreplay/internal/message"
@@ -244,7 +246,7 @@ func curlFile(name, opt string, o ReadOptions) ([]byte, error) {
 		return nil, fmt.Errorf("%s @%s: %v", opt, message.Printable(name), err)
 	}
 	if int64(len(b)) > o.maxBody() {
-		return nil, fmt.Errorf("%s @%s: %s", opt, message.Printable(name), bodyTooLarge(len(b), o.maxBody()))
+		return nil, fmt.Errorf("%s @%s: is over the %d-byte body limit (--max-body)", opt, message.Printable(name), o.maxBody())
 	}
 	return b, nil
 }
@@ -418,30 +420,74 @@ func curlDelivery(args []string, o ReadOptions) (*store.Delivery, error) {
 
 // LimitedReadFile returns a ReadOptions.ReadFile that resolves a name
 // relative to the working directory, then to dir (the directory of the
-// curl file, where export writes body files), and reads at most max+1
-// bytes so a hostile reference cannot exhaust memory.
+// curl file, where export writes body files): first as given, then by its
+// base name (export names a body file by the path its -o was given, which
+// need not hold from elsewhere). It reads only regular files and at most
+// max+1 bytes, so a hostile reference (/dev/zero, a FIFO, a huge file)
+// cannot hang the import or exhaust memory. Its errors are one line that
+// does not repeat the name (the caller puts it first).
 func LimitedReadFile(dir string, max int64) func(string) ([]byte, error) {
 	return func(name string) ([]byte, error) {
-		f, err := os.Open(name)
-		if err != nil && !filepath.IsAbs(name) && dir != "" {
-			for _, alt := range []string{filepath.Join(dir, name), filepath.Join(dir, filepath.Base(name))} {
-				if g, gerr := os.Open(alt); gerr == nil {
-					f, err = g, nil
-					break
-				}
+		if name == "" {
+			return nil, errors.New("names no file")
+		}
+		tried := []string{name}
+		if !filepath.IsAbs(name) && dir != "" {
+			tried = append(tried, filepath.Join(dir, name), filepath.Join(dir, filepath.Base(name)))
+		}
+		// Stat before opening: opening a FIFO waits for a writer.
+		var path string
+		var st fs.FileInfo
+		var err error
+		for _, path = range tried {
+			if st, err = os.Stat(path); err == nil || !errors.Is(err, fs.ErrNotExist) {
+				break
 			}
 		}
+		switch {
+		case err != nil:
+			return nil, fileErr(err, tried)
+		case st.IsDir():
+			return nil, errors.New("is a directory")
+		case !st.Mode().IsRegular():
+			return nil, errors.New("is not a regular file (a device, pipe or socket): hookreplay reads a body only from a file")
+		case st.Size() > max:
+			return nil, fmt.Errorf("is %d bytes, over the %d-byte body limit (--max-body)", st.Size(), max)
+		}
+		f, err := os.Open(path)
 		if err != nil {
-			return nil, err
+			return nil, fileErr(err, tried)
 		}
 		defer f.Close()
-		if st, err := f.Stat(); err == nil && !st.Mode().IsRegular() {
-			return nil, errors.New("not a regular file")
-		}
 		var b bytes.Buffer
 		if _, err := b.ReadFrom(io.LimitReader(f, max+1)); err != nil {
-			return nil, err
+			return nil, fileErr(err, tried)
 		}
 		return b.Bytes(), nil
 	}
+}
+
+// fileErr words a file error without Go's "open NAME:" prefix: a missing
+// file names the places looked in, as absolute paths.
+func fileErr(err error, tried []string) error {
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		var abs []string
+		for _, p := range tried {
+			if a, aerr := filepath.Abs(p); aerr == nil {
+				p = a
+			}
+			if !slices.Contains(abs, p) {
+				abs = append(abs, p)
+			}
+		}
+		return fmt.Errorf("no such file (looked for %s)", strings.Join(abs, ", "))
+	case errors.Is(err, fs.ErrPermission):
+		return errors.New("cannot be read: permission denied")
+	}
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		return fmt.Errorf("cannot be read: %v", pe.Err)
+	}
+	return fmt.Errorf("cannot be read: %v", err)
 }
