@@ -195,14 +195,36 @@ func checkArgs(url, dsn string, extra ...string) []string {
 		"--settle", "100ms", "-n", "4", "--burst", "20", "--seed", "7"}, extra...)
 }
 
-func TestCheckNaiveFailsDups(t *testing.T) {
-	db := filepath.Join(t.TempDir(), "h.db")
-	id := checkStripeDelivery(t, db)
-	url, dsn := checkWallet(t, wallet.Naive)
-	r, c := checkRunJSON(t, db, checkArgs(url, dsn, fmt.Sprint(id), "--phases", "first,dups")...)
-	if r.Code != 1 || c == nil || c.Verdict != "fail" {
-		t.Fatalf("naive: want exit 1 fail, got %d\n%s\n%s", r.Code, r.Stdout, r.Stderr)
+// walletRun is one stored Stripe delivery and the wallet variant a check
+// ran it against, for a test that runs check on them again.
+type walletRun struct {
+	db, url, dsn string
+	id           int64
+}
+
+// checkWalletFails stores a Stripe delivery, starts wallet variant (edit
+// changes its options) and runs check on them with the common flags and
+// extra ones; the check must end in exit 1 with a JSON report whose
+// verdict is fail.
+func checkWalletFails(t *testing.T, variant string, edit func(*wallet.Options), extra ...string) (*report.Check, walletRun) {
+	t.Helper()
+	var w walletRun
+	w.db = filepath.Join(t.TempDir(), "h.db")
+	w.id = checkStripeDelivery(t, w.db)
+	var edits []func(*wallet.Options)
+	if edit != nil {
+		edits = append(edits, edit)
 	}
+	w.url, w.dsn = checkWallet(t, variant, edits...)
+	r, c := checkRunJSON(t, w.db, checkArgs(w.url, w.dsn, append([]string{fmt.Sprint(w.id)}, extra...)...)...)
+	if r.Code != 1 || c == nil || c.Verdict != "fail" {
+		t.Fatalf("%s: want exit 1 fail, got %d\n%s\n%s", variant, r.Code, r.Stdout, r.Stderr)
+	}
+	return c, w
+}
+
+func TestCheckNaiveFailsDups(t *testing.T) {
+	c, w := checkWalletFails(t, wallet.Naive, nil, "--phases", "first,dups")
 	first, dups := checkPhase(t, c, "first"), checkPhase(t, c, "dups")
 	if first.Status != report.Pass || dups.Status != report.Fail {
 		t.Fatalf("naive: first %s dups %s\n%s", first.Status, dups.Status, checkDump(c))
@@ -213,29 +235,23 @@ func TestCheckNaiveFailsDups(t *testing.T) {
 		t.Fatalf("naive: first violation not precise: %+v", v)
 	}
 	// The text report names the copy and the values too; --event-id finds the delivery.
-	st, err := store.Open(context.Background(), db)
+	st, err := store.Open(context.Background(), w.db)
 	if err != nil {
 		t.Fatal(err)
 	}
-	d, err := st.GetDelivery(context.Background(), id)
+	d, err := st.GetDelivery(context.Background(), w.id)
 	st.Close()
 	if err != nil {
 		t.Fatal(err)
 	}
-	tr := runBin(t, db, nil, append([]string{"check", "--no-color", "-q"}, checkArgs(url, dsn, "--event-id", d.EventID, "--phases", "first,dups")...)...)
+	tr := runBin(t, w.db, nil, append([]string{"check", "--no-color", "-q"}, checkArgs(w.url, w.dsn, "--event-id", d.EventID, "--phases", "first,dups")...)...)
 	if tr.Code != 1 || !strings.Contains(tr.Stdout, "copy 2") || !strings.Contains(tr.Stdout, d.EventID) {
 		t.Fatalf("naive text report:\n%s\n%s", tr.Stdout, tr.Stderr)
 	}
 }
 
 func TestCheckRacyPassesDupsFailsBurst(t *testing.T) {
-	db := filepath.Join(t.TempDir(), "h.db")
-	id := checkStripeDelivery(t, db)
-	url, dsn := checkWallet(t, wallet.Racy)
-	r, c := checkRunJSON(t, db, checkArgs(url, dsn, fmt.Sprint(id), "--phases", "first,dups,burst")...)
-	if r.Code != 1 || c == nil {
-		t.Fatalf("racy: want exit 1, got %d\n%s\n%s", r.Code, r.Stdout, r.Stderr)
-	}
+	c, _ := checkWalletFails(t, wallet.Racy, nil, "--phases", "first,dups,burst")
 	if s := checkPhase(t, c, "dups").Status; s != report.Pass {
 		t.Fatalf("racy dups: %s\n%s", s, checkDump(c))
 	}
@@ -275,13 +291,7 @@ func TestCheckCorrectHandlersPassAllPhases(t *testing.T) {
 }
 
 func TestCheckConflictFailsDupsOnStatus(t *testing.T) {
-	db := filepath.Join(t.TempDir(), "h.db")
-	id := checkStripeDelivery(t, db)
-	url, dsn := checkWallet(t, wallet.Conflict)
-	r, c := checkRunJSON(t, db, checkArgs(url, dsn, fmt.Sprint(id), "--phases", "first,dups")...)
-	if r.Code != 1 || c == nil {
-		t.Fatalf("conflict: want exit 1, got %d\n%s\n%s", r.Code, r.Stdout, r.Stderr)
-	}
+	c, _ := checkWalletFails(t, wallet.Conflict, nil, "--phases", "first,dups")
 	d := checkPhase(t, c, "dups")
 	if d.Status != report.Fail || d.Violations[0].Status != 409 || d.Violations[0].Probe != "" ||
 		!strings.Contains(d.Violations[0].Message, "makes the provider retry again") {
@@ -290,13 +300,7 @@ func TestCheckConflictFailsDupsOnStatus(t *testing.T) {
 }
 
 func TestCheckNoSigFailsTamper(t *testing.T) {
-	db := filepath.Join(t.TempDir(), "h.db")
-	id := checkStripeDelivery(t, db)
-	url, dsn := checkWallet(t, wallet.NoSig)
-	r, c := checkRunJSON(t, db, checkArgs(url, dsn, fmt.Sprint(id), "--phases", "first,tamper")...)
-	if r.Code != 1 || c == nil {
-		t.Fatalf("nosig: want exit 1, got %d\n%s\n%s", r.Code, r.Stdout, r.Stderr)
-	}
+	c, _ := checkWalletFails(t, wallet.NoSig, nil, "--phases", "first,tamper")
 	tp := checkPhase(t, c, "tamper")
 	if tp.Status != report.Fail || len(tp.Violations) < 2 {
 		t.Fatalf("nosig tamper: %s\n%s", tp.Status, checkDump(c))
@@ -304,18 +308,13 @@ func TestCheckNoSigFailsTamper(t *testing.T) {
 }
 
 func TestCheckSlowFailsLatency(t *testing.T) {
-	db := filepath.Join(t.TempDir(), "h.db")
-	id := checkStripeDelivery(t, db)
-	url, dsn := checkWallet(t, wallet.Slow, func(o *wallet.Options) { o.Delay = 400 * time.Millisecond })
-	r, c := checkRunJSON(t, db, checkArgs(url, dsn, fmt.Sprint(id), "--phases", "first,latency", "--provider-timeout", "300ms")...)
-	if r.Code != 1 || c == nil {
-		t.Fatalf("slow: want exit 1, got %d\n%s\n%s", r.Code, r.Stdout, r.Stderr)
-	}
+	c, w := checkWalletFails(t, wallet.Slow, func(o *wallet.Options) { o.Delay = 400 * time.Millisecond },
+		"--phases", "first,latency", "--provider-timeout", "300ms")
 	if l := checkPhase(t, c, "latency"); l.Status != report.Fail {
 		t.Fatalf("slow latency: %s\n%s", l.Status, checkDump(c))
 	}
 	// Over half the timeout is a warning, not a violation.
-	r, c = checkRunJSON(t, db, checkArgs(url, dsn, fmt.Sprint(id), "--phases", "first,latency", "--provider-timeout", "700ms")...)
+	r, c := checkRunJSON(t, w.db, checkArgs(w.url, w.dsn, fmt.Sprint(w.id), "--phases", "first,latency", "--provider-timeout", "700ms")...)
 	if r.Code != 0 || c == nil || checkPhase(t, c, "latency").Status != report.Warn {
 		t.Fatalf("slow at 700ms: want warn and exit 0, got %d\n%s", r.Code, r.Stdout)
 	}
