@@ -30,7 +30,7 @@ func handlerURL(s string) string { return address.Complete(s) }
 func handlerAddr(flag, value string) (*url.URL, error) {
 	u, err := address.Handler(value)
 	if err != nil {
-		return nil, usageErr("%s %s: %v", flag, value, err)
+		return nil, usageErr("%s %s: %v", flag, address.Shown(value), err)
 	}
 	return u, nil
 }

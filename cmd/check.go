@@ -14,6 +14,7 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
+	"github.com/hookreplay/hookreplay/internal/address"
 	"github.com/hookreplay/hookreplay/internal/check"
 	"github.com/hookreplay/hookreplay/internal/exchange"
 	"github.com/hookreplay/hookreplay/internal/iostreams"
@@ -164,7 +165,7 @@ func checkEngineFlags(fl *pflag.FlagSet, o *checkOptions, phases *string) {
 	fl.StringArrayVar(&o.ProbeCmd, "probe-cmd", nil, "probe: a shell command whose trimmed stdout is the value, optionally named (emails='./count-emails') (repeatable)")
 	fl.StringArrayVar(&o.ProbeHTTP, "probe-http", nil, "probe: the body of a GET of this URL, optionally named (state=http://…) (repeatable)")
 	fl.StringArrayVar(&o.SinkMatch, "sink-match", nil, "count only the sink calls matching 'METHOD /path/glob' (e.g. 'POST /repos/*/issues/*/comments'; repeatable); others are listed apart")
-	fl.StringVar(&o.Sink, "sink", "", "serve a stand-in downstream API at ADDR ([NAME=]ADDR) that records calls; their count is a probe")
+	fl.StringVar(&o.Sink, "sink", "", "serve a stand-in downstream API at ADDR ([NAME=]ADDR) that records calls; their count is a probe; a bare port means 127.0.0.1:PORT")
 	fl.StringVar(&o.Secret, "secret", "", "the handler's signing secret: copies are re-signed and given fresh event ids (prefer --secret-env)")
 	fl.StringVar(&o.SecretEnv, "secret-env", "", "name of the environment variable holding the signing secret")
 	fl.IntVarP(&o.N, "copies", "n", 10, "copies of the first delivery in first+dups")
@@ -289,6 +290,20 @@ func checkValidateEngine(o *checkOptions) (*url.URL, error) {
 	}
 	if o.DSN != "" && len(o.ProbeSQL) == 0 {
 		return nil, usageErr("--dsn is given but no --probe-sql query")
+	}
+	if err := checkProbeSpecs(o).Check(); err != nil {
+		return nil, probeSpecErr(err)
+	}
+	if o.Sink != "" {
+		name, addr := probe.SplitName(o.Sink)
+		addr = listenAddr(addr)
+		if err := checkListenAddr(addr); err != nil {
+			return nil, usageErr("--sink %s: %v", addr, err)
+		}
+		if name != "" {
+			addr = name + "=" + addr
+		}
+		o.Sink = addr
 	}
 	if err := intFlagIn("-n", o.N, 1, maxCopies); err != nil {
 		return nil, err
@@ -522,7 +537,7 @@ func loadCheckDeliveries(ctx context.Context, o *checkOptions, st *store.Store) 
 	for _, path := range o.From {
 		f, err := os.Open(path)
 		if err != nil {
-			return nil, usageErr("--from: %v", err)
+			return nil, openErr("--from", path, err)
 		}
 		ds, err := store.ReadJSONL(f)
 		f.Close()
@@ -572,8 +587,13 @@ func probeSpecErr(err error) error {
 	if se.Kind == probe.SpecSink {
 		return setupErr("--sink %s: %v", se.Spec, se.Err)
 	}
-	if se.Kind == probe.SpecSinkMatch {
+	switch se.Kind {
+	case probe.SpecSinkMatch:
 		return usageErr("--sink-match %v", se.Err)
+	case probe.SpecCmd:
+		return usageErr("--probe-cmd %q: %v", se.Spec, se.Err)
+	case probe.SpecHTTP:
+		return usageErr("--probe-http %s: %v", address.Shown(se.Spec), se.Err)
 	}
 	return setupErr("--probe-sql: %v", se.Err)
 }

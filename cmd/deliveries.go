@@ -78,6 +78,9 @@ func (s *deliverySelector) addSelectFilterFlags(fl *pflag.FlagSet) {
 // validateFilters lower-cases --provider and refuses a malformed --type
 // glob or filters with nothing to narrow, as list does.
 func (s *deliverySelector) validateFilters() error {
+	if err := checkEventIDs(s.EventIDs); err != nil {
+		return err
+	}
 	p, err := providerFlag(s.OnlyProvider, anyProvider)
 	if err != nil {
 		return err
@@ -99,6 +102,18 @@ func (s *deliverySelector) validateFilters() error {
 	if strings.Contains(s.OnlyType, "[") {
 		if _, err := path.Match(s.OnlyType, ""); err != nil {
 			return usageErr("--type %q: malformed glob (an unclosed [ ?)", s.OnlyType)
+		}
+	}
+	return nil
+}
+
+// checkEventIDs refuses an empty --event-id: the store reads an empty
+// event id as no filter at all, so 'delete --event-id ""' would name the
+// oldest delivery of any event.
+func checkEventIDs(ids []string) error {
+	for _, e := range ids {
+		if strings.TrimSpace(e) == "" {
+			return usageErr("--event-id is empty: give a provider event id, e.g. --event-id evt_1Nq2 (see 'hookreplay list')")
 		}
 	}
 	return nil
@@ -229,6 +244,9 @@ func (f *deliveryFilter) addFilterFlags(fl *pflag.FlagSet) {
 // lower case: --provider GitHub means github) and rejects a malformed --type
 // glob, which would otherwise match nothing without saying why.
 func (f *deliveryFilter) validate() error {
+	if err := checkEventIDs(f.EventIDs); err != nil {
+		return err
+	}
 	if f.since != "" {
 		d, err := capture.ParseAge(f.since)
 		if err != nil {

@@ -104,7 +104,7 @@ func importRun(ctx context.Context, o *importOptions) error {
 	if o.File != "-" {
 		f, err := os.Open(o.File)
 		if err != nil {
-			return usageErr("import: %v", err)
+			return openErr("import", o.File, err)
 		}
 		defer f.Close()
 		if st, err := f.Stat(); err == nil && st.Mode().IsRegular() {

@@ -114,6 +114,13 @@ func (f jsonFlag) Set(s string) error {
 		if len(j.fields) == 0 {
 			return errors.New("give field names separated by commas, e.g. --json id,event_type")
 		}
+		// A document's fields are known before it is made: a misspelt one
+		// is refused before replay sends anything or runs finds no run.
+		for _, f := range j.fields {
+			if len(j.known) > 0 && !slices.Contains(j.known, f) {
+				return j.unknownField(f, nil)
+			}
+		}
 	case "jq":
 		if j.tmpl != nil {
 			return errors.New("--jq and --template each shape the output; give one")
@@ -228,15 +235,22 @@ func (j *jsonOutput) narrow(doc any) (any, error) {
 	}
 	for _, f := range j.fields {
 		if !seen[f] {
-			names := make([]string, 0, len(seen))
-			for k := range seen {
-				names = append(names, k)
-			}
-			sort.Strings(names)
-			return nil, usageErr("--json: unknown field %q (fields: %s)", f, strings.Join(names, ", "))
+			return nil, j.unknownField(f, seen)
 		}
 	}
 	return out, nil
+}
+
+// unknownField refuses --json field f, naming the fields there are: the
+// known ones and those seen in the document.
+func (j *jsonOutput) unknownField(f string, seen map[string]bool) error {
+	names := slices.Clone(j.known)
+	for k := range seen {
+		names = append(names, k)
+	}
+	sort.Strings(names)
+	names = slices.Compact(names)
+	return usageErr("--json: unknown field %q (fields: %s)", f, strings.Join(names, ", "))
 }
 
 // runJQ prints each result of the jq expression on its own line: strings

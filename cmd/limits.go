@@ -1,10 +1,13 @@
 package cmd
 
 import (
+	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"math"
 	"os"
+	"path/filepath"
 	"time"
 
 	"github.com/hookreplay/hookreplay/internal/capture"
@@ -60,7 +63,7 @@ func durationFlagIn(flag string, d, lo, hi time.Duration) error {
 func readBodyFile(flag, path string) ([]byte, error) {
 	f, err := os.Open(path)
 	if err != nil {
-		return nil, usageErr("%s: %v", flag, err)
+		return nil, openErr(flag, path, err)
 	}
 	defer f.Close()
 	if fi, err := f.Stat(); err == nil && fi.IsDir() {
@@ -71,6 +74,26 @@ func readBodyFile(flag, path string) ([]byte, error) {
 		return nil, err
 	}
 	return b, nil
+}
+
+// openErr words a file a flag names that could not be opened: "--from
+// x.jsonl: no such file", not Go's "open x.jsonl: no such file or
+// directory".
+func openErr(flag, path string, err error) error {
+	why := err.Error()
+	var pe *fs.PathError
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		why = "no such file"
+		if abs, aerr := filepath.Abs(path); aerr == nil && abs != path {
+			why += " (" + abs + ")"
+		}
+	case errors.Is(err, fs.ErrPermission):
+		why = "permission denied"
+	case errors.As(err, &pe):
+		why = pe.Err.Error()
+	}
+	return usageErr("%s %s: %s", flag, path, why)
 }
 
 // readCapped reads r whole, refusing more than maxInputBody bytes; what names

@@ -128,7 +128,7 @@ usage errors or when no copy could connect at all, 130 when interrupted.`,
 	fl.Float64Var(&o.Speedup, "speedup", 3600, "compress --schedule by this factor (3600: an hour passes in a second)")
 	fl.DurationVar(&o.Timeout, "timeout", 30*time.Second, "per request: connect, send and wait for the answer")
 	fl.BoolVarP(&o.Quiet, "quiet", "q", false, "no line per copy while sending; only the summary")
-	o.jsonOut = addJSONFlags(fl, &o.JSON, "the run (attempts and summary) as one document")
+	o.jsonOut = addJSONFlags(fl, &o.JSON, "the run (attempts and summary) as one document").knownFields(report.ReplayDoc{})
 	fl.StringArrayVar(&o.SetHeaders, "set-header", nil, "set a header on every copy, 'Name: value' (repeatable; 'Host: NAME' is sent as is while connecting to --to)")
 	fl.StringArrayVar(&o.DropHeaders, "drop-header", nil, "remove a header from every copy (repeatable)")
 	fl.StringVar(&o.BodyFile, "body-file", "", "replace the body with this file's bytes")

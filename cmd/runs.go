@@ -59,7 +59,7 @@ run's attempts.`,
 	}
 	cmd.Flags().StringVar(&o.Kind, "kind", "", "only runs of this kind: replay or check")
 	cmd.Flags().IntVar(&o.Limit, "limit", defaultLimit, "at most this many (0 for all)")
-	listJSON = addJSONFlags(cmd.Flags(), &o.JSON, "the runs")
+	listJSON = addJSONFlags(cmd.Flags(), &o.JSON, "the runs").knownFields(report.RunJSON{})
 
 	show := &cobra.Command{
 		Use:   "show RUN",
@@ -100,7 +100,7 @@ whole, so --report renders it again in any format without re-running the check
 			return runsShowRun(cmd.Context(), o)
 		},
 	}
-	showJSON = addJSONFlags(show.Flags(), &o.JSON, "the run and its attempts")
+	showJSON = addJSONFlags(show.Flags(), &o.JSON, "the run and its attempts").knownFields(report.RunDoc{})
 	show.Flags().StringArrayVar(&reports, "report", nil, "render a check run's stored report: text=PATH, json=PATH, junit=PATH, markdown=PATH (repeatable; PATH - is stdout, instead of the run view)")
 	cmd.AddCommand(show)
 	return cmd

@@ -148,6 +148,8 @@ func (v *wordedValue) Set(s string) error {
 		}
 	case "float32", "float64":
 		why = "not a number"
+	case "bool":
+		why = "want true or false (the flag alone means true)"
 	}
 	return &badValue{flag: v.name, value: s, why: why}
 }
@@ -167,7 +169,7 @@ func wordFlagValues(fs *pflag.FlagSet) {
 			return
 		}
 		switch fl.Value.Type() {
-		case "duration", "float32", "float64",
+		case "bool", "duration", "float32", "float64",
 			"int", "int8", "int16", "int32", "int64", "uint", "uint8", "uint16", "uint32", "uint64":
 			fl.Value = &wordedValue{Value: fl.Value, name: fl.Name}
 			// pflag knows a zero duration default only on its own type: wrapped,

@@ -1,10 +1,13 @@
 package cmd
 
 import (
+	"context"
+	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/hookreplay/hookreplay/internal/iostreams"
+	"github.com/hookreplay/hookreplay/internal/store"
 )
 
 // runRoot runs the whole command tree as main does and returns the exit
@@ -39,12 +42,29 @@ func TestUsageErrorsAreWorded(t *testing.T) {
 		{[]string{"capture", "--listen", "localhost"}, "--listen localhost: want a port (9000), host:port (127.0.0.1:9000) or [::1]:9000"},
 		{[]string{"demo", "serve", "fixed", "--listen", "70000"}, "--listen 70000: port 70000 is out of range"},
 		{[]string{"capture", "--forward", "ht!tp://x"}, "--forward ht!tp://x: want a URL (http://localhost:3000/webhooks), a port (3000) or host:port"},
+		// Found trying every flag of every command with a bad value.
+		{[]string{"show", "1", "--raw=maybe"}, "--raw maybe: want true or false (the flag alone means true)"},
+		{[]string{"--no-color=maybe", "list"}, "--no-color maybe: want true or false"},
+		{[]string{"replay", "1", "--to", "3000", "--json=run,nope"}, `--json: unknown field "nope" (fields: attempts, run, summary, warnings)`},
+		{[]string{"runs", "--json=nope"}, `--json: unknown field "nope" (fields: attempts, finished_at, id,`},
+		{[]string{"runs", "show", "1", "--json=nope"}, `--json: unknown field "nope" (fields: attempts, run)`},
+		{[]string{"verify", "--json=nope"}, `--json: unknown field "nope" (fields: age_seconds,`},
+		{[]string{"check", "1", "--to", "3000", "--probe-http", "zzz"}, "--probe-http zzz: want a URL (http://localhost:3000/webhooks)"},
+		{[]string{"check", "1", "--to", "3000", "--probe-http", "http://127.0.0.1:99999/x"}, "--probe-http http://127.0.0.1:99999/x: port 99999 is out of range"},
+		{[]string{"check", "1", "--to", "3000", "--probe-cmd", ""}, `--probe-cmd "": empty command`},
+		{[]string{"check", "1", "--to", "3000", "--probe-cmd", "true", "--sink", "zzz"}, "--sink zzz: want a port (9000), host:port"},
+		{[]string{"check", "1", "--to", "3000", "--probe-cmd", "true", "--sink", "n=99999"}, "--sink 99999: port 99999 is out of range"},
+		{[]string{"replay", "--event-id", "", "--to", "3000"}, "--event-id is empty: give a provider event id"},
+		{[]string{"check", "--event-id", " ", "--to", "3000", "--probe-cmd", "true"}, "--event-id is empty"},
+		{[]string{"delete", "--event-id", ""}, "--event-id is empty"},
+		{[]string{"list", "--event-id", ""}, "--event-id is empty"},
+		{[]string{"export", "--event-id", ""}, "--event-id is empty"},
 	} {
 		code, msg, _ := runRoot(t, tt.args...)
 		if code != 2 || !strings.Contains(msg, tt.want) {
 			t.Errorf("%v: exit %d %q, want 2 and %q", tt.args, code, msg, tt.want)
 		}
-		for _, internal := range []string{"arg(s)", "strconv", "time: ", "invalid argument", "\n", "missing port", "lookup tcp", "parse \""} {
+		for _, internal := range []string{"arg(s)", "strconv", "time: ", "invalid argument", "\n", "missing port", "lookup tcp", "parse \"", "no such file or directory", "write: ", "unsupported protocol scheme"} {
 			if strings.Contains(msg, internal) {
 				t.Errorf("%v: %q shows %q", tt.args, msg, internal)
 			}
@@ -79,5 +99,43 @@ func TestTUIHelpDoesNotRequireTo(t *testing.T) {
 		if strings.Contains(l, "--to url") && strings.Contains(l, "(required)") {
 			t.Errorf("tui --help calls --to required: %s", l)
 		}
+	}
+}
+
+// A file a command is told to read and cannot is named in hookreplay's
+// words, not Go's "open NAME: no such file or directory".
+func TestMissingFilesAreNamed(t *testing.T) {
+	db := filepath.Join(t.TempDir(), "f.db")
+	st, err := store.Open(context.Background(), db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := &store.Delivery{Method: "POST", Target: "/h", Provider: "stripe", EventID: "evt_1", EventType: "invoice.paid",
+		Raw: []byte("POST /h HTTP/1.1\r\nHost: x\r\n\r\n")}
+	if err := st.InsertDelivery(context.Background(), d); err != nil {
+		t.Fatal(err)
+	}
+	st.Close()
+	for _, tt := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"import", "/nonexistent/x.har"}, "import /nonexistent/x.har: no such file"},
+		{[]string{"check", "--from", "/nonexistent/x.jsonl", "--to", "3000", "--probe-cmd", "true"}, "--from /nonexistent/x.jsonl: no such file"},
+		{[]string{"replay", "1", "--to", "3000", "--body-file", "/nonexistent/b"}, "--body-file /nonexistent/b: no such file"},
+		{[]string{"send", "--provider", "stripe", "--event", "invoice.paid", "--to", "3000", "--secret", "whsec_x", "--body", "/nonexistent/b.json"}, "--body /nonexistent/b.json: no such file"},
+	} {
+		code, msg, _ := runRoot(t, append([]string{"--db", db}, tt.args...)...)
+		if code != 2 || msg != tt.want {
+			t.Errorf("%v: exit %d %q, want 2 and %q", tt.args, code, msg, tt.want)
+		}
+	}
+	// An empty --event-id named the oldest delivery of any event: delete
+	// deleted it.
+	if code, msg, _ := runRoot(t, "--db", db, "delete", "--event-id", ""); code != 2 || !strings.Contains(msg, "--event-id is empty") {
+		t.Errorf("delete --event-id '': exit %d %q", code, msg)
+	}
+	if code, msg, out := runRoot(t, "--db", db, "list", "--json=id"); code != 0 || !strings.Contains(out, `"id": 1`) {
+		t.Errorf("the delivery is gone after delete --event-id '': %d %q %s", code, msg, out)
 	}
 }

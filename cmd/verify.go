@@ -3,6 +3,7 @@ package cmd
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -94,7 +95,7 @@ Exit status: 0 valid, 1 invalid (the reason is printed), 2 usage error.`,
 	cmd.Flags().StringVar(&o.Encoding, "encoding", "", "generic provider: signature encoding hex (default) or base64")
 	cmd.Flags().StringVar(&o.Prefix, "prefix", "", "generic provider: text before the signature, e.g. sha256=")
 	cmd.Flags().StringVar(&at, "at", "", "judge the signature timestamp at this instant (unix seconds or RFC 3339) instead of the capture time or now")
-	o.jsonOut = addJSONFlags(cmd.Flags(), &o.JSON, "the result")
+	o.jsonOut = addJSONFlags(cmd.Flags(), &o.JSON, "the result").knownFields(verifyJSON{})
 	return cmd
 }
 
@@ -262,6 +263,10 @@ func verifyRun(ctx context.Context, o *verifyOptions) error {
 			enc.SetIndent("", "  ")
 			return enc.Encode(j)
 		})
+		var ee *ExitError
+		if errors.As(err, &ee) {
+			return err // --jq or --template words its own error
+		}
 		if err != nil {
 			return setupErr("write: %v", err)
 		}

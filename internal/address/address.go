@@ -15,6 +15,7 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
+	"unicode"
 )
 
 // Forms names the forms Handler accepts, for errors and help text.
@@ -63,6 +64,15 @@ func Handler(s string) (*url.URL, error) {
 		return nil, errors.New(Forms)
 	}
 	return u, nil
+}
+
+// Shown is s as an error message quotes a value: as typed, or in Go's
+// quotes when it is empty or holds a space or a control character.
+func Shown(s string) string {
+	if s == "" || strings.ContainsFunc(s, func(r rune) bool { return r <= ' ' || r == 0x7f || !unicode.IsPrint(r) }) {
+		return strconv.Quote(s)
+	}
+	return s
 }
 
 // portOf is the port s names, if any: "70000", ":70000", "host:70000/path"

@@ -420,7 +420,7 @@ func (p *parser) check(name string, key, n *yaml.Node) (*Check, error) {
 		return nil, p.errf(key, "%s: to: is required: the handler's URL, e.g. to: http://127.0.0.1:3000/webhooks", what)
 	}
 	if _, err := address.Handler(c.To); err != nil {
-		return nil, p.errf(to, "%s: to: %s: %v", what, c.To, err)
+		return nil, p.errf(to, "%s: to: %s: %v", what, address.Shown(c.To), err)
 	}
 	c.To = address.Complete(c.To)
 	if len(c.Probes) == 0 {
@@ -447,12 +447,3 @@ const (
 )
 
 var envName = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
-
-// checkURL checks an http probe's URL.
-func checkURL(s string) error {
-	u, err := parseURL(s)
-	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return fmt.Errorf("%q is not an http:// URL", s)
-	}
-	return nil
-}

@@ -4,7 +4,6 @@ package config
 // line in every message.
 
 import (
-	"net/url"
 	"os"
 	"regexp"
 	"strconv"
@@ -13,6 +12,7 @@ import (
 
 	"gopkg.in/yaml.v3"
 
+	"github.com/hookreplay/hookreplay/internal/address"
 	"github.com/hookreplay/hookreplay/internal/check"
 )
 
@@ -168,8 +168,6 @@ func (p *parser) noLiteralPassword(what string, n *yaml.Node, s string) error {
 	return nil
 }
 
-func parseURL(s string) (*url.URL, error) { return url.Parse(s) }
-
 var deliveryKeys = []string{"from", "ids", "last", "event_id", "provider", "type", "since", "limit"}
 
 func (p *parser) deliveries(check string, n *yaml.Node, d *Deliveries) error {
@@ -263,8 +261,8 @@ func (p *parser) probes(check string, n *yaml.Node) ([]Probe, error) {
 			case "http":
 				pr.HTTP, err = p.expanded(what+": http", vn)
 				if err == nil {
-					if uerr := checkURL(pr.HTTP); uerr != nil {
-						err = p.errf(vn, "%s: http: %v", what, uerr)
+					if _, uerr := address.Handler(pr.HTTP); uerr != nil {
+						err = p.errf(vn, "%s: http: %s: %v", what, address.Shown(pr.HTTP), uerr)
 					}
 				}
 				kinds++

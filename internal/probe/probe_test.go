@@ -455,6 +455,11 @@ func TestSQLProbePostgresBadPasswordNotLeaked(t *testing.T) {
 	if !strings.HasPrefix(err.Error(), "probe sql: SELECT 1") {
 		t.Errorf("error %q does not name the probe", err)
 	}
+	// pgx lists each address it tried on a line of its own.
+	want := "cannot reach " + addr + " (connect: connection refused)"
+	if strings.Contains(err.Error(), "\n") || !strings.Contains(err.Error(), want) {
+		t.Errorf("error %q: want one line with %q", err, want)
+	}
 }
 
 func TestSink(t *testing.T) {

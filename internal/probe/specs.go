@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"strings"
+
+	"github.com/hookreplay/hookreplay/internal/address"
 )
 
 // Specs are the probes to build, as a user names them: SQL queries against
@@ -68,6 +70,8 @@ type SpecKind string
 // The kinds of probe spec that can fail to build.
 const (
 	SpecSQL  SpecKind = "sql"
+	SpecCmd  SpecKind = "cmd"
+	SpecHTTP SpecKind = "http"
 	SpecSink SpecKind = "sink"
 	// SpecSinkMatch is a --sink-match pattern that cannot be read.
 	SpecSinkMatch SpecKind = "sink-match"
@@ -150,11 +154,38 @@ func (s *Set) Close() error {
 	return err
 }
 
+// Check finds the problems of s that building would meet without opening
+// anything: an empty command, an HTTP probe that is not an address (read as
+// --to reads one: a URL, a bare port or host:port with a path), a
+// --sink-match pattern that cannot be read. It returns a *SpecError.
+func (s Specs) Check() error {
+	for _, spec := range s.Cmd {
+		if _, c := SplitName(spec); strings.TrimSpace(c) == "" {
+			return &SpecError{Kind: SpecCmd, Spec: c, Err: errors.New("empty command")}
+		}
+	}
+	for _, spec := range s.HTTP {
+		_, h := SplitName(spec)
+		if _, err := address.Handler(h); err != nil {
+			return &SpecError{Kind: SpecHTTP, Spec: h, Err: err}
+		}
+	}
+	for _, m := range s.SinkMatch {
+		if _, err := ParseCallPattern(m); err != nil {
+			return &SpecError{Kind: SpecSinkMatch, Spec: m, Err: err}
+		}
+	}
+	return nil
+}
+
 // FromSpecs builds the probes in the order Labels lists them: SQL queries,
 // commands, HTTP URLs, then the sink's call count. The sink serves until ctx
 // is cancelled or the Set is closed. On error (a *SpecError) nothing is left
 // open.
 func FromSpecs(ctx context.Context, s Specs) (*Set, error) {
+	if err := s.Check(); err != nil {
+		return nil, err
+	}
 	set := &Set{}
 	for _, spec := range s.SQL {
 		name, q := SplitName(spec)
@@ -171,7 +202,7 @@ func FromSpecs(ctx context.Context, s Specs) (*Set, error) {
 	}
 	for _, spec := range s.HTTP {
 		name, h := SplitName(spec)
-		set.Probes = append(set.Probes, Named(NewHTTP(h), name))
+		set.Probes = append(set.Probes, Named(NewHTTP(address.Complete(h)), name))
 	}
 	var match []CallPattern
 	for _, m := range s.SinkMatch {

@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"net"
 	"net/url"
 	"os"
 	"sort"
@@ -77,13 +78,29 @@ func redactDSN(dsn string) string {
 }
 
 func redactErr(err error, dsn string) string {
-	msg := err.Error()
+	msg := strings.Join(strings.Fields(err.Error()), " ") // one line
 	if u, perr := url.Parse(dsn); perr == nil && u.User != nil {
 		if pw, ok := u.User.Password(); ok && pw != "" {
 			msg = strings.ReplaceAll(msg, pw, "xxxxx")
 		}
 	}
 	return msg
+}
+
+// connectWhy is why a database could not be reached, on one line: pgx
+// reports every address it tried on a line of its own ("failed to connect
+// to `user=app database=app`:\n\t127.0.0.1:5432 (localhost): dial error:
+// dial tcp …"); the first network error stands for them all.
+func connectWhy(err error) error {
+	var dns *net.DNSError
+	if errors.As(err, &dns) {
+		return fmt.Errorf("cannot look up %s (%s)", dns.Name, dns.Err)
+	}
+	var op *net.OpError
+	if errors.As(err, &op) && op.Op == "dial" && op.Addr != nil && op.Err != nil {
+		return fmt.Errorf("cannot reach %s (%v)", op.Addr, op.Err)
+	}
+	return err
 }
 
 // Name is "sql: " and the query on one line.
@@ -126,7 +143,7 @@ func (p *SQLProbe) read(ctx context.Context) (Value, error) {
 	}
 	tx, err := db.BeginTx(ctx, &sql.TxOptions{ReadOnly: p.driver == "pgx"})
 	if err != nil {
-		return Value{}, fmt.Errorf("connect %s: %s", p.display, redactErr(err, p.dsn))
+		return Value{}, fmt.Errorf("connect %s: %s", p.display, redactErr(connectWhy(err), p.dsn))
 	}
 	defer tx.Rollback() //nolint:errcheck // read-only
 	rows, err := tx.QueryContext(ctx, p.query)

@@ -236,27 +236,31 @@ func bodyLine(body []byte, max int) string {
 	return s
 }
 
+// ReplayDoc is the --json document of a finished replay.
+type ReplayDoc struct {
+	Run      replayRunDoc   `json:"run"`
+	Warnings []string       `json:"warnings"`
+	Attempts []AttemptJSON  `json:"attempts"`
+	Summary  replay.Summary `json:"summary"`
+}
+
+type replayRunDoc struct {
+	ID         int64          `json:"id"`
+	Kind       string         `json:"kind"`
+	Target     string         `json:"target"`
+	Seed       int64          `json:"seed"`
+	StartedAt  time.Time      `json:"started_at"`
+	FinishedAt time.Time      `json:"finished_at"`
+	Verdict    string         `json:"verdict"`
+	Options    map[string]any `json:"options"`
+}
+
 // ReplayJSON writes the --json document of a finished replay: the run, the
 // warnings, every attempt and the summary.
 func ReplayJSON(w io.Writer, rec *replay.Recorded, warnings []string, attempts []*store.Attempt) error {
-	type runDoc struct {
-		ID         int64          `json:"id"`
-		Kind       string         `json:"kind"`
-		Target     string         `json:"target"`
-		Seed       int64          `json:"seed"`
-		StartedAt  time.Time      `json:"started_at"`
-		FinishedAt time.Time      `json:"finished_at"`
-		Verdict    string         `json:"verdict"`
-		Options    map[string]any `json:"options"`
-	}
 	r := rec.Run
-	doc := struct {
-		Run      runDoc         `json:"run"`
-		Warnings []string       `json:"warnings"`
-		Attempts []AttemptJSON  `json:"attempts"`
-		Summary  replay.Summary `json:"summary"`
-	}{
-		Run: runDoc{ID: r.ID, Kind: r.Kind, Target: r.Target, Seed: r.Seed,
+	doc := ReplayDoc{
+		Run: replayRunDoc{ID: r.ID, Kind: r.Kind, Target: r.Target, Seed: r.Seed,
 			StartedAt: r.StartedAt, FinishedAt: r.FinishedAt, Verdict: r.Verdict, Options: r.Options},
 		Warnings: append([]string{}, warnings...),
 		Attempts: AttemptsJSON(attempts),

@@ -76,13 +76,15 @@ func RunsJSON(w io.Writer, runs []*store.Run, counts []int) error {
 	return writeJSON(w, out, true)
 }
 
+// RunDoc is the JSON document of one run and its attempts.
+type RunDoc struct {
+	Run      RunJSON       `json:"run"`
+	Attempts []AttemptJSON `json:"attempts"`
+}
+
 // RunJSONDoc writes one run and its attempts as JSON ({"run":…,"attempts":[…]}).
 func RunJSONDoc(w io.Writer, r *store.Run, as []*store.Attempt) error {
-	doc := struct {
-		Run      RunJSON       `json:"run"`
-		Attempts []AttemptJSON `json:"attempts"`
-	}{NewRunJSON(r, len(as)), AttemptsJSON(as)}
-	return writeJSON(w, doc, true)
+	return writeJSON(w, RunDoc{NewRunJSON(r, len(as)), AttemptsJSON(as)}, true)
 }
 
 // Runs writes the runs table, newest first as given; counts[i] is how many
