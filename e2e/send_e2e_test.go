@@ -249,7 +249,7 @@ func TestSendE2ECustomBodyErrors(t *testing.T) {
 		{[]string{"--provider", "github", "--body", own("github.json")}, "github names the event in X-GitHub-Event: pass --event (e.g. push, issues.opened"},
 		{[]string{"--provider", "shopify", "--body", own("shopify.json")}, "pass --event (e.g. orders/create, app/uninstalled)"},
 		{[]string{"--provider", "stripe", "--body", own("stripe-no-id.json")}, `has no top-level "id" (--keep-id sends the body unchanged)`},
-		{[]string{"--provider", "stripe", "--body", own("nope.json")}, "--body: open"},
+		{[]string{"--provider", "stripe", "--body", own("nope.json")}, "--body " + own("nope.json") + ": no such file"},
 		{[]string{"--provider", "stripe", "--body", big}, "larger than 10MiB"},
 		{[]string{"--provider", "stripe", "--event", "invoice.paid", "--keep-id"}, "--keep-id keeps the event id of a body given with --body"},
 		{[]string{"--provider", "stripe", "--event", "nope"}, `no sample stripe event "nope" (stripe events: payment_intent.succeeded, checkout.session.completed`},
