@@ -37,6 +37,7 @@ type model struct {
 	note     string
 	err      error
 	showHelp bool
+	helpTop  int // the first line of a help too long for the window
 	help     help.Model
 	version  int64
 	quitting bool
@@ -188,6 +189,9 @@ func (m *model) key(msg tea.KeyMsg) tea.Cmd {
 		return m.quit()
 	}
 	if m.showHelp {
+		if m.scrollHelp(msg) {
+			return nil
+		}
 		m.showHelp = false
 		if key.Matches(msg, k.Quit) {
 			return m.quit()
@@ -199,7 +203,7 @@ func (m *model) key(msg tea.KeyMsg) tea.Cmd {
 		case key.Matches(msg, k.Quit):
 			return m.quit()
 		case key.Matches(msg, k.Help):
-			m.showHelp = true
+			m.showHelp, m.helpTop = true, 0
 			return nil
 		case key.Matches(msg, k.Runs):
 			if _, ok := m.top().(*runsModel); !ok {
@@ -248,16 +252,6 @@ func (m *model) View() string {
 	// package wrote (a replay's answers, a check report) is made steady here,
 	// so no frame can hold a character that would shift the screen.
 	return steady(title + "\n" + body + "\n" + bar + "\n" + footer)
-}
-
-func (m *model) helpOverlay() string {
-	h := m.help
-	h.ShowAll = true
-	h.FullSeparator = "  "
-	w := max(20, m.width-4)
-	keys := h.FullHelpView(m.env.keys.FullHelp())
-	note := lipgloss.NewStyle().Width(w).Render("filter: " + filterHelp + "\nany key closes this help")
-	return m.env.styles.Overlay.Render(m.env.styles.Bold.Render("keys") + "\n\n" + keys + "\n\n" + m.env.styles.Faint.Render(note))
 }
 
 func oneLineText(s string) string {

@@ -548,3 +548,31 @@ func TestRunsArriveInAnEmptyList(t *testing.T) {
 	h.keys("enter")
 	h.contains("run 1  replay")
 }
+
+// TestHelpInASmallWindow: at 40×10 the help lists every key, one column
+// scrolled with ↓/pgdn, instead of the first column and "…".
+func TestHelpInASmallWindow(t *testing.T) {
+	h := newHarness(t, fixtureStore(t), 40, 10)
+	h.keys("?")
+	h.contains("keys · ↓/↑ scroll · other keys close", "↑/k")
+	seen := h.view()
+	for range 20 {
+		h.keys("pgdown")
+		seen += h.view()
+	}
+	for _, want := range []string{"shift+tab", "previous tab", "filter", "R", "runs", "e", "export JSONL", "d", "delete", "s", "save report", "q", "quit", "any key closes this help"} {
+		if !strings.Contains(seen, want) {
+			t.Errorf("scrolling the help at 40x10 never showed %q", want)
+		}
+	}
+	if !h.m.showHelp {
+		t.Fatal("scrolling closed the help")
+	}
+	h.checkSteady("help at 40x10")
+	h.keys("x")
+	h.contains("1/6 deliveries")
+	h.keys("?", "q")
+	if !h.m.quitting {
+		t.Fatal("q in the help did not quit")
+	}
+}
