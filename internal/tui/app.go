@@ -83,13 +83,18 @@ func (m *model) push(v view) tea.Cmd {
 
 // Update routes msg, then makes the view changes it asked for.
 func (m *model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
-	cmd := m.route(msg)
+	return m, tea.Batch(m.route(msg), m.navigate())
+}
+
+// navigate makes the view changes asked for so far (nav).
+func (m *model) navigate() tea.Cmd {
+	var cmds []tea.Cmd
 	for len(m.env.navs) > 0 {
 		next := m.env.navs[0]
 		m.env.navs = m.env.navs[1:]
-		cmd = tea.Batch(cmd, m.route(next))
+		cmds = append(cmds, m.route(next))
 	}
-	return m, cmd
+	return tea.Batch(cmds...)
 }
 
 func (m *model) route(msg tea.Msg) tea.Cmd {
@@ -180,6 +185,9 @@ func (m *model) key(msg tea.KeyMsg) tea.Cmd {
 		var cmds []tea.Cmd
 		for _, r := range msg.Runes {
 			cmds = append(cmds, m.key(tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune{r}, Alt: msg.Alt}))
+			// A view a rune opens gets the runes after it ("r8080": the
+			// replay form, then its target).
+			cmds = append(cmds, m.navigate())
 		}
 		return tea.Batch(cmds...)
 	}
