@@ -450,20 +450,46 @@ func (m *deliveriesModel) extend() tea.Cmd {
 	return nil
 }
 
-func (m *deliveriesModel) columns() []table.Column {
-	provider := 9
-	flex := m.width - (2 + 8 + 15 + 4 + 7 + 10) - 2
-	if m.width < 100 {
-		provider = 0
-	} else {
-		flex -= provider + 1
+// narrow is below the width where every column but PROVIDER fits: the
+// list drops EVENT ID and SIZE and shows times without the date, so ID,
+// EVENT TYPE and STATUS stay readable (at 40 columns STATUS was cut off).
+const narrow = 60
+
+// receivedFormat is how RECEIVED is written at the view's width.
+func (m *deliveriesModel) receivedFormat() string {
+	if m.width < narrow {
+		return "15:04:05"
 	}
-	flex = max(flex-2, 10)
-	typ := flex / 2
+	return "01-02 15:04:05"
+}
+
+func (m *deliveriesModel) columns() []table.Column {
+	provider, received, eventID, size := 9, 14, 1, 9 // SIZE fits "999.9 KiB"
+	switch {
+	case m.width < narrow:
+		provider, received, eventID, size = 0, 8, 0, 0
+	case m.width < 100:
+		provider = 0
+	}
+	// Each shown column takes one more for the space after it.
+	used := 2 + 8 + received + 1 + 4 + 7
+	if provider > 0 {
+		used += provider + 1
+	}
+	if size > 0 {
+		used += size + 1
+	}
+	flex := max(m.width-used-2, 10)
+	typ := flex
+	if eventID > 0 {
+		flex = max(flex-2, 10)
+		typ = flex / 2
+		eventID = flex - typ
+	}
 	return []table.Column{
-		{Title: " ", Width: 1}, {Title: "ID", Width: 7}, {Title: "RECEIVED", Width: 14},
-		{Title: "PROVIDER", Width: provider}, {Title: "EVENT TYPE", Width: typ}, {Title: "EVENT ID", Width: flex - typ},
-		{Title: "SIG", Width: 3}, {Title: "STATUS", Width: 6}, {Title: "SIZE", Width: 9}, // "999.9 KiB"
+		{Title: " ", Width: 1}, {Title: "ID", Width: 7}, {Title: "RECEIVED", Width: received},
+		{Title: "PROVIDER", Width: provider}, {Title: "EVENT TYPE", Width: typ}, {Title: "EVENT ID", Width: eventID},
+		{Title: "SIG", Width: 3}, {Title: "STATUS", Width: 6}, {Title: "SIZE", Width: size},
 	}
 }
 
@@ -537,7 +563,7 @@ func (m *deliveriesModel) row(d store.DeliverySummary, cur bool) table.Row {
 	if what == "" {
 		what = pr(d.Target)
 	}
-	return table.Row{mark, fmt.Sprint(d.ID), d.ReceivedAt.Local().Format("01-02 15:04:05"),
+	return table.Row{mark, fmt.Sprint(d.ID), d.ReceivedAt.Local().Format(m.receivedFormat()),
 		pr(d.Provider), dash(what), dash(pr(d.EventID)), sigMark(d.Verification), status, report.Size(d.BodySize)}
 }
 

@@ -580,3 +580,11 @@ func TestHelpInASmallWindow(t *testing.T) {
 		t.Fatal("q in the help did not quit")
 	}
 }
+
+// TestNarrowList: at 40 columns the list keeps ID, time, event type, SIG and
+// STATUS readable (it ran past the edge, STATUS and SIZE cut off).
+func TestNarrowList(t *testing.T) {
+	h := newHarness(t, fixtureStore(t), 40, 10)
+	h.contains("STATUS", "> 6       08:15:25 sms", "502", "app_menti")
+	h.checkSteady("list at 40x10")
+}
