@@ -221,7 +221,8 @@ func (s *Server) forward(d *store.Delivery) forwardResult {
 	_, werr := c.Write(wire)
 	// A handler may answer (401, 413) and close before reading the whole
 	// body; its answer is still what the sender should get.
-	rec := &message.HeadRecorder{R: c}
+	lr := &lastErr{r: c}
+	rec := &message.HeadRecorder{R: lr}
 	br := answerReaders.Get().(*bufio.Reader)
 	br.Reset(rec)
 	var resp *http.Response
@@ -232,6 +233,11 @@ func (s *Server) forward(d *store.Delivery) forwardResult {
 			putAnswerReader(br)
 			if werr != nil {
 				return failed(why("handler unreachable: write request", werr))
+			}
+			if errors.Is(lr.err, io.EOF) {
+				// net/http reads a head cut by a hang-up as a malformed line
+				// ("malformed MIME header: missing colon").
+				err = errors.New("connection closed before a complete answer")
 			}
 			return failed(why("read handler response", err))
 		}
@@ -274,6 +280,20 @@ func (s *Server) forward(d *store.Delivery) forwardResult {
 	}
 	return forwardResult{status: resp.StatusCode, headers: hs, latency: time.Since(start),
 		stream: &forwardStream{body: resp.Body, length: resp.ContentLength, done: done}}
+}
+
+// lastErr passes reads through and keeps the last error the connection returned.
+type lastErr struct {
+	r   io.Reader
+	err error
+}
+
+func (l *lastErr) Read(p []byte) (int, error) {
+	n, err := l.r.Read(p)
+	if err != nil {
+		l.err = err
+	}
+	return n, err
 }
 
 // answerReaders reuses the buffered readers handlers' answers are read

@@ -253,6 +253,9 @@ func TestForwardHostileAnswers(t *testing.T) {
 			io.WriteString(c, "HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n\r\nraw bytes")
 		}, "status 101"},
 		{"status below 100", func(c net.Conn) { io.WriteString(c, "HTTP/1.1 099 Odd\r\nContent-Length: 2\r\n\r\nok") }, "status 099"},
+		// This was "malformed MIME header: missing colon: \"Content-Le\"".
+		{"hung up in a header line", func(c net.Conn) { io.WriteString(c, "HTTP/1.1 200 OK\r\nContent-Le") }, "connection closed before a complete answer"},
+		{"hung up without answering", func(c net.Conn) {}, "connection closed before a complete answer"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			fwd, _ := hostileHandler(t, tc.answer)
