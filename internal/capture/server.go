@@ -417,14 +417,21 @@ func (s *Server) serveConn(c *conn) {
 func (s *Server) serveRequest(c *conn, rec *recorder, br *bufio.Reader) bool {
 	remote := c.nc.RemoteAddr().String()
 	rec.headerLimit = s.opt.MaxHeaderBytes + br.Size()
+	rec.startHead(br.Buffered())
 	req, err := http.ReadRequest(br)
 	rec.headerLimit = 0
+	if err == nil && rec.lines > maxHeaderFields+1 {
+		// The whole section came in one read: counted, not yet refused.
+		err = errTooManyFields
+	}
+	err = rec.cause(err)
 	if err != nil {
 		switch {
 		case errors.Is(err, errHeaderTooLarge):
 			s.reject(c, remote, nil, 431, "request headers exceed the limit")
-		case isTimeout(err), isTimeout(rec.err):
-			// net/http reports a line cut by the deadline as malformed.
+		case errors.Is(err, errTooManyFields):
+			s.reject(c, remote, nil, 431, fmt.Sprintf("more than %d header fields", maxHeaderFields))
+		case isTimeout(err):
 			s.reject(c, remote, nil, 408, "headers not received in time")
 		case errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF):
 			// The client went away mid-request; nobody to answer.
@@ -474,9 +481,10 @@ func (s *Server) serveRequest(c *conn, rec *recorder, br *bufio.Reader) bool {
 	netBody.SetSeed(s.bodySeed)
 	n, err := io.Copy(&netBody, io.LimitReader(req.Body, s.opt.MaxBody+1))
 	rec.bodyLimit, rec.charging = 0, false
+	err = rec.cause(err)
 	if err != nil {
 		switch {
-		case isTimeout(err), isTimeout(rec.err):
+		case isTimeout(err):
 			s.reject(c, remote, req, 408, "body not received in time")
 		case errors.Is(err, errBodyTooLarge):
 			s.reject(c, remote, req, 413, fmt.Sprintf("chunked body takes more than %s on the wire (twice --max-body %s: its chunk framing is larger than its data)",

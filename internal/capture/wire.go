@@ -17,6 +17,7 @@ import (
 // the bodies being read at once hold the whole budget.
 var (
 	errHeaderTooLarge = errors.New("request header too large")
+	errTooManyFields  = errors.New("too many header fields")
 	errBodyTooLarge   = errors.New("request body too large on the wire")
 	errBodiesBudget   = errors.New("request bodies over budget")
 )
@@ -31,6 +32,12 @@ type recorder struct {
 	// headerLimit, when > 0, bounds len(buf) while a header section is being
 	// read (net/http's ReadRequest has no limit of its own).
 	headerLimit int
+	// lines and lineLen count the header section's lines as they arrive,
+	// up to its empty line (headDone), while headerLimit is set: a
+	// section of a million one-byte fields within the byte limit costs
+	// net/http, and capture after it, ten times its size to parse.
+	lines, lineLen int
+	headDone       bool
 	// bodyLimit, when > 0, bounds len(buf) while a body is being read: its
 	// bytes on the wire, chunk framing and trailers included (net/http lets
 	// chunk extensions make a body's wire bytes twenty times its data).
@@ -42,22 +49,31 @@ type recorder struct {
 	charging bool
 	held     int64
 	lane     bool // holds the budget's lane
-	// err is the last error the connection returned: net/http reports a
-	// line cut by a timeout as a malformed line.
+	// err is the last error a read returned (the connection's, or one of
+	// the refusals above): net/http reports a line cut by a timeout as a
+	// malformed line.
 	err error
 }
 
 func (r *recorder) Read(p []byte) (int, error) {
-	if r.headerLimit > 0 && len(r.buf) > r.headerLimit {
-		return 0, errHeaderTooLarge
-	}
-	if r.bodyLimit > 0 && len(r.buf) > r.bodyLimit {
-		return 0, errBodyTooLarge
+	// Each refusal is kept in err too: net/http reports a line it cut as
+	// a malformed line, without the error that cut it.
+	switch {
+	case r.headerLimit > 0 && len(r.buf) > r.headerLimit:
+		r.err = errHeaderTooLarge
+		return 0, r.err
+	case r.headerLimit > 0 && r.lines > maxHeaderFields+1:
+		r.err = errTooManyFields
+		return 0, r.err
+	case r.bodyLimit > 0 && len(r.buf) > r.bodyLimit:
+		r.err = errBodyTooLarge
+		return 0, r.err
 	}
 	if r.charging {
 		p = p[:min(len(p), budgetStep)]
 		if !r.budget.take(int64(len(p)), &r.lane) {
-			return 0, errBodiesBudget
+			r.err = errBodiesBudget
+			return 0, r.err
 		}
 	}
 	n, err := r.conn.Read(p)
@@ -68,9 +84,48 @@ func (r *recorder) Read(p []byte) (int, error) {
 	if err != nil {
 		r.err = err
 	}
+	if r.headerLimit > 0 && !r.headDone {
+		r.countLines(p[:n])
+	}
 	r.buf = append(r.buf, p[:n]...)
 	return n, err
 }
+
+// cause returns what cut a read short when a read of the recorder's failed
+// (a refusal above, a timeout), rather than err, net/http's reading of the
+// line it cut ("malformed MIME header: missing colon"); err otherwise.
+func (r *recorder) cause(err error) error {
+	if err != nil && r.err != nil && !errors.Is(r.err, io.EOF) {
+		return r.err
+	}
+	return err
+}
+
+// startHead begins counting a request's header lines with those of its
+// bytes already read (buffered: the read-ahead a previous request left).
+func (r *recorder) startHead(buffered int) {
+	r.lines, r.lineLen, r.headDone = 0, 0, false
+	r.countLines(r.buf[len(r.buf)-buffered:])
+}
+
+func (r *recorder) countLines(b []byte) {
+	for _, c := range b {
+		switch {
+		case c == '\n' && r.lineLen == 0:
+			r.headDone = true
+			return
+		case c == '\n':
+			r.lines++
+			r.lineLen = 0
+		case c != '\r':
+			r.lineLen++
+		}
+	}
+}
+
+// maxHeaderFields bounds the field lines of a request's header section
+// (431 over it). Apache's default is 100, Node's 2000 (it drops the rest).
+const maxHeaderFields = 1000
 
 // release gives the budget back what the request's reads were charged.
 func (r *recorder) release() {
