@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"os"
 	"runtime/debug"
+	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -51,6 +52,9 @@ type factory struct {
 func newFactory(io *iostreams.IO) *factory {
 	f := &factory{IO: io}
 	open := func() (*store.Store, error) {
+		if strings.TrimSpace(f.DBPath) == "" {
+			return nil, usageErr("--db is empty: give the database file, e.g. --db hookreplay.db")
+		}
 		s, err := store.Open(context.Background(), f.DBPath)
 		if err != nil {
 			return nil, setupErr("%v", err)
@@ -71,7 +75,7 @@ func newFactory(io *iostreams.IO) *factory {
 		return s, nil
 	}
 	f.ExistingStore = func() (*store.Store, error) {
-		if _, err := os.Stat(f.DBPath); errors.Is(err, os.ErrNotExist) {
+		if _, err := os.Stat(f.DBPath); errors.Is(err, os.ErrNotExist) && strings.TrimSpace(f.DBPath) != "" {
 			return nil, setupErr("no database at %s (capture or import deliveries first, or pass --db / HOOKREPLAY_DB)", f.DBPath)
 		}
 		return open()

@@ -62,6 +62,9 @@ schemes that sign one (` + providers(timestamped) + `).
 				return usageErr("unknown provider %q (known: %s)", o.Provider, strings.Join(verify.Providers, ", "))
 			}
 			o.Provider = strings.ToLower(o.Provider)
+			if err := genericOnly(o.Provider, o.Algo, o.Encoding, o.Prefix); err != nil {
+				return err
+			}
 			if ts != "" {
 				t, err := parseSignTime("--timestamp", ts)
 				if err != nil {
@@ -97,6 +100,20 @@ schemes that sign one (` + providers(timestamped) + `).
 	cmd.Flags().StringVar(&o.Encoding, "encoding", "", "generic provider: hex (default) or base64")
 	cmd.Flags().StringVar(&o.Prefix, "prefix", "", "generic provider: text before the signature, e.g. sha256=")
 	return cmd
+}
+
+// genericOnly refuses --algo, --encoding and --prefix for a provider other
+// than generic, whose scheme fixes them: given, they would be ignored.
+func genericOnly(provider, algo, encoding, prefix string) error {
+	if provider == verify.Generic {
+		return nil
+	}
+	for _, f := range []struct{ name, v string }{{"--algo", algo}, {"--encoding", encoding}, {"--prefix", prefix}} {
+		if f.v != "" {
+			return usageErr("%s is for --provider generic: %s's scheme fixes its hash, encoding and prefix", f.name, provider)
+		}
+	}
+	return nil
 }
 
 func parseSignTime(flag, s string) (time.Time, error) {

@@ -59,6 +59,10 @@ func TestUsageErrorsAreWorded(t *testing.T) {
 		{[]string{"delete", "--event-id", ""}, "--event-id is empty"},
 		{[]string{"list", "--event-id", ""}, "--event-id is empty"},
 		{[]string{"export", "--event-id", ""}, "--event-id is empty"},
+		{[]string{"--db", "", "list"}, "--db is empty: give the database file"},
+		{[]string{"--db", " ", "capture"}, "--db is empty: give the database file"},
+		{[]string{"sign", "--provider", "stripe", "--secret", "x", "--algo", "sha1"}, "--algo is for --provider generic: stripe's scheme fixes"},
+		{[]string{"verify", "--provider", "github", "--secret", "x", "--encoding", "base64"}, "--encoding is for --provider generic"},
 	} {
 		code, msg, _ := runRoot(t, tt.args...)
 		if code != 2 || !strings.Contains(msg, tt.want) {

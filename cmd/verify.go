@@ -124,6 +124,11 @@ func verifyArgs(cmd *cobra.Command, o *verifyOptions, args, headers []string, at
 	if o.Provider != "" && !verify.KnownProvider(o.Provider) {
 		return usageErr("unknown provider %q (known: %s)", o.Provider, strings.Join(verify.Providers, ", "))
 	}
+	if o.Provider != "" {
+		if err := genericOnly(strings.ToLower(o.Provider), o.Algo, o.Encoding, o.Prefix); err != nil {
+			return err
+		}
+	}
 	if at != "" {
 		t, err := parseSignTime("--at", at)
 		if err != nil {
