@@ -183,9 +183,7 @@ func (m *checkModel) Update(msg tea.Msg) tea.Cmd {
 		case key.Matches(msg, k.Save) && m.c != nil:
 			return saveReports(m.env, m.c)
 		default:
-			var cmd tea.Cmd
-			m.vp, cmd = m.vp.Update(msg)
-			return cmd
+			return scroll(&m.vp, k, msg)
 		}
 	}
 	return nil

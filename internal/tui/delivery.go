@@ -2,6 +2,7 @@ package tui
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net/http"
 	"sort"
@@ -126,6 +127,10 @@ func (m *deliveryModel) Update(msg tea.Msg) tea.Cmd {
 		if msg.id != m.id {
 			return nil
 		}
+		if errors.Is(msg.err, store.ErrNotFound) {
+			// Deleted here or by another process while shown.
+			msg.err = fmt.Errorf("delivery %d was deleted (esc goes back)", m.id)
+		}
 		if msg.err != nil {
 			m.err = msg.err
 			return failed(msg.err)
@@ -149,10 +154,6 @@ func (m *deliveryModel) Update(msg tea.Msg) tea.Cmd {
 			m.setTab(int(msg.String()[0] - '1'))
 		case key.Matches(msg, k.Back):
 			return m.env.nav(backMsg{})
-		case key.Matches(msg, k.Top):
-			m.vp.GotoTop()
-		case key.Matches(msg, k.Bottom):
-			m.vp.GotoBottom()
 		case key.Matches(msg, k.Replay):
 			return m.env.nav(openReplayMsg{ids: []int64{m.id}})
 		case key.Matches(msg, k.Check):
@@ -162,9 +163,7 @@ func (m *deliveryModel) Update(msg tea.Msg) tea.Cmd {
 		case key.Matches(msg, k.Export):
 			return exportJSONL(m.env, []int64{m.id})
 		default:
-			var cmd tea.Cmd
-			m.vp, cmd = m.vp.Update(msg)
-			return cmd
+			return scroll(&m.vp, k, msg)
 		}
 	}
 	return nil

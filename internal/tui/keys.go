@@ -1,6 +1,10 @@
 package tui
 
-import "github.com/charmbracelet/bubbles/key"
+import (
+	"github.com/charmbracelet/bubbles/key"
+	"github.com/charmbracelet/bubbles/viewport"
+	tea "github.com/charmbracelet/bubbletea"
+)
 
 // keyMap is every key the TUI answers to; the help overlay lists them all and
 // each view's footer shows the ones it uses.
@@ -54,4 +58,20 @@ func (k keyMap) FullHelp() [][]key.Binding {
 		{k.Replay, k.Check, k.Runs, k.Copy, k.Export, k.Delete},
 		{k.Save, k.Help, k.Quit},
 	}
+}
+
+// scroll moves a text view by a key: the viewport's own keys, and g and G
+// (home, end) to its top and bottom as everywhere else.
+func scroll(vp *viewport.Model, k keyMap, msg tea.KeyMsg) tea.Cmd {
+	switch {
+	case key.Matches(msg, k.Top):
+		vp.GotoTop()
+		return nil
+	case key.Matches(msg, k.Bottom):
+		vp.GotoBottom()
+		return nil
+	}
+	var cmd tea.Cmd
+	*vp, cmd = vp.Update(msg)
+	return cmd
 }

@@ -195,9 +195,7 @@ func (m *replayModel) key(msg tea.KeyMsg) tea.Cmd {
 		if key.Matches(msg, m.env.keys.Back) {
 			return m.env.nav(backMsg{})
 		}
-		var cmd tea.Cmd
-		m.vp, cmd = m.vp.Update(msg)
-		return cmd
+		return scroll(&m.vp, m.env.keys, msg)
 	}
 	switch msg.Type {
 	case tea.KeyEsc:

@@ -252,9 +252,7 @@ func (m *runModel) Update(msg tea.Msg) tea.Cmd {
 		if key.Matches(msg, m.env.keys.Back) {
 			return m.env.nav(backMsg{})
 		}
-		var cmd tea.Cmd
-		m.vp, cmd = m.vp.Update(msg)
-		return cmd
+		return scroll(&m.vp, m.env.keys, msg)
 	case tea.MouseMsg:
 		var cmd tea.Cmd
 		m.vp, cmd = m.vp.Update(msg)

@@ -588,3 +588,42 @@ func TestNarrowList(t *testing.T) {
 	h.contains("STATUS", "> 6       08:15:25 sms", "502", "app_menti")
 	h.checkSteady("list at 40x10")
 }
+
+// TestTopAndBottomInTextViews: g and G go to the top and the bottom of a
+// run, as of a delivery's tab (they did nothing there).
+func TestTopAndBottomInTextViews(t *testing.T) {
+	st := fixtureStore(t)
+	ctx := context.Background()
+	run := &store.Run{Kind: "replay", StartedAt: time.Date(2026, 12, 3, 8, 0, 0, 0, time.UTC), Target: "http://127.0.0.1:1/h"}
+	if err := st.CreateRun(ctx, run); err != nil {
+		t.Fatal(err)
+	}
+	for i := range 60 {
+		a := &store.Attempt{RunID: run.ID, DeliveryID: 1, Phase: "replay", Copy: i + 1, Status: 200, SentAt: run.StartedAt}
+		if err := st.InsertAttempt(ctx, a); err != nil {
+			t.Fatal(err)
+		}
+	}
+	h := newHarness(t, st, 100, 24)
+	h.keys("R", "enter")
+	h.contains("run 1 · 0%")
+	h.keys("G")
+	h.contains("run 1 · 100%")
+	h.keys("g")
+	h.contains("run 1 · 0%")
+}
+
+// TestDeliveryDeletedWhileShown: a delivery deleted while its view is open
+// says so in hookreplay's words.
+func TestDeliveryDeletedWhileShown(t *testing.T) {
+	st := fixtureStore(t)
+	h := newHarness(t, st, 100, 24)
+	h.keys("enter")
+	if _, err := st.DeleteDeliveries(context.Background(), 6); err != nil {
+		t.Fatal(err)
+	}
+	h.send(changedMsg{})
+	h.contains("error: delivery 6 was deleted (esc goes back)")
+	h.keys("esc")
+	h.contains("1/5 deliveries")
+}
