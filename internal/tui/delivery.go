@@ -115,10 +115,21 @@ func (m *deliveryModel) Status() string {
 	return fmt.Sprintf("delivery %d · %s · %d%% · %s", m.id, deliveryTabs[m.tab], int(m.vp.ScrollPercent()*100), m.env.dbPath)
 }
 
+// SetSize lays the tab out again at the new size, keeping the place read
+// (a rewrapped line count left it far above or at the end).
 func (m *deliveryModel) SetSize(w, h int) {
+	bottom, at := m.vp.AtBottom() && m.vp.YOffset > 0, 0.0
+	if n := m.vp.TotalLineCount(); n > 0 {
+		at = float64(m.vp.YOffset) / float64(n)
+	}
 	m.width, m.height = w, h
 	m.vp.Width, m.vp.Height = w, max(1, h-2)
 	m.refresh()
+	if bottom {
+		m.vp.GotoBottom()
+	} else {
+		m.vp.SetYOffset(int(at * float64(m.vp.TotalLineCount())))
+	}
 }
 
 func (m *deliveryModel) Update(msg tea.Msg) tea.Cmd {

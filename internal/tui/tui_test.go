@@ -627,3 +627,30 @@ func TestDeliveryDeletedWhileShown(t *testing.T) {
 	h.keys("esc")
 	h.contains("1/5 deliveries")
 }
+
+// TestResizeKeepsThePlace: a delivery's tab read halfway, or to its end,
+// stays there when the window is resized.
+func TestResizeKeepsThePlace(t *testing.T) {
+	st := fixtureStore(t)
+	body := bytes.Repeat([]byte("the quick brown fox jumps over the lazy dog "), 2000)
+	d := &store.Delivery{Method: "POST", Target: "/text", Provider: "generic", Raw: []byte("x"), Body: body,
+		ReceivedAt: time.Date(2026, 12, 3, 9, 0, 0, 0, time.UTC)}
+	if err := st.InsertDelivery(context.Background(), d); err != nil {
+		t.Fatal(err)
+	}
+	h := newHarness(t, st, 100, 30)
+	h.keys("enter", "2")
+	dm := h.m.top().(*deliveryModel)
+	dm.vp.SetYOffset(dm.vp.TotalLineCount() / 2)
+	for _, w := range []int{60, 160, 100} {
+		h.send(tea.WindowSizeMsg{Width: w, Height: 30})
+		if p := dm.vp.ScrollPercent(); p < 0.4 || p > 0.6 {
+			t.Errorf("halfway, then resized to %d columns: at %.0f%%", w, p*100)
+		}
+	}
+	h.keys("G")
+	for _, w := range []int{60, 160} {
+		h.send(tea.WindowSizeMsg{Width: w, Height: 30})
+		h.contains("· body · 100%")
+	}
+}
