@@ -42,13 +42,21 @@ type windowMsg struct {
 	total  int
 	err    error
 	silent bool // a live reload: errors go to the status bar quietly
+	newer  int  // matches newer than the newest row the user has seen
 }
 
-func loadWindow(ctx context.Context, st *store.Store, f store.Filter, gen int, kind anchorKind, id int64) tea.Cmd {
+// loadWindow loads a window of the matches of f; seen (0: none) is the
+// newest delivery the user had on screen, newer counts those after it.
+func loadWindow(ctx context.Context, st *store.Store, f store.Filter, gen int, kind anchorKind, id, seen int64) tea.Cmd {
 	return func() tea.Msg {
 		m := windowMsg{gen: gen, kind: kind}
 		if m.total, m.err = st.CountDeliveries(ctx, f); m.err != nil {
 			return m
+		}
+		if seen > 0 && kind == anchorID {
+			if m.newer, m.err = st.CountBefore(ctx, f, seen); m.err != nil {
+				return m
+			}
 		}
 		switch kind {
 		case anchorTop:
@@ -111,6 +119,11 @@ type deliveriesModel struct {
 	// load (pgdn held down on a large store) all count.
 	pending int
 	marked  map[int64]bool
+	// seen is the newest delivery the user has had on screen and newer how
+	// many matches came after it: away from the top, new deliveries arrive
+	// out of sight, and the status bar says so.
+	seen  int64
+	newer int
 
 	table     table.Model
 	input     textinput.Model
@@ -148,7 +161,7 @@ func (m *deliveriesModel) load(kind anchorKind, id int64) tea.Cmd {
 	if kind != anchorID {
 		m.pending = 0 // a jump or a new filter: earlier moves are moot
 	}
-	return loadWindow(ctx, m.env.st, m.filter, m.gen, kind, id)
+	return loadWindow(ctx, m.env.st, m.filter, m.gen, kind, id, m.seen)
 }
 
 func (m *deliveriesModel) Title() string { return "deliveries" }
@@ -192,6 +205,9 @@ func (m *deliveriesModel) Status() string {
 	}
 	if n := len(m.marked); n > 0 {
 		s += fmt.Sprintf(" · %d marked", n)
+	}
+	if m.newer > 0 && m.top > 0 {
+		s += fmt.Sprintf(" · %d new above (g)", m.newer)
 	}
 	if m.busy {
 		s += " · loading…"
@@ -385,7 +401,7 @@ func (m *deliveriesModel) applyWindow(w windowMsg) tea.Cmd {
 		return failed(w.err)
 	}
 	sel, offset := m.selected(), m.cursor-m.top
-	m.rows, m.start, m.total, m.loaded = w.rows, w.start, w.total, true
+	m.rows, m.start, m.total, m.loaded, m.newer = w.rows, w.start, w.total, true, w.newer
 	switch w.kind {
 	case anchorTop:
 		m.cursor, m.top = 0, 0
@@ -435,6 +451,9 @@ func (m *deliveriesModel) scrollTo(i int) {
 		m.top = m.cursor - v + 1
 	}
 	m.top = max(0, min(m.top, m.total-v))
+	if m.top == 0 && m.start == 0 && m.rows[0].ID > m.seen {
+		m.seen, m.newer = m.rows[0].ID, 0
+	}
 }
 
 // extend loads a window around the cursor when it came near an end of the

@@ -654,3 +654,25 @@ func TestResizeKeepsThePlace(t *testing.T) {
 		h.contains("· body · 100%")
 	}
 }
+
+// TestNewDeliveriesAboveAreCounted: away from the top, deliveries that
+// arrive out of sight are counted in the status bar until g shows them.
+func TestNewDeliveriesAboveAreCounted(t *testing.T) {
+	st := largeStore(t, 100)
+	h := newHarness(t, st, 80, 24)
+	h.keys("pgdown", "pgdown")
+	h.contains("39/100 deliveries", "> 62 ")
+	for i := range 3 {
+		d := &store.Delivery{Method: "POST", Target: "/late", Provider: "stripe", EventType: "charge.refunded",
+			EventID: fmt.Sprintf("evt_late%d", i), Raw: []byte("x"), ReceivedAt: time.Date(2026, 12, 3, 8, 59, 0, 0, time.UTC)}
+		if err := st.InsertDelivery(context.Background(), d); err != nil {
+			t.Fatal(err)
+		}
+	}
+	h.send(changedMsg{})
+	h.contains("42/103 deliveries · 3 new above (g)", "> 62 ")
+	h.keys("g")
+	h.contains("1/103 deliveries · hookreplay.db", "> 103 ")
+	h.keys("pgdown")
+	h.contains("20/103 deliveries · hookreplay.db")
+}
