@@ -249,6 +249,9 @@ func TestForwardHostileAnswers(t *testing.T) {
 	}{
 		{"header lines without end", endless("HTTP/1.1 200 OK\r\n", "X-Pad: "+strings.Repeat("a", 1000)+"\r\n"), "longer than 1MiB"},
 		{"1xx answers without end", endless("", "HTTP/1.1 103 Early Hints\r\nLink: </a.css>; rel=preload\r\n\r\n"), "longer than 1MiB"},
+		{"100000 short header lines", func(c net.Conn) {
+			io.WriteString(c, "HTTP/1.1 200 OK\r\n"+strings.Repeat("X: 1\r\n", 100000)+"Content-Length: 2\r\n\r\nok")
+		}, "1000 lines"},
 		{"101 unasked", func(c net.Conn) {
 			io.WriteString(c, "HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n\r\nraw bytes")
 		}, "status 101"},

@@ -249,34 +249,42 @@ func Printable(s string) string {
 	return b.String()
 }
 
-// MaxResponseHead bounds the bytes a HeadRecorder passes through before
-// Stop: a response's head, with the 1xx interim heads before it.
-const MaxResponseHead = 1 << 20
+// MaxResponseHead and MaxResponseHeadLines bound what a HeadRecorder
+// passes through before Stop: a response's head, with the 1xx interim heads
+// before it.
+const (
+	MaxResponseHead      = 1 << 20
+	MaxResponseHeadLines = 1000
+)
 
 // ErrResponseHeadTooLarge is what a HeadRecorder's Read returns once
-// MaxResponseHead bytes went through it before Stop. net/http's
-// ReadResponse has no bound of its own: a peer sending header lines (or 1xx
-// answers) without end would otherwise grow the reader's memory until its
-// deadline, a gigabyte in a few seconds on loopback.
-var ErrResponseHeadTooLarge = errors.New("the answer's header section (with any 1xx interim answers) is longer than 1MiB")
+// MaxResponseHead bytes or MaxResponseHeadLines lines went through it before
+// Stop. net/http's ReadResponse has no bound of its own: a peer sending
+// header lines (or 1xx answers) without end would otherwise grow the
+// reader's memory until its deadline, a gigabyte in a few seconds on
+// loopback, and tiny header lines cost ten times their size once parsed.
+var ErrResponseHeadTooLarge = errors.New("the answer's header section (with any 1xx interim answers) is longer than 1MiB or 1000 lines")
 
 // HeadRecorder passes reads through from R and keeps what it read until Stop
 // is called, so a response's header lines can be recovered in wire order and
 // case after net/http has parsed them into a map. Until Stop, reads past
-// MaxResponseHead fail with ErrResponseHeadTooLarge.
+// MaxResponseHead bytes or MaxResponseHeadLines lines fail with
+// ErrResponseHeadTooLarge.
 type HeadRecorder struct {
-	R   io.Reader
-	buf bytes.Buffer
-	off bool
+	R     io.Reader
+	buf   bytes.Buffer
+	lines int
+	off   bool
 }
 
 func (r *HeadRecorder) Read(p []byte) (int, error) {
-	if !r.off && r.buf.Len() >= MaxResponseHead {
+	if !r.off && (r.buf.Len() >= MaxResponseHead || r.lines > MaxResponseHeadLines) {
 		return 0, ErrResponseHeadTooLarge
 	}
 	n, err := r.R.Read(p)
 	if !r.off {
 		r.buf.Write(p[:n])
+		r.lines += bytes.Count(p[:n], []byte("\n"))
 	}
 	return n, err
 }

@@ -157,6 +157,9 @@ func TestHostileAnswersAreBounded(t *testing.T) {
 		{"chunked body without end", endless("HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n", "400\r\n"+strings.Repeat("a", 1024)+"\r\n"), 200, "", "body_truncated"},
 		{"body without length nor end", endless("HTTP/1.1 200 OK\r\nConnection: close\r\n\r\n", "a"), 200, "", "body_truncated"},
 		{"closed mid-body", func(c net.Conn) { io.WriteString(c, "HTTP/1.1 200 OK\r\nContent-Length: 100\r\n\r\nabc") }, 200, "", "body_error"},
+		{"100000 short header lines", func(c net.Conn) {
+			io.WriteString(c, "HTTP/1.1 200 OK\r\n"+strings.Repeat("X: 1\r\n", 100000)+"Content-Length: 2\r\n\r\nok")
+		}, 0, "1000 lines", ""},
 		{"status below 100", func(c net.Conn) { io.WriteString(c, "HTTP/1.1 099 Odd\r\nContent-Length: 2\r\n\r\nok") }, 0, "status 099", ""},
 		{"redirect to itself", func(c net.Conn) {
 			io.WriteString(c, "HTTP/1.1 307 Temporary Redirect\r\nLocation: /hooks\r\nContent-Length: 0\r\n\r\n")
