@@ -240,7 +240,7 @@ func tableCells(d store.DeliverySummary) [tableStatus + 1]string {
 	sig, _, _ := strings.Cut(d.Verification, ":")
 	sig, _, _ = strings.Cut(sig, " ")
 	return [...]string{strconv.FormatInt(d.ID, 10), d.ReceivedAt.Local().Format("2006-01-02 15:04:05"),
-		safe(d.Provider), dash(truncate(safe(d.EventType), 32)), dash(truncate(safe(d.EventID), 36)), safe(d.Method),
+		safe(d.Provider), dash(truncate(safe(d.EventType), 32)), dash(truncate(safe(d.EventID), 36)), truncate(safe(d.Method), 16),
 		truncate(safe(d.Target), 40), Size(d.BodySize), dash(safe(sig)), status}
 }
 

@@ -18,6 +18,7 @@ import (
 	"testing"
 	"text/tabwriter"
 	"time"
+	"unicode/utf8"
 
 	"github.com/hookreplay/hookreplay/internal/capture"
 	"github.com/hookreplay/hookreplay/internal/message"
@@ -161,6 +162,26 @@ func TestSenderTextCannotDriveTheTerminal(t *testing.T) {
 		t.Fatal(err)
 	}
 	check("show", out.String())
+}
+
+// TestListTableBoundsSenderText: a method is any token a sender likes, up
+// to capture's 1MiB head. One delivery with a 100000-byte method made every
+// row of list's table 100000 columns wide; the column is cut like TARGET.
+func TestListTableBoundsSenderText(t *testing.T) {
+	long := []byte(strings.Repeat("P", 100000) + " /" + strings.Repeat("a", 100000) + " HTTP/1.1\r\nHost: x\r\nContent-Length: 2\r\n\r\nok")
+	ds, _, _ := capturedVia(t, capture.Options{}, long, captureFixture(t, "terminal_escapes.http"))
+	if len(ds) != 2 || len(ds[0].Method) != 100000 {
+		t.Fatalf("stored %d deliveries", len(ds))
+	}
+	var out bytes.Buffer
+	if err := table(&out, Colors(false), ds); err != nil {
+		t.Fatal(err)
+	}
+	for _, l := range strings.Split(strings.TrimSpace(out.String()), "\n") {
+		if n := utf8.RuneCountInString(l); n > 300 {
+			t.Errorf("a line of the table is %d columns wide: %.200q", n, l)
+		}
+	}
 }
 
 // TestListShowsVerification: with capture --secret each delivery's signature
