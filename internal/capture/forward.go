@@ -57,7 +57,9 @@ func forwardURL(base *url.URL, target string) string {
 		if u, err := url.Parse(target); err == nil {
 			path, query = u.EscapedPath(), u.RawQuery
 		}
-	} else if target == "*" {
+	} else if target == "*" || !strings.HasPrefix(target, "/") {
+		// No path: asterisk-form (OPTIONS *) or authority-form (CONNECT
+		// host:port, which was appended to the forward URL's path as it was).
 		path = ""
 	} else {
 		path, query, _ = strings.Cut(target, "?")

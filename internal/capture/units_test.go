@@ -41,6 +41,8 @@ func TestForwardURL(t *testing.T) {
 		{"http://h/base?k=v", "/a?x=1", "http://h/base/a?k=v&x=1"},
 		{"http://h/base", "http://other.example/p%2Fq?z", "http://h/base/p%2Fq?z"},
 		{"https://h", "*", "https://h/"},
+		{"http://h/base", "example.com:443", "http://h/base"}, // CONNECT's authority-form: was http://h/baseexample.com:443
+		{"http://h", "example.com:443", "http://h/"},
 		{"http://h/webhooks/stripe", "/", "http://h/webhooks/stripe"},
 		{"http://h/webhooks/stripe", "/?x=1", "http://h/webhooks/stripe?x=1"},
 		{"http://h/base/", "/", "http://h/base/"},
