@@ -148,11 +148,7 @@ func checkErrText(err error) string {
 	case errors.As(err, &cs):
 		return fmt.Sprintf("delivery %d's captured %s signature does not verify with --secret (%s): give the secret the provider signs this endpoint's deliveries with", cs.DeliveryID, cs.Provider, cs.Reason)
 	case errors.As(err, &rj):
-		body := ""
-		if rj.Body != "" {
-			body = ": " + rj.Body
-		}
-		return fmt.Sprintf("the handler rejected a correctly signed copy of delivery %d (answered %d%s): check that --secret is the handler's signing secret and --to its webhook route", rj.DeliveryID, rj.Status, body)
+		return rj.Text("--secret", "--to")
 	case errors.As(err, &nl):
 		return fmt.Sprintf("nothing is listening at %s (%s): start the handler, or give --serve CMD", nl.Target, nl.Err)
 	}

@@ -52,7 +52,7 @@ func TestCheckRejectedSignedCopyIsASetupError(t *testing.T) {
 		"--dsn", dsn, "--secret", checkSecret, "-q")
 	if r.Code != 2 || !strings.Contains(r.Stderr, "the handler rejected a correctly signed copy") ||
 		!strings.Contains(r.Stderr, "answered 401") || !strings.Contains(r.Stderr, "missing bearer token") ||
-		!strings.Contains(r.Stderr, "--to its webhook route") {
+		!strings.Contains(r.Stderr, "--to is not its webhook route") {
 		t.Fatalf("want exit 2 'rejected a correctly signed copy', got %d\n%s\n%s", r.Code, r.Stdout, r.Stderr)
 	}
 }

@@ -41,11 +41,16 @@ type Delivery struct {
 	// whose bytes may not be the ones the provider signed, so its captured
 	// signature is not held against the secret.
 	Imported bool
+	// CapturedStatus is the answer the delivery got when it was captured (0
+	// when unknown): with capture --forward, the handler's own answer to the
+	// provider's request.
+	CapturedStatus int
 }
 
 // FromStore converts a stored delivery.
 func FromStore(d *store.Delivery) Delivery {
-	return Delivery{ID: d.ID, Provider: d.Provider, EventID: d.EventID, EventType: d.EventType, Req: d.Request(), Imported: d.Origin != ""}
+	return Delivery{ID: d.ID, Provider: d.Provider, EventID: d.EventID, EventType: d.EventType, Req: d.Request(), Imported: d.Origin != "",
+		CapturedStatus: d.ResponseStatus}
 }
 
 // Options is everything one check run needs.

@@ -206,16 +206,31 @@ func (e *CapturedSignatureError) Error() string {
 }
 
 // RejectedError is a handler that refused a correctly re-signed first copy
-// (Status 400, 401 or 403) without any effect: a wrong secret or a wrong
-// route, not a handler bug. Body is the start of its answer, escaped.
+// (Status 400, 401 or 403) without any effect: a wrong secret, a wrong
+// route, or a handler that verifies something other than the raw body — a
+// setup problem, not an idempotency bug. Body is the start of its answer,
+// escaped; CapturedStatus the answer the delivery got when it was captured.
 type RejectedError struct {
-	DeliveryID int64
-	Status     int
-	Body       string
+	DeliveryID     int64
+	Status         int
+	Body           string
+	CapturedStatus int
 }
 
 func (e *RejectedError) Error() string {
-	return fmt.Sprintf("the handler rejected a correctly signed copy of delivery %d (answered %d%s): check that the secret is the handler's signing secret and the URL its webhook route", e.DeliveryID, e.Status, bodyText(e.Body))
+	return e.Text("the secret", "the URL")
+}
+
+// Text is the error's message naming the secret's and the target's inputs
+// as the user gave them (--secret and --to on the command line).
+func (e *RejectedError) Text(secret, target string) string {
+	s := fmt.Sprintf("the handler rejected a correctly signed copy of delivery %d (answered %d%s)", e.DeliveryID, e.Status, bodyText(e.Body))
+	if rejectsSignature(e.CapturedStatus) {
+		s += fmt.Sprintf("; it answered %d to the captured delivery too, so the provider's own request fails the same check", e.CapturedStatus)
+	}
+	return s + fmt.Sprintf("; the copy is signed with %s, so the handler verifies with another secret (check that %s is its signing secret), "+
+		"or verifies a re-encoded body instead of the raw request bytes (a JSON body parser ran first: express.json() or JSON.stringify(req.body) before "+
+		"constructEvent, Flask's request.json; verify the raw body), or %s is not its webhook route", secret, secret, target)
 }
 
 // bodyText is ": BODY" for an answer body worth showing, else "".

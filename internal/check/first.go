@@ -46,7 +46,9 @@ func (r *runner) first(ctx context.Context, d *Delivery) (*firstResult, error) {
 		fr.fresh = true
 	} else {
 		req, id = r.sameIdentity(d, d.Req), d.EventID
-		r.note("delivery %d: first and dups use the captured event id %q: %s; burst, lost and crash need a fresh id and are skipped", d.ID, d.EventID, why)
+		if verify.Handshake(d.Provider, d.Req) == "" { // a handshake's report says what it is instead
+			r.note("delivery %d: first and dups use the captured event id %q: %s; burst, lost and crash need a fresh id and are skipped", d.ID, d.EventID, why)
+		}
 	}
 	fr.req, fr.eventID = req, id
 	before, err := r.read(ctx, d, PhaseFirst, "before")
@@ -118,7 +120,7 @@ func (r *runner) judgeFirst(ctx context.Context, d *Delivery, fr *firstResult) e
 	case rejectsSignature(a.Status) && !changed && r.o.Secret != "" && verify.Recognised(d.Provider):
 		// Re-signed with the secret given, and refused without effect: the
 		// secret or the route is wrong, not the handler.
-		return &SetupError{Err: &RejectedError{DeliveryID: d.ID, Status: a.Status, Body: answerBody(a)}}
+		return &SetupError{Err: &RejectedError{DeliveryID: d.ID, Status: a.Status, Body: answerBody(a), CapturedStatus: d.CapturedStatus}}
 	case !is2xx(a.Status) && !changed && r.o.Secret == "" && verify.Recognised(d.Provider):
 		ph.Status = report.Inconclusive
 		ph.Message = r.staleSignatureMessage(d, a.Status)
@@ -182,10 +184,17 @@ func (r *runner) stateMessage(id string, a store.Attempt) string {
 
 // noEffectMessage explains a first delivery the probes saw no effect of.
 func (r *runner) noEffectMessage(d *Delivery, fresh bool) string {
+	if h := verify.Handshake(d.Provider, d.Req); h != "" {
+		// Not an event: saying "probe what the handler changes" would send
+		// the user after a probe that is fine.
+		return fmt.Sprintf("the probes saw no effect of the first delivery, and none is due: delivery %d is %s, not an event, so there is no work to do exactly once; "+
+			"check a delivery of an event the handler acts on (hookreplay list --provider %s)", d.ID, h, d.Provider)
+	}
 	reset := r.name(InputReset)
 	m := "the probes saw no effect of the first delivery; probe what the handler changes"
 	if fresh {
-		m += fmt.Sprintf(" (it was sent with a fresh event id; when the handler's effect depends on state, e.g. it sets status=active, give %s to restore that state first)", reset)
+		m += fmt.Sprintf(" (it was sent with a fresh event id; when the handler's effect depends on state, e.g. it sets status=active, give %s to restore that state first; "+
+			"a handler that deduplicates on something distinct events share — a hook or installation id, a timestamp — instead of the event id takes every event after the first it saw for a duplicate and drops it)", reset)
 	} else {
 		m += fmt.Sprintf(" (it was sent with its captured event id, so the handler may already have processed it, e.g. when it was captured; give %s so hookreplay sends it with a fresh event id, or %s)", r.name(InputSecret), reset)
 	}

@@ -52,6 +52,17 @@ func (githubScheme) Identity(r *message.Request) Identity {
 	return id
 }
 
+var _ Handshaker = githubScheme{}
+
+// Handshake: ping is what GitHub sends when a webhook is created (and on
+// "Redeliver" of that ping), not an event of the repository.
+func (githubScheme) Handshake(r *message.Request) string {
+	if !strings.EqualFold(r.Headers.Get("X-GitHub-Event"), "ping") {
+		return ""
+	}
+	return "GitHub's ping (sent when the webhook is created)"
+}
+
 // githubPayload decodes the event JSON: the body, or for a webhook whose
 // content type is application/x-www-form-urlencoded, its payload parameter.
 func githubPayload(r *message.Request) map[string]any {

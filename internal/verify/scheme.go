@@ -186,6 +186,29 @@ func ResponseTimeout(provider string) (time.Duration, bool) {
 	return s.ResponseTimeout(), true
 }
 
+// Handshaker is a Scheme whose provider sends requests that set up the
+// endpoint rather than deliver an event (Slack's url_verification, GitHub's
+// ping): they carry no work to do once, so an idempotency check has nothing
+// to prove with them.
+type Handshaker interface {
+	// Handshake describes req when it is such a request ("" when it is an
+	// event), in a few words a sentence can carry.
+	Handshake(req *message.Request) string
+}
+
+// Handshake describes req when provider's scheme knows it as a set-up
+// request instead of an event, "" otherwise.
+func Handshake(provider string, req *message.Request) string {
+	s, err := SchemeFor(provider)
+	if err != nil {
+		return ""
+	}
+	if h, ok := s.(Handshaker); ok {
+		return h.Handshake(req)
+	}
+	return ""
+}
+
 // MarkRetry returns req marked as provider's retry number n: req itself when
 // the provider marks nothing, else a marked copy.
 func MarkRetry(req *message.Request, provider string, n int) *message.Request {

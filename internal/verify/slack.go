@@ -67,6 +67,17 @@ func (sc slackScheme) Challenge(r *message.Request) string {
 	return v.Challenge
 }
 
+var _ Handshaker = slackScheme{}
+
+// Handshake: url_verification is the request Slack sends when an app's
+// Request URL is set, not an event.
+func (sc slackScheme) Handshake(r *message.Request) string {
+	if sc.Identity(r).EventType != "url_verification" {
+		return ""
+	}
+	return "Slack's url_verification handshake (sent when the app's Request URL is set)"
+}
+
 func (slackScheme) Samples() []Fixture {
 	return []Fixture{
 		{"slack", "event_callback", "slack/event_callback.json", "Events API app_mention in a channel"},

@@ -1,0 +1,191 @@
+package e2e
+
+// Mistakes real handlers make that are not idempotency bugs, re-created in Go
+// from handlers written against the providers' own libraries (an express app
+// with express.json() before stripe's constructEvent, a Flask app verifying
+// json.dumps(request.json), a Slack app's url_verification, a GitHub ping):
+// check must name the mistake, never accuse the handler of doing work twice,
+// nor send the user after a probe that is fine.
+
+import (
+	"crypto/hmac"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/hookreplay/hookreplay/examples/wallet"
+	"github.com/hookreplay/hookreplay/internal/message"
+	"github.com/hookreplay/hookreplay/internal/report"
+	"github.com/hookreplay/hookreplay/internal/verify"
+)
+
+// reencodingStripeHandler verifies Stripe-Signature over the body parsed and
+// encoded again — what express.json() followed by
+// constructEvent(JSON.stringify(req.body), …) does. Stripe's bodies are
+// pretty-printed, so the re-encoded bytes never match: every delivery is
+// answered 400 — the provider's own as well as hookreplay's copies.
+func reencodingStripeHandler(w http.ResponseWriter, r *http.Request) {
+	raw, _ := io.ReadAll(r.Body)
+	var parsed any
+	if json.Unmarshal(raw, &parsed) != nil {
+		http.Error(w, "bad json", http.StatusBadRequest)
+		return
+	}
+	body, _ := json.Marshal(parsed)
+	var ts, sig string
+	for _, part := range strings.Split(r.Header.Get("Stripe-Signature"), ",") {
+		k, v, _ := strings.Cut(part, "=")
+		switch k {
+		case "t":
+			ts = v
+		case "v1":
+			sig = v
+		}
+	}
+	m := hmac.New(sha256.New, []byte(checkSecret))
+	fmt.Fprintf(m, "%s.%s", ts, body)
+	if !hmac.Equal([]byte(sig), []byte(hex.EncodeToString(m.Sum(nil)))) {
+		http.Error(w, "Webhook Error: No signatures found matching the expected signature for payload", http.StatusBadRequest)
+		return
+	}
+	w.WriteHeader(http.StatusOK)
+}
+
+// A handler that verifies a re-encoded body rejects a correctly signed copy:
+// a setup error (exit 2) that names the raw-body mistake, and — the delivery
+// having been captured in front of the handler — says the provider's own
+// request was rejected too.
+func TestCheckReencodedBodyVerificationIsASetupError(t *testing.T) {
+	captureFastExit(t)
+	base := serveHandler(t, http.HandlerFunc(reencodingStripeHandler))
+	db := filepath.Join(t.TempDir(), "h.db")
+	t.Setenv("E2E_STRIPE_SECRET", checkSecret)
+	_, addr := captureStart(t, db, "--forward", base, "--secret-env", "E2E_STRIPE_SECRET", "-q")
+	s := runBin(t, "", nil, "send", "--provider", "stripe", "--event", "invoice.payment_succeeded",
+		"--to", base+"/webhooks/stripe", "--secret-env", "E2E_STRIPE_SECRET", "--via", "http://"+addr)
+	if s.Code != 1 || !strings.Contains(s.Stdout+s.Stderr, "400") {
+		t.Fatalf("send through capture: want the handler's 400 (exit 1), got %d\n%s\n%s", s.Code, s.Stdout, s.Stderr)
+	}
+	_, dsn := checkWallet(t, wallet.Fixed)
+	r := runBin(t, db, nil, "check", "--last", "--to", base+"/webhooks/stripe", "--probe-sql", checkBalanceSQL, "--dsn", dsn,
+		"--secret-env", "E2E_STRIPE_SECRET", "-q")
+	for _, want := range []string{
+		"the handler rejected a correctly signed copy of delivery 1 (answered 400",
+		"it answered 400 to the captured delivery too",
+		"re-encoded body instead of the raw request bytes",
+		"express.json()",
+		"--to is not its webhook route",
+	} {
+		if r.Code != 2 || !strings.Contains(r.Stderr, want) {
+			t.Fatalf("want exit 2 with %q, got %d\n%s\n%s", want, r.Code, r.Stdout, r.Stderr)
+		}
+	}
+	if strings.Count(strings.TrimSpace(r.Stderr), "\n") != 0 {
+		t.Fatalf("a setup error is one line:\n%s", r.Stderr)
+	}
+}
+
+// handshakeHandler answers Slack's url_verification with its challenge and
+// GitHub's ping with 200, counting the events it acts on (none here).
+type handshakeHandler struct{ events int }
+
+func (h *handshakeHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if r.Method == http.MethodGet {
+		fmt.Fprint(w, h.events)
+		return
+	}
+	b, _ := io.ReadAll(r.Body)
+	var v struct {
+		Type      string `json:"type"`
+		Challenge string `json:"challenge"`
+	}
+	json.Unmarshal(b, &v)
+	if v.Type == "url_verification" {
+		w.Header().Set("Content-Type", "application/json")
+		json.NewEncoder(w).Encode(map[string]string{"challenge": v.Challenge})
+		return
+	}
+	if r.Header.Get("X-GitHub-Event") == "ping" {
+		w.WriteHeader(http.StatusOK)
+		return
+	}
+	h.events++
+	w.WriteHeader(http.StatusOK)
+}
+
+// A set-up request (Slack's url_verification, GitHub's ping) is often the
+// newest capture right after pointing a provider at capture. It has no work
+// to do once: the check is inconclusive (exit 3) and says what the delivery
+// is, instead of "probe what the handler changes".
+func TestCheckHandshakeDeliveryIsNotAnEvent(t *testing.T) {
+	now := time.Now()
+	for _, tc := range []struct {
+		provider, secret, target, want string
+		req                            *message.Request
+	}{
+		{"slack", "8f742231b10e8888abcd99yyyzzz85a5", "/slack/events", "Slack's url_verification handshake", &message.Request{
+			Method: "POST", Target: "/slack/events", Proto: "HTTP/1.1",
+			Headers: message.Headers{{Name: "Host", Value: "example.com"}, {Name: "Content-Type", Value: "application/json"}},
+			Body:    []byte(`{"token":"Jhj5dZrVaK7ZwHHjRyZWjbDl","challenge":"3eZbrw1aBm2rZgRNFdxV2595E9CY3gmdALWMmHkvFXO7tYXAYM8P","type":"url_verification"}`)}},
+		{"github", "It's a Secret to Everybody", "/webhooks/github", "GitHub's ping", &message.Request{
+			Method: "POST", Target: "/webhooks/github", Proto: "HTTP/1.1",
+			Headers: message.Headers{{Name: "Host", Value: "example.com"}, {Name: "Content-Type", Value: "application/json"},
+				{Name: "X-GitHub-Event", Value: "ping"}, {Name: "X-GitHub-Delivery", Value: "9f8b5b7c-1c1e-11ef-8a2e-5a0f7cf0d1a1"},
+				{Name: "X-GitHub-Hook-ID", Value: "292430182"}},
+			Body: []byte(`{"zen":"Keep it logically awesome.","hook_id":292430182,"hook":{"type":"Repository","id":292430182,"active":true,"events":["push"]}}`)}},
+	} {
+		t.Run(tc.provider, func(t *testing.T) {
+			req, err := verify.Sign(tc.req, tc.provider, tc.secret, verify.Options{Now: now})
+			if err != nil {
+				t.Fatal(err)
+			}
+			db := filepath.Join(t.TempDir(), "h.db")
+			id := checkInsert(t, db, req)
+			base := serveHandler(t, &handshakeHandler{})
+			r, c := checkRunJSON(t, db, "--to", base+tc.target, "--probe-http", base+"/count", "--secret", tc.secret,
+				"--settle", "50ms", "--settle-max", "1s", fmt.Sprint(id))
+			if r.Code != 3 || c == nil {
+				t.Fatalf("want exit 3 (inconclusive), got %d\n%s\n%s", r.Code, r.Stdout, r.Stderr)
+			}
+			first := checkPhase(t, c, "first")
+			if first.Status != report.Inconclusive || !strings.Contains(first.Message, tc.want) || !strings.Contains(first.Message, "not an event") ||
+				strings.Contains(first.Message, "probe what the handler changes") {
+				t.Fatalf("first should say the delivery is %s, not blame the probe: %+v", tc.want, first)
+			}
+			for _, n := range c.Notes {
+				if strings.Contains(n, "captured event id") {
+					t.Fatalf("no note about event ids for a handshake: %q", n)
+				}
+			}
+		})
+	}
+}
+
+// A handler that deduplicates on a key every event shares (here the
+// User-Agent, as real ones do with X-GitHub-Hook-ID) saw the captured event
+// already, so even a fresh event changes nothing: the inconclusive first
+// phase names that possibility, not only the probe.
+func TestCheckSharedKeyDedupeBeforeFirstIsNamed(t *testing.T) {
+	url, dsn := startQAHandler(t, &qaHandler{Amount: 50, Dedupe: true, DedupeOn: "User-Agent"})
+	db := filepath.Join(t.TempDir(), "h.db")
+	id := checkStripeDelivery(t, db)
+	// The delivery reached the handler once when it was captured.
+	if rr := runBin(t, db, nil, "replay", fmt.Sprint(id), "--to", url, "-q"); rr.Code != 0 {
+		t.Fatalf("replay: %+v", rr)
+	}
+	r, c := checkRunJSON(t, db, "--to", url, "--probe-sql", qaBalanceSQL, "--dsn", dsn, "--secret", checkSecret,
+		"--settle", "50ms", "--settle-max", "1s", "--phases", "first,dups", fmt.Sprint(id))
+	if r.Code != 3 || c == nil {
+		t.Fatalf("want exit 3, got %d\n%s\n%s", r.Code, r.Stdout, r.Stderr)
+	}
+	if first := checkPhase(t, c, "first"); !strings.Contains(first.Message, "deduplicates on something distinct events share") {
+		t.Fatalf("first should name a shared dedupe key: %+v", first)
+	}
+}
