@@ -10,6 +10,7 @@ import (
 
 	"github.com/hookreplay/hookreplay/internal/report"
 	"github.com/hookreplay/hookreplay/internal/store"
+	"github.com/hookreplay/hookreplay/internal/verify"
 )
 
 // The crash phase kills the handler (SIGKILL to the --serve process group)
@@ -131,6 +132,21 @@ func classifyKill(a store.Attempt, killAt time.Time) killClass {
 // work when its process died.
 const ackLostHint = "do the work (or durably enqueue it, e.g. insert it into a jobs table a worker resumes after a restart) " +
 	"before answering 2xx: a provider never retries a delivery it got a 2xx for"
+
+// crashTwiceHint is the fix for an event done again by the retry after a
+// kill: the work outlived the process, the record that it was done did not.
+const crashTwiceHint = "the work survived the kill but the record that the event was handled did not: the handled ids live in memory, " +
+	"or the id is recorded in a separate step after the work (or the work is a call to another service, outside the transaction) — " +
+	"record the id durably in the same transaction as the work; for a call to another service, record the id first and pass it as the call's idempotency key"
+
+// markedRetryLostHint is the fix for an event lost although the provider's
+// retry, marked with the headers marks, was answered 2xx.
+func markedRetryLostHint(marks []string) string {
+	return fmt.Sprintf("the event's work was lost although the provider's retry (marked %s) was answered 2xx: either the handler acknowledges marked retries "+
+		"without processing them — a retry comes because the first attempt failed, so process it like any delivery and let the event id deduplicate it — "+
+		"or it recorded the event as handled before the work, which died with the process: record the id in the same transaction as the work",
+		strings.Join(marks, ", "))
+}
 
 // crashPhase is one delivery's crash phase under way.
 type crashPhase struct {
@@ -294,6 +310,9 @@ type crashed struct {
 	acked  bool
 	// class is where the kill landed.
 	class killClass
+	// retryMarks names the headers that marked a2 as the provider's retry
+	// (Slack's X-Slack-Retry-Num); none when the provider does not mark them.
+	retryMarks []string
 	// what describes the trial.
 	what  string
 	after reading
@@ -389,6 +408,7 @@ func (c *crashPhase) killTrial(ctx context.Context, t *trial, i int, k killPlan)
 	} else {
 		ct.a2 = r.send(ctx, asRetry(c.d, r.sameIdentity(c.d, t.req), 1), replayOptions)
 		ct.a2.Edit = "provider's retry after the restart"
+		ct.retryMarks = verify.RetryHeaders(c.d.Provider)
 		c.copies++
 		if err := r.record(ctx, &ct.a2, c.d, PhaseCrash, c.copies, t.id); err != nil {
 			return nil, err
@@ -417,12 +437,17 @@ func judgeCrash(ph *report.PhaseResult, t *trial, i int, c *crashed, j judgement
 	for _, v := range j.violations {
 		v.EventID = t.id
 		v.Copy = c.a2.Copy
-		if c.acked {
+		switch {
+		case c.acked:
 			v.Copy = c.a1.Copy
 			if strings.Contains(v.Message, "work was lost") {
 				v.Message = strings.Replace(v.Message, "the event's work was lost", fmt.Sprintf("answered %d but the work was lost when the process died", c.a1.Status), 1)
 				v.Hint = ackLostHint
 			}
+		case strings.Contains(v.Message, "work was lost") && len(c.retryMarks) > 0 && is2xx(c.a2.Status):
+			v.Hint = markedRetryLostHint(c.retryMarks)
+		case strings.Contains(v.Message, "was processed"):
+			v.Hint = crashTwiceHint
 		}
 		v.Message = c.what + ": " + v.Message
 		ph.Violations = append(ph.Violations, v)

@@ -122,3 +122,38 @@ func TestErrorsNameNoFlag(t *testing.T) {
 		}
 	}
 }
+
+// RetryHeaders names what MarkRetry adds: Slack's two headers, nothing for
+// providers that resend a retry unmarked (or unknown ones).
+func TestRetryHeaders(t *testing.T) {
+	if got := strings.Join(RetryHeaders("slack"), ","); got != "X-Slack-Retry-Num,X-Slack-Retry-Reason" {
+		t.Errorf("slack: %q", got)
+	}
+	for _, p := range []string{"stripe", "github", "shopify", "standard", "svix", "twilio", "generic", "nope"} {
+		if got := RetryHeaders(p); len(got) != 0 {
+			t.Errorf("%s: %q, want none", p, got)
+		}
+	}
+}
+
+// Handshake names the set-up requests a provider sends instead of events.
+func TestHandshake(t *testing.T) {
+	slack := &message.Request{Method: "POST", Target: "/", Headers: message.Headers{{Name: "Content-Type", Value: "application/json"}},
+		Body: []byte(`{"token":"t","challenge":"c","type":"url_verification"}`)}
+	ping := &message.Request{Method: "POST", Target: "/", Headers: message.Headers{{Name: "X-GitHub-Event", Value: "ping"}}, Body: []byte(`{"zen":"z"}`)}
+	push := &message.Request{Method: "POST", Target: "/", Headers: message.Headers{{Name: "X-GitHub-Event", Value: "push"}}, Body: []byte(`{}`)}
+	event := &message.Request{Method: "POST", Target: "/", Body: []byte(`{"type":"event_callback","event_id":"Ev1"}`)}
+	for _, tc := range []struct {
+		provider string
+		req      *message.Request
+		want     string
+	}{
+		{"slack", slack, "url_verification"}, {"github", ping, "ping"},
+		{"github", push, ""}, {"slack", event, ""}, {"stripe", slack, ""}, {"nope", ping, ""},
+	} {
+		got := Handshake(tc.provider, tc.req)
+		if (tc.want == "") != (got == "") || !strings.Contains(got, tc.want) {
+			t.Errorf("%s %s: %q, want one naming %q", tc.provider, tc.req.Body, got, tc.want)
+		}
+	}
+}

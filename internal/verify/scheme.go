@@ -221,6 +221,23 @@ func MarkRetry(req *message.Request, provider string, n int) *message.Request {
 	return c
 }
 
+// RetryHeaders names the headers provider adds to mark a retry (Slack's
+// X-Slack-Retry-Num, X-Slack-Retry-Reason), none for a provider that resends
+// the same request unmarked.
+func RetryHeaders(provider string) []string {
+	s, err := SchemeFor(provider)
+	if err != nil {
+		return nil
+	}
+	r := &message.Request{}
+	s.MarkRetry(r, 1)
+	var names []string
+	for _, h := range r.Headers {
+		names = append(names, h.Name)
+	}
+	return names
+}
+
 // SignatureHeaders names the headers Sign writes for provider.
 func SignatureHeaders(provider string) []string {
 	s, err := SchemeFor(provider)
