@@ -133,6 +133,7 @@ func checkErrText(err error) string {
 		nl  *check.NotListeningError
 		cs  *check.CapturedSignatureError
 		rj  *check.RejectedError
+		ro  *check.RouteError
 	)
 	switch {
 	case errors.As(err, &sv):
@@ -149,6 +150,8 @@ func checkErrText(err error) string {
 		return fmt.Sprintf("delivery %d's captured %s signature does not verify with --secret (%s): give the secret the provider signs this endpoint's deliveries with", cs.DeliveryID, cs.Provider, cs.Reason)
 	case errors.As(err, &rj):
 		return rj.Text("--secret", "--to")
+	case errors.As(err, &ro):
+		return ro.Text("--to")
 	case errors.As(err, &nl):
 		return fmt.Sprintf("nothing is listening at %s (%s): start the handler, or give --serve CMD", nl.Target, nl.Err)
 	}

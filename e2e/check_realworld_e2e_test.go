@@ -189,3 +189,39 @@ func TestCheckSharedKeyDedupeBeforeFirstIsNamed(t *testing.T) {
 		t.Fatalf("first should name a shared dedupe key: %+v", first)
 	}
 }
+
+// A --to whose path no route serves (express answers "Cannot POST /webhook"
+// with 404; a router that knows the path but not the method, 405) is a
+// setup error naming --to and the path the delivery was captured at — with
+// or without the secret — not a violation, nor a stale signature.
+func TestCheckWrongRouteIsASetupError(t *testing.T) {
+	mux := http.NewServeMux()
+	mux.HandleFunc("POST /webhooks/stripe", func(w http.ResponseWriter, r *http.Request) { w.WriteHeader(http.StatusOK) })
+	mux.HandleFunc("GET /webhooks/health", func(w http.ResponseWriter, r *http.Request) { w.WriteHeader(http.StatusOK) })
+	base := serveHandler(t, mux)
+	db := filepath.Join(t.TempDir(), "h.db")
+	req, err := verify.BuildDelivery("stripe", "invoice.payment_succeeded", checkSecret, time.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Target = "/webhooks/stripe"
+	id := fmt.Sprint(checkInsert(t, db, req))
+	_, dsn := checkWallet(t, wallet.Fixed)
+	for _, tc := range []struct {
+		path string
+		args []string
+		want string
+	}{
+		{"/webhook", []string{"--secret", checkSecret}, "answered 404 to the first copy of delivery 1 (Not Found"},
+		{"/webhook", nil, "answered 404 to the first copy of delivery 1 (Not Found"},
+		{"/webhooks/health", []string{"--secret", checkSecret}, "answered 405 to the first copy of delivery 1 (Method Not Allowed"},
+	} {
+		args := append([]string{"check", id, "--to", base + tc.path, "--probe-sql", checkBalanceSQL, "--dsn", dsn, "--phases", "first,dups", "-q"}, tc.args...)
+		r := runBin(t, db, nil, args...)
+		for _, want := range []string{tc.want, "nothing serves POST at --to's path " + tc.path, "(the delivery was captured at /webhooks/stripe)"} {
+			if r.Code != 2 || !strings.Contains(r.Stderr, want) {
+				t.Fatalf("%s %v: want exit 2 with %q, got %d\n%s\n%s", tc.path, tc.args, want, r.Code, r.Stdout, r.Stderr)
+			}
+		}
+	}
+}

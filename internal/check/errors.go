@@ -2,6 +2,7 @@ package check
 
 import (
 	"fmt"
+	"net/http"
 	"net/url"
 	"time"
 )
@@ -231,6 +232,33 @@ func (e *RejectedError) Text(secret, target string) string {
 	return s + fmt.Sprintf("; the copy is signed with %s, so the handler verifies with another secret (check that %s is its signing secret), "+
 		"or verifies a re-encoded body instead of the raw request bytes (a JSON body parser ran first: express.json() or JSON.stringify(req.body) before "+
 		"constructEvent, Flask's request.json; verify the raw body), or %s is not its webhook route", secret, secret, target)
+}
+
+// RouteError is a first copy answered 404 or 405 without any effect: no
+// webhook route at the target's path, most likely — a setup problem, not a
+// handler bug. CapturedPath is the path the delivery was captured at.
+type RouteError struct {
+	DeliveryID   int64
+	Status       int
+	Body         string
+	Method       string
+	Path         string
+	CapturedPath string
+}
+
+func (e *RouteError) Error() string {
+	return e.Text("the URL")
+}
+
+// Text is the error's message naming the target's input as the user gave
+// it (--to on the command line).
+func (e *RouteError) Text(target string) string {
+	s := fmt.Sprintf("the handler answered %d to the first copy of delivery %d (%s%s) and changed nothing: nothing serves %s at %s's path %s",
+		e.Status, e.DeliveryID, http.StatusText(e.Status), bodyText(e.Body), e.Method, target, e.Path)
+	if e.CapturedPath != "" && e.CapturedPath != e.Path {
+		s += fmt.Sprintf(" (the delivery was captured at %s)", e.CapturedPath)
+	}
+	return s + fmt.Sprintf(": give %s the handler's webhook route", target)
 }
 
 // bodyText is ": BODY" for an answer body worth showing, else "".

@@ -3,6 +3,7 @@ package check
 import (
 	"context"
 	"fmt"
+	"net/http"
 	"strconv"
 	"strings"
 	"time"
@@ -117,6 +118,10 @@ func (r *runner) judgeFirst(ctx context.Context, d *Delivery, fr *firstResult) e
 		ph.Message = "the handler did not answer the first copy"
 		fr.why = "the first copy got no answer"
 		fr.usable = changed
+	case (a.Status == http.StatusNotFound || a.Status == http.StatusMethodNotAllowed) && !changed:
+		// No route there: a wrong --to, not a handler that refused an event.
+		return &SetupError{Err: &RouteError{DeliveryID: d.ID, Status: a.Status, Body: answerBody(a), Method: d.Req.Method,
+			Path: pathOf(replay.RequestTarget(r.o.Target, d.Req.Target)), CapturedPath: pathOf(d.Req.Target)}}
 	case rejectsSignature(a.Status) && !changed && r.o.Secret != "" && verify.Recognised(d.Provider):
 		// Re-signed with the secret given, and refused without effect: the
 		// secret or the route is wrong, not the handler.
@@ -203,6 +208,12 @@ func (r *runner) noEffectMessage(d *Delivery, fresh bool) string {
 		m += fmt.Sprintf("; a handler that ignores %s events (answers 2xx and does nothing) has nothing to prove for this delivery: check a delivery of a type it acts on", d.EventType)
 	}
 	return m
+}
+
+// pathOf is the path of a request target (its query cut off).
+func pathOf(target string) string {
+	p, _, _ := strings.Cut(target, "?")
+	return p
 }
 
 // rejectsSignature reports whether status is how handlers refuse a request
