@@ -3,7 +3,10 @@ package probe
 import (
 	"context"
 	"database/sql"
+	"net"
+	"net/url"
 	"os"
+	"strings"
 	"testing"
 	"time"
 
@@ -34,4 +37,37 @@ func pgSchema(t *testing.T, file string) string {
 		t.Fatalf("load %s: %v", file, err)
 	}
 	return sdsn
+}
+
+// A Postgres probe that cannot connect says why on one line, in the
+// server's or the dial's words: not pgx's list of attempts, whose first
+// line (sslmode=prefer trying TLS) reads "server refused TLS connection".
+func TestPostgresConnectErrorIsOneLine(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	closed := ln.Addr().String()
+	ln.Close()
+	cases := []struct{ dsn, want string }{{"postgres://app:s3cret@" + closed + "/app", "connection refused"}}
+	if os.Getenv("HOOKREPLAY_TEST_PG") != "" {
+		u, err := url.Parse(testkit.PostgresDSN(t))
+		if err != nil {
+			t.Fatal(err)
+		}
+		u.Path = "/hookreplay_no_such_database"
+		cases = append(cases, struct{ dsn, want string }{u.String(), `database "hookreplay_no_such_database" does not exist (SQLSTATE 3D000)`})
+	}
+	for _, tc := range cases {
+		p, err := NewSQL(tc.dsn, "SELECT 1")
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, err = p.Read(context.Background())
+		p.Close()
+		if err == nil || !strings.Contains(err.Error(), tc.want) || strings.Contains(err.Error(), "\n") ||
+			strings.Contains(err.Error(), "TLS") || strings.Contains(err.Error(), "s3cret") {
+			t.Errorf("%s: %v, want one line with %q", tc.dsn, err, tc.want)
+		}
+	}
 }

@@ -15,6 +15,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/jackc/pgx/v5/pgconn"
 	_ "github.com/jackc/pgx/v5/stdlib" // registers the "pgx" driver
 	_ "modernc.org/sqlite"             // registers the "sqlite" driver
 )
@@ -87,11 +88,18 @@ func redactErr(err error, dsn string) string {
 	return msg
 }
 
-// connectWhy is why a database could not be reached, on one line: pgx
-// reports every address it tried on a line of its own ("failed to connect
-// to `user=app database=app`:\n\t127.0.0.1:5432 (localhost): dial error:
-// dial tcp …"); the first network error stands for them all.
+// connectWhy is why a database could not be reached, on one line: the
+// server's own error ("database "app" does not exist (SQLSTATE 3D000)"), not
+// pgx's list of every attempt (its sslmode=prefer first tries TLS and says
+// "server refused TLS connection" before the real reason), or — pgx reporting
+// every address it tried on a line of its own ("failed to connect to
+// `user=app database=app`:\n\t127.0.0.1:5432 (localhost): dial error: dial
+// tcp …") — the first network error, standing for them all.
 func connectWhy(err error) error {
+	var pe *pgconn.PgError
+	if errors.As(err, &pe) {
+		return fmt.Errorf("%s (SQLSTATE %s)", pe.Message, pe.Code)
+	}
 	var dns *net.DNSError
 	if errors.As(err, &dns) {
 		return fmt.Errorf("cannot look up %s (%s)", dns.Name, dns.Err)
