@@ -225,3 +225,56 @@ func TestCheckWrongRouteIsASetupError(t *testing.T) {
 		}
 	}
 }
+
+// A handler whose effect is a call to an API that deduplicates on an
+// Idempotency-Key (a Stripe Connect platform paying its seller with
+// stripe.transfers.create(…, {idempotencyKey: 'transfer-' + event.id}))
+// needs no table of its own: every copy calls again, the API moves the money
+// once. The sink counts such a call once per key, so that handler passes;
+// the same handler without the key moves money on every copy and fails.
+func TestCheckSinkHonoursIdempotencyKey(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		withKey bool
+		code    int
+	}{{"with key", true, 0}, {"without key", false, 1}} {
+		t.Run(tc.name, func(t *testing.T) {
+			sink := freeAddr(t)
+			base := serveHandler(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				var ev struct {
+					ID string `json:"id"`
+				}
+				b, _ := io.ReadAll(r.Body)
+				if json.Unmarshal(b, &ev) != nil || ev.ID == "" {
+					http.Error(w, "bad event", http.StatusBadRequest)
+					return
+				}
+				req, _ := http.NewRequest("POST", "http://"+sink+"/v1/transfers", strings.NewReader("amount=4410&currency=usd&destination=acct_1"))
+				if tc.withKey {
+					req.Header.Set("Idempotency-Key", "transfer-"+ev.ID)
+				}
+				resp, err := http.DefaultClient.Do(req)
+				if err != nil {
+					http.Error(w, err.Error(), http.StatusBadGateway)
+					return
+				}
+				resp.Body.Close()
+				w.WriteHeader(http.StatusOK)
+			}))
+			db := filepath.Join(t.TempDir(), "h.db")
+			id := checkStripeDelivery(t, db)
+			r, c := checkRunJSON(t, db, "--to", base+"/webhooks/stripe", "--sink", "transfers="+sink, "--sink-match", "POST /v1/transfers",
+				"--secret", checkSecret, "--settle", "50ms", "--settle-max", "1s", "-n", "3", "--phases", "first,dups,burst,lost", fmt.Sprint(id))
+			if r.Code != tc.code || c == nil {
+				t.Fatalf("want exit %d, got %d\n%s\n%s", tc.code, r.Code, r.Stdout, r.Stderr)
+			}
+			notes := strings.Join(c.Notes, "\n")
+			if tc.withKey != strings.Contains(notes, "repeating an Idempotency-Key it had already seen, not counted as effects") {
+				t.Fatalf("the note on repeated keys: %q", notes)
+			}
+			if !tc.withKey && checkPhase(t, c, "dups").Status != report.Fail {
+				t.Fatalf("without a key, dups must fail: %+v", checkPhase(t, c, "dups"))
+			}
+		})
+	}
+}

@@ -269,7 +269,12 @@ func (r *runner) unmatchedNote() {
 	var order []string
 	count := map[string]int{}
 	n := 0
+	var repeats []probe.Call
 	for _, c := range r.o.Sink.Calls() {
+		if c.Repeat {
+			repeats = append(repeats, c)
+			continue
+		}
 		if r.o.Sink.Counts(c) {
 			continue
 		}
@@ -281,6 +286,7 @@ func (r *runner) unmatchedNote() {
 		}
 		count[k]++
 	}
+	r.repeatsNote(repeats)
 	if n == 0 {
 		return
 	}
@@ -293,6 +299,30 @@ func (r *runner) unmatchedNote() {
 		parts = append(parts, fmt.Sprintf("%s ×%d", k, count[k]))
 	}
 	r.note("the sink received %d calls that match no %s, not counted as effects: %s", n, r.name(InputSinkMatch), strings.Join(parts, ", "))
+}
+
+// repeatsNote lists the sink calls that repeated an idempotency key: the
+// handler called again, safely — the real API does the work once per key.
+func (r *runner) repeatsNote(calls []probe.Call) {
+	if len(calls) == 0 {
+		return
+	}
+	var order []string
+	count := map[string]int{}
+	for _, c := range calls {
+		p, _, _ := strings.Cut(c.Path, "?")
+		k := c.Method + " " + p
+		if count[k] == 0 {
+			order = append(order, k)
+		}
+		count[k]++
+	}
+	parts := make([]string, len(order))
+	for i, k := range order {
+		parts[i] = fmt.Sprintf("%s ×%d", k, count[k])
+	}
+	r.note("the sink received %d calls repeating an Idempotency-Key it had already seen, not counted as effects (a real API answers them with the first call's result and does the work once): %s",
+		len(calls), strings.Join(parts, ", "))
 }
 
 func (r *runner) attemptTimeout() time.Duration {

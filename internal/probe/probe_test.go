@@ -684,3 +684,50 @@ func TestSettle(t *testing.T) {
 		}
 	})
 }
+
+// A call that repeats an Idempotency-Key (or X-Idempotency-Key) already seen
+// for the same method and path is recorded but not counted: the real API
+// answers it with the first call's result and does nothing again. A key
+// seen on another path, and calls without a key, count.
+func TestSinkIdempotencyKeyRepeatsDoNotCount(t *testing.T) {
+	ctx := context.Background()
+	s, err := StartSink(ctx, "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	call := func(path, header, key string) {
+		t.Helper()
+		req, _ := http.NewRequest("POST", s.URL()+path, strings.NewReader(`{"amount":4410}`))
+		if key != "" {
+			req.Header.Set(header, key)
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+	}
+	call("/v1/transfers", "Idempotency-Key", "transfer-evt_1")
+	call("/v1/transfers?expand=x", "Idempotency-Key", "transfer-evt_1") // the same call: query aside
+	call("/v1/transfers", "Idempotency-Key", "transfer-evt_2")
+	call("/v1/payouts", "Idempotency-Key", "transfer-evt_1") // another path
+	call("/v1/refunds", "X-Idempotency-Key", "r-1")
+	call("/v1/refunds", "X-Idempotency-Key", "r-1")
+	call("/v1/transfers", "", "")
+	call("/v1/transfers", "", "")
+	calls := s.Calls()
+	var repeats []int
+	for i, c := range calls {
+		if c.Repeat {
+			repeats = append(repeats, i)
+		}
+	}
+	if len(calls) != 8 || fmt.Sprint(repeats) != "[1 5]" || calls[0].IdempotencyKey != "transfer-evt_1" || calls[4].IdempotencyKey != "r-1" {
+		t.Fatalf("%d calls, repeats at %v: %+v", len(calls), repeats, calls)
+	}
+	v, err := s.Probe().Read(ctx)
+	if err != nil || v.Num != 6 {
+		t.Fatalf("the probe reads %+v, %v; want 6 (8 calls, 2 repeating a key)", v, err)
+	}
+}

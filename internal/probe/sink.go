@@ -24,7 +24,19 @@ type Call struct {
 	Method string    `json:"method"`
 	Path   string    `json:"path"` // path and query as requested
 	Body   []byte    `json:"body"`
+	// IdempotencyKey is the call's Idempotency-Key (or X-Idempotency-Key)
+	// header, "" when it has none.
+	IdempotencyKey string `json:"idempotency_key,omitempty"`
+	// Repeat: an earlier call had the same method, path and idempotency
+	// key. A real API (Stripe's, and every API following the IETF
+	// Idempotency-Key draft) answers it with the first call's result and does
+	// nothing again, so the sink does not count it.
+	Repeat bool `json:"repeat,omitempty"`
 }
+
+// idempotencyHeaders are the request headers that carry an idempotency key,
+// in the order they are looked at.
+var idempotencyHeaders = []string{"Idempotency-Key", "X-Idempotency-Key"}
 
 // Sink is a stand-in downstream API: it answers 200 {"ok":true} to any
 // request and records every call. Point the handler's outbound URL at it
@@ -40,6 +52,7 @@ type Sink struct {
 
 	mu    sync.Mutex
 	calls []Call
+	keys  map[string]bool // method, path and idempotency key of calls seen
 }
 
 // CallPattern selects sink calls: a method (or "" for any) and a path glob
@@ -99,8 +112,12 @@ func (s *Sink) SetMatch(ps []CallPattern) {
 }
 
 // Counts reports whether c is a call the sink counts: every call, or one
-// matching a pattern given to SetMatch.
+// matching a pattern given to SetMatch — never one that repeats an
+// idempotency key (Call.Repeat), which the real API would not act on again.
 func (s *Sink) Counts(c Call) bool {
+	if c.Repeat {
+		return false
+	}
 	s.mu.Lock()
 	ps := s.match
 	s.mu.Unlock()
@@ -152,8 +169,22 @@ func StartSink(ctx context.Context, addr string) (*Sink, error) {
 func (s *Sink) serve(w http.ResponseWriter, r *http.Request) {
 	body, _ := io.ReadAll(io.LimitReader(r.Body, maxSinkBody))
 	_, _ = io.Copy(io.Discard, r.Body)
+	c := Call{At: time.Now(), Method: r.Method, Path: r.URL.RequestURI(), Body: body}
+	for _, h := range idempotencyHeaders {
+		if c.IdempotencyKey = r.Header.Get(h); c.IdempotencyKey != "" {
+			break
+		}
+	}
 	s.mu.Lock()
-	s.calls = append(s.calls, Call{At: time.Now(), Method: r.Method, Path: r.URL.RequestURI(), Body: body})
+	if c.IdempotencyKey != "" {
+		k := c.Method + " " + r.URL.Path + " " + c.IdempotencyKey
+		c.Repeat = s.keys[k]
+		if s.keys == nil {
+			s.keys = map[string]bool{}
+		}
+		s.keys[k] = true
+	}
+	s.calls = append(s.calls, c)
 	s.mu.Unlock()
 	w.Header().Set("Content-Type", "application/json")
 	w.Header().Set("Content-Length", "11")
