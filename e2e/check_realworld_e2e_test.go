@@ -15,8 +15,10 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/url"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -276,5 +278,53 @@ func TestCheckSinkHonoursIdempotencyKey(t *testing.T) {
 				t.Fatalf("without a key, dups must fail: %+v", checkPhase(t, c, "dups"))
 			}
 		})
+	}
+}
+
+// A GitHub webhook with the content type GitHub's settings page proposes,
+// application/x-www-form-urlencoded (the event in payload=), to a handler that
+// never checks X-Hub-Signature-256: the tampered copy must be acted on and
+// flagged, as the JSON one is.
+func TestCheckTamperCatchesUnverifiedFormHandler(t *testing.T) {
+	var mu sync.Mutex
+	builds := 0
+	mux := http.NewServeMux()
+	mux.HandleFunc("POST /github", func(w http.ResponseWriter, r *http.Request) {
+		var push struct {
+			After string `json:"after"`
+		}
+		if json.Unmarshal([]byte(r.FormValue("payload")), &push) != nil || push.After == "" {
+			http.Error(w, "no payload", http.StatusBadRequest)
+			return
+		}
+		mu.Lock()
+		builds++ // no signature check, no dedupe: only tamper is asked
+		mu.Unlock()
+		w.WriteHeader(http.StatusAccepted)
+	})
+	mux.HandleFunc("GET /builds", func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		defer mu.Unlock()
+		fmt.Fprint(w, builds)
+	})
+	base := serveHandler(t, mux)
+	const secret = "form-secret"
+	event := `{"ref":"refs/heads/main","after":"6113728f27ae82c7b1a177c8d03f9e96e0adf246","repository":{"id":1296269,"full_name":"octocat/Hello-World"}}`
+	req, err := verify.Sign(&message.Request{Method: "POST", Target: "/github", Proto: "HTTP/1.1",
+		Headers: message.Headers{{Name: "Host", Value: "example.com"}, {Name: "Content-Type", Value: "application/x-www-form-urlencoded"},
+			{Name: "X-GitHub-Event", Value: "push"}, {Name: "X-GitHub-Delivery", Value: "72d3162e-cc78-11e3-81ab-4c9367dc0958"}},
+		Body: []byte("payload=" + url.QueryEscape(event))}, "github", secret, verify.Options{Now: time.Now()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	db := filepath.Join(t.TempDir(), "h.db")
+	id := checkInsert(t, db, req)
+	r, c := checkRunJSON(t, db, "--to", base+"/github", "--probe-http", base+"/builds", "--secret", secret,
+		"--settle", "50ms", "--settle-max", "1s", "--phases", "first,tamper", fmt.Sprint(id))
+	if r.Code != 1 || c == nil {
+		t.Fatalf("want exit 1, got %d\n%s\n%s", r.Code, r.Stdout, r.Stderr)
+	}
+	if p := checkPhase(t, c, "tamper"); p.Status != report.Fail || !strings.Contains(p.Message, "form value payload") {
+		t.Fatalf("tamper should change the payload's value and be acted on: %+v", p)
 	}
 }

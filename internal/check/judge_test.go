@@ -2,6 +2,7 @@ package check
 
 import (
 	"encoding/json"
+	"net/url"
 	"os"
 	"strings"
 	"testing"
@@ -116,5 +117,39 @@ func TestChangedColumns(t *testing.T) {
 	}
 	if h := columnHint(b, probe.TextValue("customer=cus_1, status=canceled, updated_at=2")); !strings.Contains(h, "only status, updated_at changed") {
 		t.Fatalf("hint %q", h)
+	}
+}
+
+// A form body is tampered inside a value, never in a name or a %XX escape:
+// GitHub's form deliveries carry the whole event in payload=, and renaming
+// it to qayload made a handler that never verifies answer 400 and pass.
+func TestTamperBodyChangesAFormValue(t *testing.T) {
+	payload := url.QueryEscape(`{"ref":"refs/heads/main","after":"9f8b","repository":{"id":1296269,"full_name":"octocat/Hello-World"}}`)
+	for _, tc := range []struct {
+		body, id, field string
+	}{
+		{"payload=" + payload, "", "payload"},
+		{"ToCountry=US&MessageSid=SM1234567890abcdef&Body=Hello+there&NumMedia=0", "SM1234567890abcdef", "ToCountry"},
+	} {
+		out, desc, ok := tamperBody([]byte(tc.body), tc.id)
+		if !ok || !strings.Contains(desc, "form value") {
+			t.Fatalf("%s: %q, %v", tc.body, desc, ok)
+		}
+		before, err1 := url.ParseQuery(tc.body)
+		after, err2 := url.ParseQuery(string(out))
+		if err1 != nil || err2 != nil || len(before) != len(after) {
+			t.Fatalf("%s: the form's names changed: %v → %v", tc.body, before, after)
+		}
+		for k := range before {
+			if _, ok := after[k]; !ok {
+				t.Fatalf("%s: name %q renamed (%s)", tc.body, k, desc)
+			}
+		}
+		if tc.id != "" && !strings.Contains(string(out), tc.id) {
+			t.Fatalf("%s: the id was touched (%s)", tc.body, desc)
+		}
+		if tc.field == "payload" && !json.Valid([]byte(after.Get("payload"))) {
+			t.Fatalf("the payload's JSON is no longer valid: %s (%s)", after.Get("payload"), desc)
+		}
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"net/url"
 	"strings"
 	"time"
 
@@ -194,12 +195,62 @@ func tamperBody(body []byte, id string) (out []byte, desc string, ok bool) {
 		}
 		return nil, "", false
 	}
+	// A form (GitHub's default application/x-www-form-urlencoded, with the
+	// JSON in payload=; Twilio's parameters): change a value, never a name —
+	// a handler that does not verify would still reject payload renamed to
+	// qayload, and look as if it did.
+	for _, cand := range formCandidates(body) {
+		if b, ok := try(cand.pos); ok {
+			return b, fmt.Sprintf("%s %q → %q at byte %d", cand.kind, body[cand.pos], b[cand.pos], cand.pos), true
+		}
+	}
 	for i := range body {
 		if b, ok := try(i); ok {
 			return b, fmt.Sprintf("byte %d %q → %q", i, body[i], b[i]), true
 		}
 	}
 	return nil, "", false
+}
+
+// formCandidates lists byte positions inside the values of a form body
+// (name=value&…), none when body is not one: the last digit of each run of
+// digits first, then the first letter of each value, never inside a %XX
+// escape.
+func formCandidates(body []byte) []candidate {
+	if bytes.ContainsAny(body, " \t\r\n{}\"") || !bytes.Contains(body, []byte("=")) {
+		return nil
+	}
+	if _, err := url.ParseQuery(string(body)); err != nil {
+		return nil
+	}
+	var digits, letters []candidate
+	start := 0
+	for _, pair := range bytes.Split(body, []byte("&")) {
+		eq := bytes.IndexByte(pair, '=')
+		if eq < 0 {
+			start += len(pair) + 1
+			continue
+		}
+		name, _ := url.QueryUnescape(string(pair[:eq]))
+		kind := "form value " + name
+		letter := false
+		for i := eq + 1; i < len(pair); i++ {
+			c := pair[i]
+			switch {
+			case c == '%':
+				i += 2 // an escape: its hex digits are not the value's
+			case c >= '0' && c <= '9':
+				if i+1 == len(pair) || pair[i+1] < '0' || pair[i+1] > '9' {
+					digits = append(digits, candidate{pos: start + i, kind: "a digit in " + kind})
+				}
+			case !letter && (c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z'):
+				letters = append(letters, candidate{pos: start + i, kind: "a letter in " + kind})
+				letter = true
+			}
+		}
+		start += len(pair) + 1
+	}
+	return append(digits, letters...)
 }
 
 type candidate struct {
