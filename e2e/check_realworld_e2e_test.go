@@ -328,3 +328,28 @@ func TestCheckTamperCatchesUnverifiedFormHandler(t *testing.T) {
 		t.Fatalf("tamper should change the payload's value and be acted on: %+v", p)
 	}
 }
+
+// A handler stuck reading a body a parser already consumed (express.json()
+// before @octokit/webhooks' middleware) answers only when its own timeout
+// fires, having done nothing: the inconclusive first phase says so.
+func TestCheckSlowAnswerWithoutEffectNamesABodyParser(t *testing.T) {
+	base := serveHandler(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method == http.MethodGet {
+			fmt.Fprint(w, 0)
+			return
+		}
+		time.Sleep(2100 * time.Millisecond)
+		w.WriteHeader(http.StatusAccepted)
+		fmt.Fprint(w, "still processing\n")
+	}))
+	db := filepath.Join(t.TempDir(), "h.db")
+	id := checkStripeDelivery(t, db)
+	r, c := checkRunJSON(t, db, "--to", base+"/webhooks/stripe", "--probe-http", base+"/count", "--secret", checkSecret,
+		"--settle", "50ms", "--settle-max", "1s", "--phases", "first", fmt.Sprint(id))
+	if r.Code != 3 || c == nil {
+		t.Fatalf("want exit 3, got %d\n%s\n%s", r.Code, r.Stdout, r.Stderr)
+	}
+	if first := checkPhase(t, c, "first"); !strings.Contains(first.Message, "to answer and did nothing") || !strings.Contains(first.Message, "express.json()") {
+		t.Fatalf("first should name a body parser: %+v", first)
+	}
+}

@@ -153,6 +153,13 @@ func (r *runner) judgeFirst(ctx context.Context, d *Delivery, fr *firstResult) e
 		if b := answerBody(a); b != "" && fr.fresh {
 			ph.Message += "; the handler answered " + b
 		}
+		if a.Latency >= slowNoEffect {
+			// Seen with express.json() before @octokit/webhooks' middleware:
+			// it waits for a body already read, and its own timeout answers
+			// 202 "still processing" 9 s later.
+			ph.Message += fmt.Sprintf("; it took %s to answer and did nothing: it may have waited for a request body that a body parser had already read "+
+				"(express.json() or express.urlencoded() before a middleware that reads the raw body, such as @octokit/webhooks' createNodeMiddleware)", roundDur(a.Latency))
+		}
 		fr.why = "the first delivery showed no effect"
 	default:
 		ph.Status = report.Pass
@@ -209,6 +216,10 @@ func (r *runner) noEffectMessage(d *Delivery, fresh bool) string {
 	}
 	return m
 }
+
+// slowNoEffect is how long a first answer without effect must take to be
+// worth a word about a handler stuck reading its body.
+const slowNoEffect = 2 * time.Second
 
 // pathOf is the path of a request target (its query cut off).
 func pathOf(target string) string {
