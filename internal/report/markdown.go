@@ -64,7 +64,7 @@ func Markdown(w io.Writer, c *Check) error {
 // exit code, and the target, run and probes.
 func writeMdHead(b *bufio.Writer, c *Check) {
 	fmt.Fprintf(b, "## hookreplay check: %s\n\n", mdVerdict(c.Verdict))
-	line := fmt.Sprintf("**%s.** Exit %d: %s.", mdText(capitalize(c.summary(c.Verdict))), ExitCode(c.Verdict), exitMeaning(c.Verdict))
+	line := fmt.Sprintf("**%s.** Exit %d: %s.", mdText(capitalize(c.summary(c.Verdict))), ExitCode(c.Verdict), c.exitMeaning())
 	fmt.Fprintln(b, line)
 	fmt.Fprintln(b)
 	var facts []string

@@ -430,3 +430,25 @@ func TestManyViolationsAreCapped(t *testing.T) {
 		t.Error("junit does not list every violation")
 	}
 }
+
+// A handler that only failed to accept an event (first phase) is not told
+// it did something twice; a repeat anywhere keeps the usual line.
+func TestExitLineNamesWhatFailed(t *testing.T) {
+	run := func(phases ...PhaseResult) string {
+		c := &Check{Deliveries: []DeliveryResult{{DeliveryID: 1, Phases: phases}}}
+		c.Verdict = c.ComputeVerdict()
+		var b bytes.Buffer
+		if err := Text(&b, c, false); err != nil {
+			t.Fatal(err)
+		}
+		return b.String()
+	}
+	onlyFirst := run(PhaseResult{Phase: "first", Status: Fail}, PhaseResult{Phase: "dups", Status: Skip})
+	if !strings.Contains(onlyFirst, "exit 1: the handler did not take an event's first delivery") || strings.Contains(onlyFirst, "more than once") {
+		t.Errorf("first-only failure:\n%s", onlyFirst)
+	}
+	dups := run(PhaseResult{Phase: "first", Status: Pass}, PhaseResult{Phase: "dups", Status: Fail})
+	if !strings.Contains(dups, "exit 1: the handler did something more than once") {
+		t.Errorf("dups failure:\n%s", dups)
+	}
+}

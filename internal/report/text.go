@@ -162,7 +162,7 @@ func Text(w io.Writer, c *Check, colorOn bool) error {
 
 	fmt.Fprintln(b)
 	fmt.Fprintf(b, "%s  %s\n", verdictText(p, c.Verdict), c.summary(c.Verdict))
-	fmt.Fprintf(b, "%s\n", p.Faint(fmt.Sprintf("exit %d: %s", ExitCode(c.Verdict), exitMeaning(c.Verdict))))
+	fmt.Fprintf(b, "%s\n", p.Faint(fmt.Sprintf("exit %d: %s", ExitCode(c.Verdict), c.exitMeaning())))
 	return b.Flush()
 }
 

@@ -41,6 +41,29 @@ func ExitCode(verdict string) int {
 	return 2
 }
 
+// exitMeaning says in a few words what the run's exit code means.
+func (c *Check) exitMeaning() string {
+	if c.Verdict == VerdictFail && c.failedOnlyFirst() {
+		return "the handler did not take an event's first delivery the way a provider needs (a 2xx answer in time): the provider would send it again"
+	}
+	return exitMeaning(c.Verdict)
+}
+
+// failedOnlyFirst reports whether every failed phase is a first phase:
+// the handler did not accept an event, rather than doing its work twice.
+func (c *Check) failedOnlyFirst() bool {
+	failed := 0
+	for _, r := range c.allPhases() {
+		if r.P.Status == Fail {
+			if r.P.Phase != "first" {
+				return false
+			}
+			failed++
+		}
+	}
+	return failed > 0
+}
+
 // exitMeaning says in a few words what a verdict's exit code means.
 func exitMeaning(verdict string) string {
 	switch verdict {
