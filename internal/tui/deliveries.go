@@ -43,19 +43,37 @@ type windowMsg struct {
 	err    error
 	silent bool // a live reload: errors go to the status bar quietly
 	newer  int  // matches newer than the newest row the user has seen
+	known  bool // total, start and newer were not counted: keep newer
 }
 
-// loadWindow loads a window of the matches of f; seen (0: none) is the
-// newest delivery the user had on screen, newer counts those after it.
-func loadWindow(ctx context.Context, st *store.Store, f store.Filter, gen int, kind anchorKind, id, seen int64) tea.Cmd {
+// windowReq is the window loadWindow loads.
+type windowReq struct {
+	gen  int
+	kind anchorKind
+	id   int64 // anchorID: the delivery to load around
+	seen int64 // the newest delivery the user had on screen (0: none)
+	// known: at is id's index among the total matches. A move in a store
+	// that did not change knows both; counting them again took a scan of
+	// the rows past id (300 ms a window near the end of 100k deliveries)
+	// and, under a body-text filter, of every body.
+	known     bool
+	at, total int
+}
+
+// loadWindow loads a window of the matches of f; newer counts those after
+// the newest the user saw.
+func loadWindow(ctx context.Context, st *store.Store, f store.Filter, r windowReq) tea.Cmd {
 	return func() tea.Msg {
-		m := windowMsg{gen: gen, kind: kind}
-		if m.total, m.err = st.CountDeliveries(ctx, f); m.err != nil {
-			return m
-		}
-		if seen > 0 && kind == anchorID {
-			if m.newer, m.err = st.CountBefore(ctx, f, seen); m.err != nil {
+		m := windowMsg{gen: r.gen, kind: r.kind, total: r.total, known: r.known}
+		kind, id := r.kind, r.id
+		if !r.known {
+			if m.total, m.err = st.CountDeliveries(ctx, f); m.err != nil {
 				return m
+			}
+			if r.seen > 0 && kind == anchorID {
+				if m.newer, m.err = st.CountBefore(ctx, f, r.seen); m.err != nil {
+					return m
+				}
 			}
 		}
 		switch kind {
@@ -73,8 +91,11 @@ func loadWindow(ctx context.Context, st *store.Store, f store.Filter, gen int, k
 			if below, m.err = st.ListSummaries(ctx, f, store.Page{Before: id + 1, Limit: pageSize / 2}); m.err != nil {
 				return m
 			}
-			if pos, m.err = st.CountBefore(ctx, f, id); m.err != nil {
-				return m
+			pos = r.at
+			if !r.known {
+				if pos, m.err = st.CountBefore(ctx, f, id); m.err != nil {
+					return m
+				}
 			}
 			m.rows = append(above, below...)
 			m.start = max(0, pos-len(above))
@@ -103,6 +124,8 @@ type deliveriesModel struct {
 	query  string
 	gen    int
 	busy   bool // a window load is in flight
+	// loading is the kind of that load.
+	loading anchorKind
 	// stopLoad cancels the load in flight: a body-text filter scans every
 	// body, and a newer filter makes its answer useless.
 	stopLoad context.CancelFunc
@@ -151,6 +174,11 @@ func (m *deliveriesModel) setFilter(f store.Filter, query string) {
 // load starts loading a window (cancelling the one in flight); its answer
 // is the only one applied.
 func (m *deliveriesModel) load(kind anchorKind, id int64) tea.Cmd {
+	return m.loadReq(windowReq{kind: kind, id: id})
+}
+
+func (m *deliveriesModel) loadReq(r windowReq) tea.Cmd {
+	kind := r.kind
 	if m.stopLoad != nil {
 		m.stopLoad()
 	}
@@ -158,10 +186,12 @@ func (m *deliveriesModel) load(kind anchorKind, id int64) tea.Cmd {
 	ctx, m.stopLoad = context.WithCancel(context.Background())
 	m.gen++
 	m.busy, m.stale = true, false
+	m.loading = kind
 	if kind != anchorID {
 		m.pending = 0 // a jump or a new filter: earlier moves are moot
 	}
-	return loadWindow(ctx, m.env.st, m.filter, m.gen, kind, id, m.seen)
+	r.gen, r.seen = m.gen, m.seen
+	return loadWindow(ctx, m.env.st, m.filter, r)
 }
 
 func (m *deliveriesModel) Title() string { return "deliveries" }
@@ -390,7 +420,11 @@ func (m *deliveriesModel) reload() tea.Cmd {
 	return m.load(anchorID, m.selected())
 }
 
-func (m *deliveriesModel) jump(kind anchorKind) tea.Cmd { return m.load(kind, 0) }
+// jump loads the newest or the oldest rows; the count of matches is known
+// (counting again scanned every body under a text filter).
+func (m *deliveriesModel) jump(kind anchorKind) tea.Cmd {
+	return m.loadReq(windowReq{kind: kind, known: m.loaded, total: m.total})
+}
 
 func (m *deliveriesModel) applyWindow(w windowMsg) tea.Cmd {
 	if w.gen != m.gen {
@@ -401,7 +435,10 @@ func (m *deliveriesModel) applyWindow(w windowMsg) tea.Cmd {
 		return failed(w.err)
 	}
 	sel, offset := m.selected(), m.cursor-m.top
-	m.rows, m.start, m.total, m.loaded, m.newer = w.rows, w.start, w.total, true, w.newer
+	m.rows, m.start, m.total, m.loaded = w.rows, w.start, w.total, true
+	if !w.known {
+		m.newer = w.newer
+	}
 	switch w.kind {
 	case anchorTop:
 		m.cursor, m.top = 0, 0
@@ -428,6 +465,11 @@ func (m *deliveriesModel) applyWindow(w windowMsg) tea.Cmd {
 // move moves the cursor by delta rows; what lies beyond the loaded window
 // is kept in pending for when the next window is in.
 func (m *deliveriesModel) move(delta int) tea.Cmd {
+	if m.busy && m.loading != anchorID {
+		// After g, G or a new filter, moves count from where it lands.
+		m.pending += delta
+		return nil
+	}
 	if len(m.rows) == 0 {
 		return nil
 	}
@@ -464,7 +506,9 @@ func (m *deliveriesModel) extend() tea.Cmd {
 	}
 	end := m.start + len(m.rows)
 	if (m.cursor-m.start < edgeMargin && m.start > 0) || (end-1-m.cursor < edgeMargin && end < m.total) {
-		return m.load(anchorID, m.selected())
+		// Nothing changed since the last window (a change reloads it):
+		// the selected row's index and the total are known.
+		return m.loadReq(windowReq{kind: anchorID, id: m.selected(), known: true, at: m.cursor, total: m.total})
 	}
 	return nil
 }

@@ -249,6 +249,12 @@ func TestKeysFasterThanWindowsLoad(t *testing.T) {
 	h.keys("g")
 	press("pgdown", 30, "g") // a jump drops what was pending
 	h.contains(fmt.Sprintf("1/%d deliveries", n), fmt.Sprintf("> %d ", n))
+	// Moves typed after a jump count from where it lands.
+	h.keys("G")
+	press("g", 1, slices.Repeat([]string{"pgdown"}, 10)...)
+	h.contains(fmt.Sprintf("%d/%d deliveries", 10*19+1, n))
+	press("G", 1, "pgup", "pgup")
+	h.contains(fmt.Sprintf("%d/%d deliveries", n-2*19, n))
 }
 
 func TestDeleteWithConfirmation(t *testing.T) {
@@ -671,6 +677,8 @@ func TestNewDeliveriesAboveAreCounted(t *testing.T) {
 	}
 	h.send(changedMsg{})
 	h.contains("42/103 deliveries · 3 new above (g)", "> 62 ")
+	h.keys("pgdown", "pgdown", "pgdown") // past the window: loads another
+	h.contains("99/103 deliveries · 3 new above (g)")
 	h.keys("g")
 	h.contains("1/103 deliveries · hookreplay.db", "> 103 ")
 	h.keys("pgdown")
