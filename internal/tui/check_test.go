@@ -114,3 +114,64 @@ func TestCheckPhasesLive(t *testing.T) {
 	}
 	h.golden("check_live")
 }
+
+// TestCheckStoppedByAnUnreachableHandler: a check that stops (nothing
+// listens at --to) says so, and the phase it stopped in no longer shows a
+// spinner as if it still ran.
+func TestCheckStoppedByAnUnreachableHandler(t *testing.T) {
+	srv, dead := naiveHandler(), naiveHandler()
+	defer srv.Close()
+	dead.Close() // nothing listens there any more
+	h := newHarness(t, fixtureStore(t), 100, 30)
+	h.env.check = func(ctx context.Context, ids []int64, obs check.Observer) (*report.Check, error) {
+		u, _ := url.Parse(dead.URL + "/hooks") // the handler is dead, its probe answers
+		d, err := h.env.st.GetDelivery(ctx, ids[0])
+		if err != nil {
+			return nil, err
+		}
+		_, err = check.Run(ctx, check.Options{Target: u, Probes: []probe.Probe{probe.NewHTTP(srv.URL + "/count")}, N: 3,
+			Phases: []string{"first", "dups"}, Settle: 20 * time.Millisecond, SettleMax: 2 * time.Second,
+			Store: h.env.st, Observer: obs, Deliveries: []check.Delivery{check.FromStore(d)}})
+		return nil, err // stopped before a report, as when interrupted
+	}
+	h.keys("G", "c")
+	h.contains("check of delivery 1 stopped", "■ first", "· stopped", "check stopped: ")
+	if v := h.view(); strings.Contains(v, "checking delivery 1") {
+		t.Errorf("a stopped check still says it is checking:\n%s", v)
+	}
+}
+
+// TestCheckStoppedWithEsc: esc stops a running check; the view says so in
+// its words, not as an error ("context canceled").
+func TestCheckStoppedWithEsc(t *testing.T) {
+	got := make(chan struct{}, 1)
+	hang := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		got <- struct{}{}
+		<-r.Context().Done()
+	}))
+	defer hang.Close()
+	h := newHarness(t, fixtureStore(t), 100, 30)
+	h.env.check = func(ctx context.Context, ids []int64, obs check.Observer) (*report.Check, error) {
+		u, _ := url.Parse(hang.URL + "/hooks")
+		d, err := h.env.st.GetDelivery(ctx, ids[0])
+		if err != nil {
+			return nil, err
+		}
+		_, err = check.Run(ctx, check.Options{Target: u, Probes: []probe.Probe{probe.NewHTTP(hang.URL + "/count")}, N: 3,
+			Phases: []string{"first"}, Settle: 20 * time.Millisecond, SettleMax: 2 * time.Second,
+			Store: h.env.st, Observer: obs, Deliveries: []check.Delivery{check.FromStore(d)}})
+		if ctx.Err() != nil {
+			return nil, context.Canceled // as cmd words an interrupted check
+		}
+		return nil, err
+	}
+	_, _ = h.m.Update(keyMsg("c")) // its commands would wait for the hanging check
+	<-got
+	_, stop := h.m.Update(keyMsg("esc"))
+	h.run(stop)
+	h.run(listen(h.env, h.m.top().(*checkModel).ch)) // the check's messages, to its end
+	h.contains("check stopped with esc", "check stopped; what it sent is stored")
+	if v := h.view(); strings.Contains(v, "context canceled") || strings.Contains(v, "error:") {
+		t.Errorf("stopping with esc reads as an error:\n%s", v)
+	}
+}

@@ -3,6 +3,7 @@ package tui
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"path/filepath"
 	"strings"
@@ -25,6 +26,9 @@ type checkEventMsg struct {
 	seq int
 	ev  any
 }
+
+// errStopped is a check stopped with esc.
+var errStopped = errors.New("stopped")
 
 // checkDoneMsg ends a check run.
 type checkDoneMsg struct {
@@ -153,6 +157,12 @@ func (m *checkModel) Update(msg tea.Msg) tea.Cmd {
 		}
 		m.running, m.done = false, true
 		m.c, m.err = msg.c, msg.err
+		if errors.Is(msg.err, context.Canceled) {
+			// Stopped on purpose (esc): not an error, and not in Go's words.
+			m.err = errStopped
+			m.refresh()
+			return tea.Batch(status("check stopped; what it sent is stored (R lists runs)"), send(changedMsg{}))
+		}
 		m.refresh()
 		m.vp.GotoTop()
 		if msg.err != nil {
@@ -270,29 +280,41 @@ func (m *checkModel) content() string {
 		}
 	}
 	head := "checking " + describeIDs(m.ids)
-	if m.running {
+	switch {
+	case m.running:
 		head = m.spin.View() + " " + head
+	case m.done:
+		head = "check of " + describeIDs(m.ids) + " stopped"
 	}
 	b.WriteString(st.Bold.Render(head) + "\n\n")
 	multi := len(m.ids) > 1
 	for _, r := range m.rows {
-		mark := m.spin.View()
+		mark, last := m.spin.View(), r.last
 		style := st.Info
-		if r.status != "" {
+		switch {
+		case r.status != "":
 			mark = report.Symbol(r.status)
 			style = st.tone(report.PhaseTone(r.status))
+		case !m.running:
+			// The check stopped inside this phase: no spinner frozen
+			// mid-turn, as if it still ran.
+			mark, style = "■", st.Fail
+			last = strings.TrimPrefix(last+" · stopped", " · ")
 		}
 		name := r.phase
 		if multi && r.delivery != 0 {
 			name = fmt.Sprintf("#%d %s", r.delivery, r.phase)
 		}
-		line := fmt.Sprintf("%s %-10s %3d sent  %s", style.Render(mark), name, r.attempts, pr(r.last))
+		line := fmt.Sprintf("%s %-10s %3d sent  %s", style.Render(mark), name, r.attempts, pr(last))
 		b.WriteString(line + "\n")
 	}
 	for _, n := range m.notes {
 		b.WriteString(st.Faint.Render("note: "+pr(n)) + "\n")
 	}
-	if m.err != nil {
+	switch {
+	case m.err == errStopped:
+		b.WriteString("\n" + st.Warn.Render("check stopped with esc; what it sent is stored (R lists runs)") + "\n")
+	case m.err != nil:
 		b.WriteString("\n" + st.Fail.Render("check stopped: "+oneLineText(m.err.Error())) + "\n")
 	}
 	return strings.TrimRight(b.String(), "\n")
