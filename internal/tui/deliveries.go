@@ -217,7 +217,9 @@ func (m *deliveriesModel) Keys() []key.Binding {
 	if m.confirm != nil {
 		return []key.Binding{k.Confirm, k.Cancel}
 	}
-	return []key.Binding{k.Open, k.Filter, k.Mark, k.Replay, k.Check, k.Runs, k.Copy, k.Export, k.Delete, k.Help, k.Quit}
+	// ? and q come early: at 80 columns the footer is cut after seven or so,
+	// and a first-time user needs those two most.
+	return []key.Binding{k.Open, k.Filter, k.Replay, k.Check, k.Help, k.Quit, k.Runs, k.Mark, k.Copy, k.Export, k.Delete}
 }
 
 // Status is the status bar's text when nothing else is to be said.

@@ -105,7 +105,7 @@ func (m *deliveryModel) Capturing() bool { return false }
 
 func (m *deliveryModel) Keys() []key.Binding {
 	k := m.env.keys
-	return []key.Binding{k.NextTab, k.PrevTab, k.Up, k.Down, k.Replay, k.Check, k.Copy, k.Back, k.Help, k.Quit}
+	return []key.Binding{k.NextTab, k.Back, k.Replay, k.Check, k.Help, k.Quit, k.Copy, k.PrevTab, k.Up, k.Down}
 }
 
 func (m *deliveryModel) Status() string {

@@ -684,3 +684,16 @@ func TestNewDeliveriesAboveAreCounted(t *testing.T) {
 	h.keys("pgdown")
 	h.contains("20/103 deliveries · hookreplay.db")
 }
+
+// TestFooterShowsHelpAndQuit: at 80 columns the footer of the list and of a
+// delivery still shows ? and q (they were cut off behind "…").
+func TestFooterShowsHelpAndQuit(t *testing.T) {
+	h := newHarness(t, fixtureStore(t), 80, 24)
+	footer := func() string { v := strings.Split(h.view(), "\n"); return v[len(v)-1] }
+	for _, view := range []string{"list", "delivery"} {
+		if f := footer(); !strings.Contains(f, "? help") || !strings.Contains(f, "q quit") {
+			t.Errorf("%s footer at 80 columns lacks ? help or q quit: %q", view, f)
+		}
+		h.keys("enter")
+	}
+}
