@@ -67,7 +67,7 @@ func renderBody(st *Styles, contentType string, body []byte, rest string) string
 	if cut {
 		tail = "\n" + more(st, len(body), rest)
 	}
-	mt, _, _ := mime.ParseMediaType(contentType)
+	mt, params, _ := mime.ParseMediaType(contentType)
 	if mt == "application/x-www-form-urlencoded" && !cut && utf8.Valid(body) {
 		if s, ok := renderForm(st, string(body)); ok {
 			return s
@@ -75,6 +75,17 @@ func renderBody(st *Styles, contentType string, body []byte, rest string) string
 	}
 	if textual(b) {
 		return escapeText(string(b)) + tail
+	}
+	if latin1(params["charset"]) {
+		// Text its sender says is ISO-8859-1: a byte is a character.
+		rs := make([]rune, len(b))
+		for i, c := range b {
+			rs[i] = rune(c)
+		}
+		if t := string(rs); textual([]byte(t)) {
+			return st.Faint.Render(fmt.Sprintf("%d bytes of %s, decoded as ISO-8859-1 (3 raw shows the bytes):", len(body), contentType)) +
+				"\n" + escapeText(t) + tail
+		}
 	}
 	return st.Faint.Render(fmt.Sprintf("%d bytes of %s, as hex:", len(body), orDefault(contentType, "binary data"))) +
 		"\n" + strings.TrimRight(hex.Dump(b), "\n") + tail
@@ -278,6 +289,15 @@ func escapeText(s string) string {
 		lines[i] = pr(strings.ReplaceAll(l, "\t", "    "))
 	}
 	return strings.TrimRight(strings.Join(lines, "\n"), "\n")
+}
+
+// latin1 reports whether a charset names ISO-8859-1.
+func latin1(charset string) bool {
+	switch strings.ToLower(charset) {
+	case "iso-8859-1", "iso8859-1", "iso_8859-1", "latin1", "latin-1", "l1":
+		return true
+	}
+	return false
 }
 
 func orDefault(s, def string) string {

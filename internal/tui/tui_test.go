@@ -18,6 +18,7 @@ import (
 	"github.com/muesli/termenv"
 
 	"github.com/hookreplay/hookreplay/internal/exchange"
+	"github.com/hookreplay/hookreplay/internal/message"
 	"github.com/hookreplay/hookreplay/internal/store"
 )
 
@@ -696,4 +697,23 @@ func TestFooterShowsHelpAndQuit(t *testing.T) {
 		}
 		h.keys("enter")
 	}
+}
+
+// TestLatin1Body: a body its Content-Type says is ISO-8859-1 is shown as
+// text, decoded, not as a hex dump (its raw tab keeps the bytes).
+func TestLatin1Body(t *testing.T) {
+	st := fixtureStore(t)
+	body := []byte("caf\xe9 cr\xe8me br\xfbl\xe9e\n")
+	raw := append([]byte("POST /latin HTTP/1.1\r\nContent-Type: text/plain; charset=ISO-8859-1\r\n\r\n"), body...)
+	d := &store.Delivery{Method: "POST", Target: "/latin", Provider: "generic", Raw: raw, Body: body,
+		Headers:    message.Headers{{Name: "Content-Type", Value: "text/plain; charset=ISO-8859-1"}},
+		ReceivedAt: time.Date(2026, 12, 3, 9, 0, 0, 0, time.UTC)}
+	if err := st.InsertDelivery(context.Background(), d); err != nil {
+		t.Fatal(err)
+	}
+	h := newHarness(t, st, 100, 24)
+	h.keys("enter", "2")
+	h.contains("decoded as ISO-8859-1", "café crème brûlée")
+	h.keys("3")
+	h.contains(`caf\xe9 cr\xe8me`)
 }
