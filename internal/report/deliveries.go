@@ -255,6 +255,11 @@ func CaptureLine(p Painter, d *store.Delivery, latency time.Duration) string {
 		safe(d.Provider), dash(safe(d.EventType)), dash(safe(d.EventID)), Duration(latency))
 	if d.Verification != "" {
 		line += "  sig " + safe(d.Verification)
+		if strings.HasPrefix(d.Verification, "valid") && (d.ResponseStatus == 400 || d.ResponseStatus == 401 || d.ResponseStatus == 403) {
+			// Said where it is first seen: a handler verifying a re-encoded
+			// body (express.json() before constructEvent) or another secret.
+			line += " — the handler rejected a valid signature: it must verify the raw body, with this secret"
+		}
 	}
 	if d.ForwardError != "" {
 		line += "  " + safe(d.ForwardError)

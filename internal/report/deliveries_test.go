@@ -429,3 +429,24 @@ func TestDetailShowsTrailers(t *testing.T) {
 		t.Fatalf("trailers of a request without chunking: %v", tr)
 	}
 }
+
+// A delivery whose signature verified but which the handler answered
+// 400/401/403 says so on capture's line, where the user first sees it: the
+// handler verifies something else than the raw body, or with another secret.
+func TestCaptureLineValidSignatureRejected(t *testing.T) {
+	d := &store.Delivery{ID: 1, Provider: "stripe", EventType: "invoice.paid", EventID: "evt_1", Verification: "valid (stripe, v1, signed 0s before capture)"}
+	for _, tc := range []struct {
+		status int
+		want   bool
+	}{{400, true}, {401, true}, {403, true}, {200, false}, {500, false}} {
+		d.ResponseStatus = tc.status
+		line := CaptureLine(Colors(false), d, time.Millisecond)
+		if got := strings.Contains(line, "the handler rejected a valid signature: it must verify the raw body"); got != tc.want {
+			t.Errorf("%d: %q", tc.status, line)
+		}
+	}
+	d.ResponseStatus, d.Verification = 400, "invalid: signature mismatch"
+	if line := CaptureLine(Colors(false), d, time.Millisecond); strings.Contains(line, "rejected a valid") {
+		t.Errorf("an invalid signature rightly rejected: %q", line)
+	}
+}
