@@ -65,6 +65,7 @@ func startScript(t *testing.T, what string, cmd *exec.Cmd) string {
 // --sink-match only the comment counts, the handler passes, and the other
 // calls are listed apart.
 func TestCheckSinkMatchCountsOnlyTheEffect(t *testing.T) {
+	t.Parallel() // waits on processes and probes, not on CPU: see TestMain
 	sink := freeAddr(t)
 	base := startNode(t, "testdata/handlers/github-app.js", "SECRET=gh-secret", "API=http://"+sink)
 	db := filepath.Join(t.TempDir(), "h.db")
@@ -110,6 +111,7 @@ func startPython(t *testing.T, script string, args ...string) string {
 // event with its data is refused. That is inconclusive (exit 3), saying
 // --reset-cmd is needed and showing the handler's answer.
 func TestCheckStateDependentEffectIsInconclusive(t *testing.T) {
+	t.Parallel() // waits on processes and probes, not on CPU: see TestMain
 	dir := t.TempDir()
 	appDB := filepath.Join(dir, "app.db")
 	base := startPython(t, "testdata/handlers/signup.py", appDB)
@@ -141,6 +143,7 @@ func TestCheckStateDependentEffectIsInconclusive(t *testing.T) {
 // one at a time but not together (its burst hint says so), the naive one
 // does the work for every copy.
 func TestCheckHintsFollowWhatWasObserved(t *testing.T) {
+	t.Parallel() // waits on processes and probes, not on CPU: see TestMain
 	for _, tc := range []struct {
 		variant, phase, hint string
 	}{

@@ -224,6 +224,7 @@ func checkWalletFails(t *testing.T, variant string, edit func(*wallet.Options), 
 }
 
 func TestCheckNaiveFailsDups(t *testing.T) {
+	t.Parallel() // waits on processes and probes, not on CPU: see TestMain
 	c, w := checkWalletFails(t, wallet.Naive, nil, "--phases", "first,dups")
 	first, dups := checkPhase(t, c, "first"), checkPhase(t, c, "dups")
 	if first.Status != report.Pass || dups.Status != report.Fail {
@@ -263,6 +264,7 @@ func TestCheckRacyPassesDupsFailsBurst(t *testing.T) {
 
 // Correct handlers must pass every phase, run after run: no false positives.
 func TestCheckCorrectHandlersPassAllPhases(t *testing.T) {
+	t.Parallel() // waits on processes and probes, not on CPU: see TestMain
 	for _, variant := range []string{wallet.Fixed, wallet.Async} {
 		t.Run(variant, func(t *testing.T) {
 			db := filepath.Join(t.TempDir(), "h.db")
@@ -291,6 +293,7 @@ func TestCheckCorrectHandlersPassAllPhases(t *testing.T) {
 }
 
 func TestCheckConflictFailsDupsOnStatus(t *testing.T) {
+	t.Parallel() // waits on processes and probes, not on CPU: see TestMain
 	c, _ := checkWalletFails(t, wallet.Conflict, nil, "--phases", "first,dups")
 	d := checkPhase(t, c, "dups")
 	if d.Status != report.Fail || d.Violations[0].Status != 409 || d.Violations[0].Probe != "" ||
@@ -300,6 +303,7 @@ func TestCheckConflictFailsDupsOnStatus(t *testing.T) {
 }
 
 func TestCheckNoSigFailsTamper(t *testing.T) {
+	t.Parallel() // waits on processes and probes, not on CPU: see TestMain
 	c, _ := checkWalletFails(t, wallet.NoSig, nil, "--phases", "first,tamper")
 	tp := checkPhase(t, c, "tamper")
 	if tp.Status != report.Fail || len(tp.Violations) < 2 {
@@ -321,6 +325,7 @@ func TestCheckSlowFailsLatency(t *testing.T) {
 }
 
 func TestCheckLastWriteFailsOrder(t *testing.T) {
+	t.Parallel() // waits on processes and probes, not on CPU: see TestMain
 	if _, err := exec.LookPath("sqlite3"); err != nil {
 		t.Skip("!!!!! SKIPPING ORDER TEST: the sqlite3 command (the reset command's tool) is not installed !!!!!")
 	}
@@ -366,6 +371,7 @@ func TestCheckLastWriteFailsOrder(t *testing.T) {
 }
 
 func TestCheckSetupErrorsAndInconclusive(t *testing.T) {
+	t.Parallel() // waits on processes and probes, not on CPU: see TestMain
 	db := filepath.Join(t.TempDir(), "h.db")
 	id := fmt.Sprint(checkStripeDelivery(t, db))
 	url, dsn := checkWallet(t, wallet.Fixed)
@@ -421,6 +427,7 @@ func TestCheckWithoutSecretIsNotAViolation(t *testing.T) {
 }
 
 func TestCheckFromFile(t *testing.T) {
+	t.Parallel() // waits on processes and probes, not on CPU: see TestMain
 	db := filepath.Join(t.TempDir(), "h.db")
 	id := checkStripeDelivery(t, db)
 	// Written by the real export command, as a repository would commit it.
@@ -577,6 +584,7 @@ func TestCheckPostgres(t *testing.T) {
 // The sink stands in for a downstream email API: the count of its calls is a
 // probe, and each call is shown as an effect.
 func TestCheckSinkCountsDownstreamCalls(t *testing.T) {
+	t.Parallel() // waits on processes and probes, not on CPU: see TestMain
 	for _, tc := range []struct {
 		variant string
 		code    int
@@ -630,6 +638,7 @@ func (h *stateHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 }
 
 func TestCheckStateDependentEffectIsNotFlagged(t *testing.T) {
+	t.Parallel() // waits on processes and probes, not on CPU: see TestMain
 	h := &stateHandler{mu: make(chan struct{}, 1)}
 	base := serveHandler(t, h)
 	db := filepath.Join(t.TempDir(), "h.db")
@@ -686,6 +695,7 @@ func (h *githubHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // GitHub keeps the event id in an unsigned header: without --secret every
 // phase still gets a fresh identity and the captured signature stays valid.
 func TestCheckGitHubWithoutSecret(t *testing.T) {
+	t.Parallel() // waits on processes and probes, not on CPU: see TestMain
 	for _, tc := range []struct {
 		dedup bool
 		code  int
@@ -898,6 +908,7 @@ const qaBalanceSQL = "SELECT v FROM balance"
 // decimal: the exactly-once handler passes every phase, the duplicating one
 // fails dups, burst and lost with exact messages.
 func TestCheckDecimalAmounts(t *testing.T) {
+	t.Parallel() // waits on processes and probes, not on CPU: see TestMain
 	for _, tc := range []struct {
 		dedupe bool
 		code   int
@@ -976,6 +987,7 @@ func TestCheckLateDuplicateWorkStaysInItsPhase(t *testing.T) {
 // dups names the copies that changed a probe compared with the reading
 // before them, not every copy after the first extra credit.
 func TestCheckDupsNamesTheCopiesThatDidTheWork(t *testing.T) {
+	t.Parallel() // waits on processes and probes, not on CPU: see TestMain
 	url, dsn := startQAHandler(t, &qaHandler{Amount: 50, WorkOn: map[int]bool{1: true, 2: true, 4: true}})
 	db := filepath.Join(t.TempDir(), "h.db")
 	id := checkStripeDelivery(t, db)
@@ -997,6 +1009,7 @@ func TestCheckDupsNamesTheCopiesThatDidTheWork(t *testing.T) {
 // listening at --to, two documents on stdout, a secret the provider's scheme
 // cannot use.
 func TestCheckSetupProblemsAreExit2(t *testing.T) {
+	t.Parallel() // waits on processes and probes, not on CPU: see TestMain
 	db := filepath.Join(t.TempDir(), "h.db")
 	id := fmt.Sprint(checkStripeDelivery(t, db))
 	addr := freeAddr(t)
@@ -1036,6 +1049,7 @@ func TestCheckSetupProblemsAreExit2(t *testing.T) {
 // That must be said plainly on the phases it leaves unjudged and above the
 // verdict, never passed silently.
 func TestCheckDedupeOnSharedKeyIsWarned(t *testing.T) {
+	t.Parallel() // waits on processes and probes, not on CPU: see TestMain
 	url, dsn := startQAHandler(t, &qaHandler{Amount: 50, Dedupe: true, DedupeOn: "User-Agent"})
 	db := filepath.Join(t.TempDir(), "h.db")
 	id := checkStripeDelivery(t, db)
@@ -1067,6 +1081,7 @@ func TestCheckDedupeOnSharedKeyIsWarned(t *testing.T) {
 // (updated_at): the dups violation names the column that changed and points
 // at probing the business columns instead.
 func TestCheckDupsNamesTheChangedColumn(t *testing.T) {
+	t.Parallel() // waits on processes and probes, not on CPU: see TestMain
 	url, dsn := startQAHandler(t, &qaHandler{Upsert: true})
 	db := filepath.Join(t.TempDir(), "h.db")
 	id := checkStripeDelivery(t, db)
@@ -1117,6 +1132,7 @@ func (h *slackHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // Slack marks its retries (X-Slack-Retry-Num, X-Slack-Retry-Reason): the
 // provider's retry in lost carries them, first copies and duplicates do not.
 func TestCheckSlackRetriesAreMarked(t *testing.T) {
+	t.Parallel() // waits on processes and probes, not on CPU: see TestMain
 	h := &slackHandler{seen: map[string]bool{}}
 	base := serveHandler(t, h)
 	db := filepath.Join(t.TempDir(), "h.db")

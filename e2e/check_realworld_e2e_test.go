@@ -127,6 +127,7 @@ func (h *handshakeHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // to do once: the check is inconclusive (exit 3) and says what the delivery
 // is, instead of "probe what the handler changes".
 func TestCheckHandshakeDeliveryIsNotAnEvent(t *testing.T) {
+	t.Parallel() // waits on processes and probes, not on CPU: see TestMain
 	now := time.Now()
 	for _, tc := range []struct {
 		provider, secret, target, want string
@@ -175,6 +176,7 @@ func TestCheckHandshakeDeliveryIsNotAnEvent(t *testing.T) {
 // already, so even a fresh event changes nothing: the inconclusive first
 // phase names that possibility, not only the probe.
 func TestCheckSharedKeyDedupeBeforeFirstIsNamed(t *testing.T) {
+	t.Parallel() // waits on processes and probes, not on CPU: see TestMain
 	url, dsn := startQAHandler(t, &qaHandler{Amount: 50, Dedupe: true, DedupeOn: "User-Agent"})
 	db := filepath.Join(t.TempDir(), "h.db")
 	id := checkStripeDelivery(t, db)
@@ -197,6 +199,7 @@ func TestCheckSharedKeyDedupeBeforeFirstIsNamed(t *testing.T) {
 // setup error naming --to and the path the delivery was captured at — with
 // or without the secret — not a violation, nor a stale signature.
 func TestCheckWrongRouteIsASetupError(t *testing.T) {
+	t.Parallel() // waits on processes and probes, not on CPU: see TestMain
 	mux := http.NewServeMux()
 	mux.HandleFunc("POST /webhooks/stripe", func(w http.ResponseWriter, r *http.Request) { w.WriteHeader(http.StatusOK) })
 	mux.HandleFunc("GET /webhooks/health", func(w http.ResponseWriter, r *http.Request) { w.WriteHeader(http.StatusOK) })
@@ -235,6 +238,7 @@ func TestCheckWrongRouteIsASetupError(t *testing.T) {
 // once. The sink counts such a call once per key, so that handler passes;
 // the same handler without the key moves money on every copy and fails.
 func TestCheckSinkHonoursIdempotencyKey(t *testing.T) {
+	t.Parallel() // waits on processes and probes, not on CPU: see TestMain
 	for _, tc := range []struct {
 		name    string
 		withKey bool
@@ -286,6 +290,7 @@ func TestCheckSinkHonoursIdempotencyKey(t *testing.T) {
 // never checks X-Hub-Signature-256: the tampered copy must be acted on and
 // flagged, as the JSON one is.
 func TestCheckTamperCatchesUnverifiedFormHandler(t *testing.T) {
+	t.Parallel() // waits on processes and probes, not on CPU: see TestMain
 	var mu sync.Mutex
 	builds := 0
 	mux := http.NewServeMux()

@@ -61,6 +61,7 @@ func TestCheckRejectedSignedCopyIsASetupError(t *testing.T) {
 // report is written for what was judged, the phase it stopped in marked
 // error with the probe's message.
 func TestCheckProbeFailingMidRunWritesReports(t *testing.T) {
+	t.Parallel() // waits on processes and probes, not on CPU: see TestMain
 	dir := t.TempDir()
 	db := filepath.Join(dir, "h.db")
 	id := checkStripeDelivery(t, db)
@@ -207,6 +208,7 @@ func TestCheckLatencyJudgesEveryCopy(t *testing.T) {
 
 // Named probes: reports call a probe by its name, never repeating its SQL.
 func TestCheckNamedProbes(t *testing.T) {
+	t.Parallel() // waits on processes and probes, not on CPU: see TestMain
 	db := filepath.Join(t.TempDir(), "h.db")
 	id := checkStripeDelivery(t, db)
 	url, dsn := checkWallet(t, wallet.Naive)
@@ -224,6 +226,7 @@ func TestCheckNamedProbes(t *testing.T) {
 // after the Stripe delivery is not what gets checked; checking the stray
 // request against a Stripe route says that it is one.
 func TestCheckLastWithProviderFilter(t *testing.T) {
+	t.Parallel() // waits on processes and probes, not on CPU: see TestMain
 	db := filepath.Join(t.TempDir(), "h.db")
 	stripeID := checkStripeDelivery(t, db)
 	stray := &message.Request{Method: "POST", Target: "/webhooks/stripe", Proto: "HTTP/1.1", Body: []byte(`{"hello":"world"}`),

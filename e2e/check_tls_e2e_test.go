@@ -13,6 +13,7 @@ import (
 // TestCheckInsecureSelfSignedHTTPS: check reaches an https handler with a
 // self-signed certificate only with --insecure, and then judges it as usual.
 func TestCheckInsecureSelfSignedHTTPS(t *testing.T) {
+	t.Parallel() // waits on processes and probes, not on CPU: see TestMain
 	db := filepath.Join(t.TempDir(), "h.db")
 	id := checkStripeDelivery(t, db)
 	dsn := "sqlite:" + filepath.Join(t.TempDir(), "wallet.db")

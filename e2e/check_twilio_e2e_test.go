@@ -48,6 +48,7 @@ func (h *twilioSidHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // so a correct handler that dedupes on MessageSid is judged in burst and
 // lost instead of being warned that it drops distinct events.
 func TestCheckTwilioFreshEventHasFreshMessageSid(t *testing.T) {
+	t.Parallel() // waits on processes and probes, not on CPU: see TestMain
 	h := &twilioSidHandler{seen: map[string]bool{}}
 	base := serveHandler(t, h)
 	db := filepath.Join(t.TempDir(), "h.db")

@@ -103,6 +103,7 @@ func TestJSONFieldsJQTemplateE2E(t *testing.T) {
 // TestRunsShowReportE2E: a stored check re-renders in every format from
 // the store, identical to what check itself wrote.
 func TestRunsShowReportE2E(t *testing.T) {
+	t.Parallel() // waits on processes and probes, not on CPU: see TestMain
 	dir := t.TempDir()
 	db := filepath.Join(dir, "h.db")
 	checkStripeDelivery(t, db)

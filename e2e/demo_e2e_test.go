@@ -38,6 +38,7 @@ func TestDemoRunsOfflineUnder15s(t *testing.T) {
 }
 
 func TestDemoKeepPrintsDir(t *testing.T) {
+	t.Parallel() // waits on processes and probes, not on CPU: see TestMain
 	r := runBin(t, "", nil, "demo", "--keep")
 	if r.Code != 0 || !strings.Contains(r.Stdout, "demo dir kept: ") {
 		t.Fatalf("demo --keep: exit %d\n%s\n%s", r.Code, r.Stdout, r.Stderr)

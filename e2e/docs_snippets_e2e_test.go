@@ -83,6 +83,7 @@ func docSnippets(t *testing.T) []snippet {
 // otherwise they run one after another on the machine's loopback. Whatever
 // a block started in the background is killed when it ends.
 func TestDocSnippetsRun(t *testing.T) {
+	t.Parallel() // waits on processes and probes, not on CPU: see TestMain
 	if testing.Short() {
 		t.Skip("runs the documentation's snippets (a minute); skipped with -short")
 	}

@@ -8,6 +8,7 @@ import (
 	"bufio"
 	"bytes"
 	"errors"
+	"flag"
 	"fmt"
 	"io"
 	"net"
@@ -47,6 +48,17 @@ func TestMain(m *testing.M) {
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(2)
+	}
+	// The tests marked parallel spend their time waiting on the processes
+	// they start (handlers, settle windows, probes), not on CPU: run four of
+	// them at once rather than GOMAXPROCS (2 on the target machine), unless
+	// -parallel was given. Timing-bound tests (speed, crash, latency,
+	// memory, TUI) stay sequential and so run alone.
+	flag.Parse()
+	explicit := false
+	flag.Visit(func(f *flag.Flag) { explicit = explicit || f.Name == "test.parallel" })
+	if !explicit {
+		flag.Set("test.parallel", "4")
 	}
 	code := m.Run()
 	os.RemoveAll(dir)

@@ -187,6 +187,7 @@ func TestReportAllFormatsFromARealCheck(t *testing.T) {
 }
 
 func TestReportPassingCheckJUnitHasNoFailures(t *testing.T) {
+	t.Parallel() // waits on processes and probes, not on CPU: see TestMain
 	dir := t.TempDir()
 	db := filepath.Join(dir, "h.db")
 	checkStripeDelivery(t, db)
