@@ -63,34 +63,19 @@ func TestForwardE2ELargeAnswersAreStreamed(t *testing.T) {
 
 	db := filepath.Join(t.TempDir(), "h.db")
 	p, addr := captureStart(t, db, "--forward", "http://"+ln.Addr().String())
-	var wg sync.WaitGroup
-	got := make([]string, senders)
-	for i := 0; i < senders; i++ {
-		wg.Add(1)
-		go func(i int) {
-			defer wg.Done()
-			c, err := net.Dial("tcp", addr)
-			if err != nil {
-				got[i] = err.Error()
-				return
-			}
-			defer c.Close()
-			c.SetDeadline(time.Now().Add(120 * time.Second))
-			target := "/hook"
-			if i%2 == 1 {
-				target += "?chunked=1" // the handler does not say its length
-			}
-			fmt.Fprintf(c, "POST %s HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 2\r\n\r\n{}", target)
-			resp, err := http.ReadResponse(bufio.NewReader(c), nil)
-			if err != nil {
-				got[i] = err.Error()
-				return
-			}
-			n, err := io.Copy(io.Discard, resp.Body)
-			got[i] = fmt.Sprintf("%d %d %v", resp.StatusCode, n, err)
-		}(i)
-	}
-	wg.Wait()
+	got := sendAtOnce(addr, senders, 120*time.Second, func(i int, c net.Conn) string {
+		target := "/hook"
+		if i%2 == 1 {
+			target += "?chunked=1" // the handler does not say its length
+		}
+		fmt.Fprintf(c, "POST %s HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 2\r\n\r\n{}", target)
+		resp, err := http.ReadResponse(bufio.NewReader(c), nil)
+		if err != nil {
+			return err.Error()
+		}
+		n, err := io.Copy(io.Discard, resp.Body)
+		return fmt.Sprintf("%d %d %v", resp.StatusCode, n, err)
+	})
 	for i, g := range got {
 		if want := fmt.Sprintf("200 %d <nil>", size); g != want {
 			t.Errorf("sender %d got %q, want %q (the whole answer)", i+1, g, want)
@@ -133,36 +118,21 @@ func TestCaptureE2EBodiesAtOnceAreBounded(t *testing.T) {
 	db := filepath.Join(t.TempDir(), "h.db")
 	p, addr := captureStart(t, db)
 	body := []byte(strings.Repeat("b", size))
-	var wg sync.WaitGroup
-	got := make([]string, senders)
-	for i := 0; i < senders; i++ {
-		wg.Add(1)
-		go func(i int) {
-			defer wg.Done()
-			c, err := net.Dial("tcp", addr)
-			if err != nil {
-				got[i] = err.Error()
-				return
-			}
-			defer c.Close()
-			c.SetDeadline(time.Now().Add(90 * time.Second))
-			go func() {
-				fmt.Fprintf(c, "POST /big HTTP/1.1\r\nHost: x\r\nContent-Length: %d\r\n\r\n", size)
-				c.Write(body) // fails when capture refuses the body: its answer is read below
-			}()
-			resp, err := http.ReadResponse(bufio.NewReader(c), nil)
-			if err != nil {
-				got[i] = "refused" // a 503 the connection's reset destroyed
-				return
-			}
-			io.Copy(io.Discard, resp.Body)
-			got[i] = strconv.Itoa(resp.StatusCode)
-			if resp.StatusCode == 503 && resp.Header.Get("Retry-After") == "" {
-				got[i] += " without Retry-After"
-			}
-		}(i)
-	}
-	wg.Wait()
+	got := sendAtOnce(addr, senders, 90*time.Second, func(i int, c net.Conn) string {
+		go func() {
+			fmt.Fprintf(c, "POST /big HTTP/1.1\r\nHost: x\r\nContent-Length: %d\r\n\r\n", size)
+			c.Write(body) // fails when capture refuses the body: its answer is read below
+		}()
+		resp, err := http.ReadResponse(bufio.NewReader(c), nil)
+		if err != nil {
+			return "refused" // a 503 the connection's reset destroyed
+		}
+		io.Copy(io.Discard, resp.Body)
+		if resp.StatusCode == 503 && resp.Header.Get("Retry-After") == "" {
+			return "503 without Retry-After"
+		}
+		return strconv.Itoa(resp.StatusCode)
+	})
 	peak := vmHWM(t, p.cmd.Process.Pid)
 	p.stop(10 * time.Second)
 	counts := map[string]int{}
@@ -185,4 +155,28 @@ func TestCaptureE2EBodiesAtOnceAreBounded(t *testing.T) {
 			t.Errorf("delivery %d stored with a body of %d bytes", d.ID, d.BodySize)
 		}
 	}
+}
+
+// sendAtOnce runs send for n senders at once, each on its own connection
+// to addr with a deadline, and returns what each one said (a dial error
+// when it could not connect).
+func sendAtOnce(addr string, n int, deadline time.Duration, send func(i int, c net.Conn) string) []string {
+	var wg sync.WaitGroup
+	got := make([]string, n)
+	for i := range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			c, err := net.Dial("tcp", addr)
+			if err != nil {
+				got[i] = err.Error()
+				return
+			}
+			defer c.Close()
+			c.SetDeadline(time.Now().Add(deadline))
+			got[i] = send(i, c)
+		}()
+	}
+	wg.Wait()
+	return got
 }
