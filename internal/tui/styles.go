@@ -1,6 +1,7 @@
 package tui
 
 import (
+	"github.com/charmbracelet/bubbles/cursor"
 	"github.com/charmbracelet/bubbles/table"
 	"github.com/charmbracelet/lipgloss"
 
@@ -99,3 +100,7 @@ func (st *Styles) tone(t report.Tone) lipgloss.Style {
 func (st *Styles) status(code int, text string) string {
 	return st.tone(report.StatusTone(code)).Render(text)
 }
+
+// cursorStatic: text inputs draw a steady cursor (a blinking one would keep
+// a timer running for nothing).
+const cursorStatic = cursor.CursorStatic

@@ -1,0 +1,41 @@
+package tui
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/hookreplay/hookreplay/internal/message"
+)
+
+func describeIDs(ids []int64) string {
+	if len(ids) == 1 {
+		return fmt.Sprintf("delivery %d", ids[0])
+	}
+	s := make([]string, len(ids))
+	for i, id := range ids {
+		s[i] = fmt.Sprint(id)
+	}
+	if len(s) > 6 {
+		s = append(s[:5], "…")
+	}
+	return fmt.Sprintf("%d deliveries (%s)", len(ids), strings.Join(s, ", "))
+}
+
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return "1 " + one
+	}
+	return fmt.Sprintf("%d %s", n, many)
+}
+
+// pr makes sender-controlled text safe for the terminal: control bytes
+// escaped (message.Printable) and every character terminals disagree on the
+// width of escaped too (steady).
+func pr(s string) string { return steady(message.Printable(s)) }
+
+func dash(s string) string {
+	if s == "" {
+		return "–"
+	}
+	return s
+}

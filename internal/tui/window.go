@@ -1,0 +1,237 @@
+package tui
+
+import (
+	"context"
+	"sort"
+
+	tea "github.com/charmbracelet/bubbletea"
+
+	"github.com/hookreplay/hookreplay/internal/store"
+)
+
+// The deliveries view holds a window of at most pageSize summaries around the
+// cursor; moving within edgeMargin of its end loads the next window. Bodies
+// are never read here, so a store of any size opens and scrolls alike.
+const (
+	pageSize   = 120
+	edgeMargin = 40
+)
+
+type anchorKind int
+
+const (
+	anchorTop    anchorKind = iota // the newest rows
+	anchorBottom                   // the oldest rows
+	anchorID                       // rows around one delivery
+)
+
+// windowMsg is a loaded window: rows[0] is the start-th newest match of total.
+type windowMsg struct {
+	gen    int
+	kind   anchorKind
+	rows   []store.DeliverySummary
+	start  int
+	total  int
+	err    error
+	silent bool // a live reload: errors go to the status bar quietly
+	newer  int  // matches newer than the newest row the user has seen
+	known  bool // total, start and newer were not counted: keep newer
+}
+
+// windowReq is the window loadWindow loads.
+type windowReq struct {
+	gen  int
+	kind anchorKind
+	id   int64 // anchorID: the delivery to load around
+	seen int64 // the newest delivery the user had on screen (0: none)
+	// known: at is id's index among the total matches. A move in a store
+	// that did not change knows both; counting them again took a scan of
+	// the rows past id (300 ms a window near the end of 100k deliveries)
+	// and, under a body-text filter, of every body.
+	known     bool
+	at, total int
+}
+
+// loadWindow loads a window of the matches of f; newer counts those after
+// the newest the user saw.
+func loadWindow(ctx context.Context, st *store.Store, f store.Filter, r windowReq) tea.Cmd {
+	return func() tea.Msg {
+		m := windowMsg{gen: r.gen, kind: r.kind, total: r.total, known: r.known}
+		kind, id := r.kind, r.id
+		if !r.known {
+			if m.total, m.err = st.CountDeliveries(ctx, f); m.err != nil {
+				return m
+			}
+			if r.seen > 0 && kind == anchorID {
+				if m.newer, m.err = st.CountBefore(ctx, f, r.seen); m.err != nil {
+					return m
+				}
+			}
+		}
+		switch kind {
+		case anchorTop:
+			m.rows, m.err = st.ListSummaries(ctx, f, store.Page{Limit: pageSize})
+		case anchorBottom:
+			m.rows, m.err = st.ListSummaries(ctx, f, store.Page{Oldest: true, Limit: pageSize})
+			m.start = max(0, m.total-len(m.rows))
+		case anchorID:
+			var above, below []store.DeliverySummary
+			var pos int
+			if above, m.err = st.ListSummaries(ctx, f, store.Page{After: id, Limit: pageSize / 2}); m.err != nil {
+				return m
+			}
+			if below, m.err = st.ListSummaries(ctx, f, store.Page{Before: id + 1, Limit: pageSize / 2}); m.err != nil {
+				return m
+			}
+			pos = r.at
+			if !r.known {
+				if pos, m.err = st.CountBefore(ctx, f, id); m.err != nil {
+					return m
+				}
+			}
+			m.rows = append(above, below...)
+			m.start = max(0, pos-len(above))
+		}
+		return m
+	}
+}
+
+// load starts loading a window (cancelling the one in flight); its answer
+// is the only one applied.
+func (m *deliveriesModel) load(kind anchorKind, id int64) tea.Cmd {
+	return m.loadReq(windowReq{kind: kind, id: id})
+}
+
+func (m *deliveriesModel) loadReq(r windowReq) tea.Cmd {
+	kind := r.kind
+	if m.stopLoad != nil {
+		m.stopLoad()
+	}
+	var ctx context.Context
+	ctx, m.stopLoad = context.WithCancel(context.Background())
+	m.gen++
+	m.busy, m.stale = true, false
+	m.loading = kind
+	if kind != anchorID {
+		m.pending = 0 // a jump or a new filter: earlier moves are moot
+	}
+	r.gen, r.seen = m.gen, m.seen
+	return loadWindow(ctx, m.env.st, m.filter, r)
+}
+
+// reset loads the newest matches of a new filter.
+func (m *deliveriesModel) reset() tea.Cmd {
+	m.cursor, m.top = 0, 0
+	return m.load(anchorTop, 0)
+}
+
+// reload re-reads the window after the store changed. On the newest row the
+// view follows new deliveries (like tail -f); elsewhere it keeps the selected
+// one under the cursor.
+func (m *deliveriesModel) reload() tea.Cmd {
+	if m.busy {
+		// Restarting would starve a slow body-text scan while a capture
+		// keeps writing: reload once the load in flight is applied.
+		m.stale = true
+		return nil
+	}
+	if m.cursor == 0 || m.selected() == 0 {
+		return m.load(anchorTop, 0)
+	}
+	return m.load(anchorID, m.selected())
+}
+
+// jump loads the newest or the oldest rows; the count of matches is known
+// (counting again scanned every body under a text filter).
+func (m *deliveriesModel) jump(kind anchorKind) tea.Cmd {
+	return m.loadReq(windowReq{kind: kind, known: m.loaded, total: m.total})
+}
+
+func (m *deliveriesModel) applyWindow(w windowMsg) tea.Cmd {
+	if w.gen != m.gen {
+		return nil // a newer load is on its way
+	}
+	m.busy = false
+	if w.err != nil {
+		return failed(w.err)
+	}
+	sel, offset := m.selected(), m.cursor-m.top
+	m.rows, m.start, m.total, m.loaded = w.rows, w.start, w.total, true
+	if !w.known {
+		m.newer = w.newer
+	}
+	switch w.kind {
+	case anchorTop:
+		m.cursor, m.top = 0, 0
+	case anchorBottom:
+		m.cursor = max(0, m.total-1)
+		m.top = max(0, m.total-m.visible())
+	case anchorID:
+		i := sort.Search(len(m.rows), func(i int) bool { return m.rows[i].ID <= sel })
+		m.cursor = m.start + min(i, max(0, len(m.rows)-1))
+		m.top = m.cursor - offset
+	}
+	m.scrollTo(m.cursor)
+	if m.stale {
+		m.stale = false
+		return m.reload()
+	}
+	if p := m.pending; p != 0 {
+		m.pending = 0
+		return m.move(p)
+	}
+	return m.extend()
+}
+
+// move moves the cursor by delta rows; what lies beyond the loaded window
+// is kept in pending for when the next window is in.
+func (m *deliveriesModel) move(delta int) tea.Cmd {
+	if m.busy && m.loading != anchorID {
+		// After g, G or a new filter, moves count from where it lands.
+		m.pending += delta
+		return nil
+	}
+	if len(m.rows) == 0 {
+		return nil
+	}
+	want := min(max(m.cursor+m.pending+delta, 0), max(0, m.total-1))
+	m.scrollTo(want)
+	m.pending = want - m.cursor
+	return m.extend()
+}
+
+// scrollTo puts the cursor on row i (clamped to the loaded rows) and scrolls
+// so it is visible.
+func (m *deliveriesModel) scrollTo(i int) {
+	if len(m.rows) == 0 {
+		m.cursor, m.top = 0, 0
+		return
+	}
+	m.cursor = min(max(i, m.start), m.start+len(m.rows)-1)
+	v := m.visible()
+	m.top = min(m.top, m.cursor)
+	if m.cursor >= m.top+v {
+		m.top = m.cursor - v + 1
+	}
+	m.top = max(0, min(m.top, m.total-v))
+	if m.top == 0 && m.start == 0 && m.rows[0].ID > m.seen {
+		m.seen, m.newer = m.rows[0].ID, 0
+	}
+}
+
+// extend loads a window around the cursor when it came near an end of the
+// loaded rows and more rows lie beyond.
+func (m *deliveriesModel) extend() tea.Cmd {
+	if m.busy || len(m.rows) == 0 {
+		return nil
+	}
+	end := m.start + len(m.rows)
+	if (m.cursor-m.start < edgeMargin && m.start > 0) || (end-1-m.cursor < edgeMargin && end < m.total) {
+		// Nothing changed since the last window (a change reloads it):
+		// the selected row's index and the total are known.
+		return m.loadReq(windowReq{kind: anchorID, id: m.selected(), known: true, at: m.cursor, total: m.total})
+	}
+	return nil
+}
+
+// narrow is below the width where every column but PROVIDER fits: the
