@@ -25,12 +25,26 @@ func copyCurl(e *env, id int64) tea.Cmd {
 		if err != nil {
 			return statusMsg{err: err}
 		}
-		path := filepath.Join(os.TempDir(), fmt.Sprintf("hookreplay-curl-%d.sh", id))
+		// The file goes in a directory of its own that only we can enter
+		// (os.MkdirTemp: a fresh name, mode 0700), created with O_EXCL: a
+		// link or a file another user planted under a predictable name in
+		// the shared $TMPDIR would otherwise receive the delivery and its
+		// credentials.
+		var werr error
+		path := ""
+		dir, err := os.MkdirTemp("", "hookreplay-curl-")
+		if err == nil {
+			path = filepath.Join(dir, fmt.Sprintf("delivery-%d.sh", id))
+		} else {
+			werr = err
+		}
 		var c bytes.Buffer
 		if err := exchange.WriteCurlCommand(&c, d, exchange.WriteOptions{Output: path, Count: 1}); err != nil {
 			return statusMsg{err: err}
 		}
-		werr := os.WriteFile(path, c.Bytes(), 0o600)
+		if werr == nil {
+			werr = writeNew(path, c.Bytes())
+		}
 		if out != nil {
 			fmt.Fprintf(out, "\x1b]52;c;%s\x07", base64.StdEncoding.EncodeToString(bytes.TrimSuffix(c.Bytes(), []byte("\n"))))
 		}
@@ -60,4 +74,17 @@ func exportJSONL(e *env, ids []int64) tea.Cmd {
 		}
 		return statusMsg{text: fmt.Sprintf("exported %s to %s", plural(len(ds), "delivery", "deliveries"), path)}
 	}
+}
+
+// writeNew writes b to path, which must not exist yet (O_EXCL), as 0600.
+func writeNew(path string, b []byte) error {
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+	if err != nil {
+		return err
+	}
+	_, err = f.Write(b)
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	return err
 }

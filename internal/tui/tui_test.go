@@ -277,13 +277,36 @@ func TestDeleteWithConfirmation(t *testing.T) {
 }
 
 func TestCopyAndExport(t *testing.T) {
+	tmp := t.TempDir()
+	t.Setenv("TMPDIR", tmp)
+	// Someone else's link at the name the file used to have: y must not
+	// write through it.
+	victim := filepath.Join(t.TempDir(), "victim")
+	if err := os.WriteFile(victim, []byte("untouched"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(victim, filepath.Join(tmp, "hookreplay-curl-1.sh")); err != nil {
+		t.Fatal(err)
+	}
 	h := newHarness(t, fixtureStore(t), 120, 30)
 	h.keys("G", "y")
 	if !strings.HasPrefix(h.clip.String(), "\x1b]52;c;") {
 		t.Errorf("no OSC 52 sequence written: %q", h.clip.String())
 	}
 	h.contains("copied delivery 1 as curl via OSC 52")
-	b, err := os.ReadFile(filepath.Join(os.TempDir(), "hookreplay-curl-1.sh"))
+	if b, _ := os.ReadFile(victim); string(b) != "untouched" {
+		t.Fatalf("y wrote through a planted link: %q", b)
+	}
+	files, _ := filepath.Glob(filepath.Join(tmp, "hookreplay-curl-*", "delivery-1.sh"))
+	if len(files) != 1 {
+		t.Fatalf("y wrote %v, want one file in a private directory", files)
+	}
+	for path, want := range map[string]os.FileMode{files[0]: 0o600, filepath.Dir(files[0]): 0o700 | os.ModeDir} {
+		if fi, err := os.Stat(path); err != nil || fi.Mode() != want {
+			t.Errorf("%s: mode %v, want %v (%v)", path, fi.Mode(), want, err)
+		}
+	}
+	b, err := os.ReadFile(files[0])
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -306,7 +329,7 @@ func TestCopyAndExport(t *testing.T) {
 	}
 	h.keys("e")
 	h.contains("exported 1 delivery to ")
-	files, _ := filepath.Glob(filepath.Join(h.env.exportDir, "*.jsonl"))
+	files, _ = filepath.Glob(filepath.Join(h.env.exportDir, "*.jsonl"))
 	if len(files) != 1 {
 		t.Fatalf("export wrote %v", files)
 	}
