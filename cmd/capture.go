@@ -88,6 +88,9 @@ the error. One line per delivery is printed on stdout.`,
 				return err
 			}
 			o.Secret = secret
+			if !cmd.Flags().Changed("source") {
+				o.Source = hostSource()
+			}
 			if _, err := store.ParseSync(o.Sync); err != nil {
 				return usageErr("--sync %s: want normal or full", o.Sync)
 			}
@@ -102,7 +105,7 @@ the error. One line per delivery is printed on stdout.`,
 	cmd.Flags().IntVar(&o.Status, "status", 200, "status to answer with when not forwarding")
 	cmd.Flags().StringVar(&maxBody, "max-body", "10MiB", "largest body accepted (10MiB, 512KB, or bytes); larger gets 413 and is not stored")
 	cmd.Flags().IntVar(&o.MaxConns, "max-conns", capture.DefaultMaxConns(), "connections served at once (256 unless the open-file limit is low); beyond it idle keep-alive ones are closed, else new ones get 503")
-	cmd.Flags().StringVar(&o.Source, "source", "", "name stored with every delivery (e.g. stripe-test)")
+	cmd.Flags().StringVar(&o.Source, "source", "", "name stored with every delivery, so that list --source and the TUI's source: tell apart captures writing one store (default: this host's name)")
 	cmd.Flags().StringVar(&o.Secret, "secret", "", "signing secret to verify each delivery with (prefer --secret-env)")
 	cmd.Flags().StringVar(&o.SecretEnv, "secret-env", "", "name of the environment variable holding the signing secret")
 	cmd.Flags().StringVar(&o.Sync, "sync", string(store.DefaultSync), "how a commit waits for the disk: normal keeps every answered delivery across a crash of hookreplay, full also across a power cut (an fsync per commit)")
@@ -205,6 +208,16 @@ func (c captureLines) Delivered(d *store.Delivery, latency time.Duration) {
 }
 
 func (c captureLines) Problem(msg string) { fmt.Fprintf(c.io.ErrOut, "hookreplay: %s\n", msg) }
+
+// hostSource is capture's --source when none is given: the host's name, so
+// that deliveries several machines capture into one store say where each came in.
+func hostSource() string {
+	h, err := os.Hostname()
+	if err != nil {
+		return ""
+	}
+	return h
+}
 
 // tuneGC trades memory for CPU in capture and replay, unless the user set
 // GOGC or GOMEMLIMIT: collections at 4× the live heap rather than 2× (the

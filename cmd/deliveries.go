@@ -226,15 +226,17 @@ func getDelivery(ctx context.Context, st *store.Store, id int64) (*store.Deliver
 // validated once.
 type deliveryFilter struct {
 	Provider string
+	Source   string
 	TypeGlob string
 	EventIDs []string
 	Since    time.Duration
 	since    string // --since as typed, parsed by validate
 }
 
-// addFilterFlags declares --provider, --type, --event-id and --since.
+// addFilterFlags declares --provider, --source, --type, --event-id and --since.
 func (f *deliveryFilter) addFilterFlags(fl *pflag.FlagSet) {
 	fl.StringVar(&f.Provider, "provider", "", "only this provider ("+providers(anyProvider)+")")
+	fl.StringVar(&f.Source, "source", "", "only deliveries captured with this capture --source name (by default a capture's host name)")
 	fl.StringVar(&f.TypeGlob, "type", "", "only event types matching this glob, e.g. 'invoice.*'")
 	fl.StringArrayVar(&f.EventIDs, "event-id", nil, "only deliveries of this event id (repeatable)")
 	fl.StringVar(&f.since, "since", "", "only deliveries received within this long, e.g. 2h or 7d")
@@ -269,12 +271,12 @@ func (f *deliveryFilter) validate() error {
 
 // set reports whether any filter was given.
 func (f *deliveryFilter) set() bool {
-	return f.Provider != "" || f.TypeGlob != "" || len(f.EventIDs) > 0 || f.Since > 0
+	return f.Provider != "" || f.Source != "" || f.TypeGlob != "" || len(f.EventIDs) > 0 || f.Since > 0
 }
 
 // storeFilter is the store query for the filters, --since counted back from now.
 func (f *deliveryFilter) storeFilter(now time.Time) store.Filter {
-	sf := store.Filter{Provider: f.Provider, TypeGlob: f.TypeGlob, EventIDs: f.EventIDs}
+	sf := store.Filter{Provider: f.Provider, Source: f.Source, TypeGlob: f.TypeGlob, EventIDs: f.EventIDs}
 	if f.Since > 0 {
 		sf.Since = now.Add(-f.Since)
 	}

@@ -89,7 +89,7 @@ keeps its mode; symbolic links, FIFOs and devices are refused.`,
 				return usageErr("give delivery IDs or --last, not both")
 			}
 			if o.given() > 0 && o.set() {
-				return usageErr("give delivery IDs or filters (--provider, --type, --event-id, --since), not both")
+				return usageErr("give delivery IDs or filters (--provider, --source, --type, --event-id, --since), not both")
 			}
 			if err := exportRedactRules(o); err != nil {
 				return err

@@ -51,8 +51,9 @@ func newTUICmd(f *factory, runF func(*tuiOptions) error) *cobra.Command {
 capture' stores them (in another terminal, or run 'capture --tui'); enter
 shows a delivery's headers, body, exact wire bytes, captured response,
 signature and past attempts; r replays, c checks, R lists past runs, / filters
-(provider:stripe type:'invoice.*' event-id:E since:2h, other words: body
-text; list's --provider, --type, --event-id and --since start it filtered);
+(provider:stripe source:staging type:'invoice.*' event-id:E since:2h, other
+words: body text; list's --provider, --source, --type, --event-id and --since
+start it filtered);
 ? lists every key.
 
 c runs 'hookreplay check' on the selected deliveries with the check flags
@@ -108,6 +109,7 @@ func tuiQuery(f *deliveryFilter) string {
 		q = append(q, name+":"+v)
 	}
 	add("provider", f.Provider)
+	add("source", f.Source)
 	add("type", f.TypeGlob)
 	for _, e := range f.EventIDs {
 		add("event-id", e)

@@ -179,6 +179,8 @@ func (s *Store) LastDelivery(ctx context.Context) (*Delivery, error) {
 // Filter selects deliveries for List. Zero values mean "any".
 type Filter struct {
 	Provider string
+	// Source keeps deliveries captured with this --source name (exactly).
+	Source   string
 	TypeGlob string // SQLite GLOB on event_type, e.g. "invoice.*"
 	EventID  string
 	// EventIDs keeps deliveries of any of these event ids (with EventID, of
@@ -200,6 +202,10 @@ func (f Filter) where() (string, []any) {
 	if f.Provider != "" {
 		where = append(where, "provider = ?")
 		args = append(args, f.Provider)
+	}
+	if f.Source != "" {
+		where = append(where, "source = ?")
+		args = append(args, f.Source)
 	}
 	if f.TypeGlob != "" {
 		where = append(where, "event_type GLOB ?")

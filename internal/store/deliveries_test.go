@@ -133,15 +133,16 @@ func TestListFiltersDeleteAndPrune(t *testing.T) {
 		provider string
 		typ      string
 		id       string
+		source   string
 	}{
-		{30 * 24 * time.Hour, "stripe", "invoice.paid", "evt_1"},
-		{2 * 24 * time.Hour, "stripe", "invoice.created", "evt_2"},
-		{3 * time.Hour, "github", "issues.opened", "gh_1"},
-		{time.Minute, "stripe", "charge.succeeded", "evt_3"},
-		{time.Second, "stripe", "invoice.paid", "evt_1"}, // a retry of evt_1
+		{30 * 24 * time.Hour, "stripe", "invoice.paid", "evt_1", "staging"},
+		{2 * 24 * time.Hour, "stripe", "invoice.created", "evt_2", "laptop"},
+		{3 * time.Hour, "github", "issues.opened", "gh_1", "staging"},
+		{time.Minute, "stripe", "charge.succeeded", "evt_3", ""},
+		{time.Second, "stripe", "invoice.paid", "evt_1", "Staging"}, // a retry of evt_1
 	}
 	for _, r := range rows {
-		d := &Delivery{ReceivedAt: now.Add(-r.age), Provider: r.provider, EventType: r.typ, EventID: r.id, Method: "POST", Target: "/"}
+		d := &Delivery{ReceivedAt: now.Add(-r.age), Provider: r.provider, EventType: r.typ, EventID: r.id, Method: "POST", Target: "/", Source: r.source}
 		if err := s.InsertDelivery(ctx, d); err != nil {
 			t.Fatal(err)
 		}
@@ -171,6 +172,10 @@ func TestListFiltersDeleteAndPrune(t *testing.T) {
 		{Filter{Limit: 2}, "evt_1,evt_3"},
 		{Filter{Provider: "stripe", Since: now.Add(-3 * 24 * time.Hour), TypeGlob: "invoice.*"}, "evt_1,evt_2"},
 		{Filter{Provider: "slack"}, ""},
+		{Filter{Source: "staging"}, "gh_1,evt_1"},
+		{Filter{Source: "staging", Provider: "stripe"}, "evt_1"},
+		{Filter{Source: "Staging", Limit: 1}, "evt_1"},
+		{Filter{Source: "nowhere"}, ""},
 	}
 	for _, tc := range cases {
 		if got := ids(tc.f); got != tc.want {

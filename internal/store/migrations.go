@@ -112,4 +112,7 @@ CREATE INDEX effects_run ON effects(run_id);
 	// so that it is not stored twice; body is then empty. -1: body holds it
 	// (chunked framing, or a row written before this migration).
 	`ALTER TABLE deliveries ADD COLUMN body_at INTEGER NOT NULL DEFAULT -1;`,
+	// 6: list --source and the TUI's source: filter, newest first, on a
+	// store several captures write (capture --source, default the host name).
+	`CREATE INDEX deliveries_source ON deliveries(source, id);`,
 }

@@ -11,11 +11,12 @@ import (
 )
 
 // filterHelp is the one-line reminder shown while typing a filter.
-const filterHelp = "provider:stripe type:'invoice.*' event-id:evt_1 since:2h, other words: text in the body"
+const filterHelp = "provider:stripe source:staging type:'invoice.*' event-id:evt_1 since:2h, other words: text in the body"
 
 // parseFilter reads the `/` filter: list's flags written as name:value (or
 // --name value, --name=value) — provider, type, event-id, since — and any
-// other words as text the body must contain.
+// other words as text the body must contain. source matches a capture's
+// --source name exactly (case kept: it is the user's own name).
 func parseFilter(q string, now time.Time) (store.Filter, error) {
 	var f store.Filter
 	var text []string
@@ -46,6 +47,8 @@ func parseFilter(q string, now time.Time) (store.Filter, error) {
 		switch name {
 		case "provider", "p":
 			f.Provider = strings.ToLower(value)
+		case "source":
+			f.Source = value
 		case "type", "t":
 			if _, err := path.Match(value, ""); err != nil {
 				return f, fmt.Errorf("type %q: malformed glob (an unclosed [ ?)", value)
@@ -60,7 +63,7 @@ func parseFilter(q string, now time.Time) (store.Filter, error) {
 			}
 			f.Since = now.Add(-d)
 		default:
-			return f, fmt.Errorf("unknown filter --%s (want provider, type, event-id, since or words of the body)", name)
+			return f, fmt.Errorf("unknown filter --%s (want provider, source, type, event-id, since or words of the body)", name)
 		}
 	}
 	f.Text = strings.Join(text, " ")
@@ -69,7 +72,7 @@ func parseFilter(q string, now time.Time) (store.Filter, error) {
 
 func isFilterName(s string) bool {
 	switch s {
-	case "provider", "p", "type", "t", "event-id", "event", "e", "since", "s":
+	case "provider", "p", "source", "type", "t", "event-id", "event", "e", "since", "s":
 		return true
 	}
 	return false

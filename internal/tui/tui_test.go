@@ -133,6 +133,8 @@ func TestParseFilter(t *testing.T) {
 		{q: "--provider github --event-id=abc", want: store.Filter{Provider: "github", EventID: "abc"}},
 		{q: "since:2h cus_1 paid", want: store.Filter{Since: now.Add(-2 * time.Hour), Text: "cus_1 paid"}},
 		{q: `"a:b c"`, want: store.Filter{Text: "a:b c"}},
+		{q: "source:Staging-1 provider:stripe", want: store.Filter{Source: "Staging-1", Provider: "stripe"}},
+		{q: "--source=ci source", want: store.Filter{Source: "ci", Text: "source"}},
 		{q: "type:[x", err: "malformed glob"},
 		{q: "--colour red", err: "unknown filter --colour"},
 	} {
