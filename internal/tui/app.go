@@ -200,10 +200,9 @@ func (m *model) key(msg tea.KeyMsg) tea.Cmd {
 		if m.scrollHelp(msg) {
 			return nil
 		}
+		// Any key closes the help, as it says, q too: a q meant to close it
+		// quit the TUI (ctrl+c still quits, above).
 		m.showHelp = false
-		if key.Matches(msg, k.Quit) {
-			return m.quit()
-		}
 		return nil
 	}
 	if !m.top().Capturing() {

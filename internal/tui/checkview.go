@@ -261,7 +261,7 @@ func stepText(s check.Step) string {
 }
 
 func (m *checkModel) refresh() {
-	m.vp.SetContent(wrap(m.content(), max(10, m.width)))
+	m.vp.SetContent(wrapReport(m.content(), max(10, m.width)))
 	if m.running {
 		m.vp.GotoBottom()
 	}

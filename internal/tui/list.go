@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/charmbracelet/bubbles/table"
+	"github.com/charmbracelet/x/ansi"
 
 	"github.com/hookreplay/hookreplay/internal/report"
 	"github.com/hookreplay/hookreplay/internal/store"
@@ -43,14 +44,35 @@ func (m *deliveriesModel) columns() []table.Column {
 	typ := flex
 	if eventID > 0 {
 		flex = max(flex-2, 10)
-		typ = flex / 2
-		eventID = flex - typ
+		typ, eventID = m.split(flex)
 	}
 	return []table.Column{
 		{Title: " ", Width: 1}, {Title: "ID", Width: 7}, {Title: "RECEIVED", Width: received},
 		{Title: "PROVIDER", Width: provider}, {Title: "EVENT TYPE", Width: typ}, {Title: "EVENT ID", Width: eventID},
 		{Title: "SIG", Width: 3}, {Title: "STATUS", Width: 6}, {Title: "SIZE", Width: size},
 	}
+}
+
+// split shares flex columns between EVENT TYPE and EVENT ID by what the
+// loaded rows hold: the type whole first (it is what a row is read by; at 100
+// columns an even split cut "charge.dispute.created" with columns to spare
+// beside short ids), the id at least a third (or whole when shorter), and
+// columns neither needs to the type.
+func (m *deliveriesModel) split(flex int) (typ, id int) {
+	const minEventID = 10
+	needT, needI := len("EVENT TYPE"), len("EVENT ID")
+	for _, d := range m.rows {
+		needT = max(needT, ansi.StringWidth(eventWhat(d)))
+		needI = max(needI, ansi.StringWidth(dash(pr(d.EventID))))
+	}
+	if needT+needI <= flex {
+		return flex - needI, needI
+	}
+	// A type that would take nearly all (an escaped one, a long path)
+	// leaves the id a third.
+	id = min(needI, max(minEventID, flex/3))
+	typ = min(needT, flex-id)
+	return typ, flex - typ
 }
 
 func (m *deliveriesModel) View() string {
@@ -117,14 +139,18 @@ func (m *deliveriesModel) row(d store.DeliverySummary, cur bool) table.Row {
 	if d.ResponseStatus != 0 {
 		status = fmt.Sprint(d.ResponseStatus)
 	}
-	// A sender without event types (a generic one) is told apart by the
-	// path it posted to, as 'list' shows it.
-	what := pr(d.EventType)
-	if what == "" {
-		what = pr(d.Target)
-	}
 	return table.Row{mark, fmt.Sprint(d.ID), d.ReceivedAt.Local().Format(m.receivedFormat()),
-		pr(d.Provider), dash(what), dash(pr(d.EventID)), sigMark(d.Verification), status, report.Size(d.BodySize)}
+		pr(d.Provider), eventWhat(d), dash(pr(d.EventID)), sigMark(d.Verification), status, report.Size(d.BodySize)}
+}
+
+// eventWhat is what the EVENT TYPE column shows: the event type or, for a
+// sender without event types (a generic one), the path it posted to, as
+// 'list' shows it.
+func eventWhat(d store.DeliverySummary) string {
+	if d.EventType == "" {
+		return dash(pr(d.Target))
+	}
+	return pr(d.EventType)
 }
 
 // sigMark is ✓ for a signature verified at capture, ✗ for one that failed and

@@ -310,3 +310,31 @@ func orDefault(s, def string) string {
 // wrap fits text to width: at spaces where it can, mid-word where a word is
 // longer than the line.
 func wrap(s string, width int) string { return ansi.Wrap(s, width, "") }
+
+// wrapReport fits report text to width with a hanging indent: a line too long
+// is wrapped and its continuation lines start under its own text, two
+// columns in ("  ✗ dups   2 of 2 …" continues at column 4), as a reader of
+// an indented report expects; at column 0 they read as new entries.
+func wrapReport(s string, width int) string {
+	lines := strings.Split(s, "\n")
+	out := make([]string, 0, len(lines))
+	for _, l := range lines {
+		if ansi.StringWidth(l) <= width {
+			out = append(out, l)
+			continue
+		}
+		// The whole line is wrapped at the continuation's width: cutting
+		// off the first line and wrapping the rest again would split styled
+		// text or add a space inside a word broken mid-word.
+		plain := ansi.Strip(l)
+		hang := min(len(plain)-len(strings.TrimLeft(plain, " "))+2, width/2)
+		pad := strings.Repeat(" ", hang)
+		for i, c := range strings.Split(ansi.Wrap(l, max(1, width-hang), ""), "\n") {
+			if i > 0 {
+				c = pad + c
+			}
+			out = append(out, c)
+		}
+	}
+	return strings.Join(out, "\n")
+}

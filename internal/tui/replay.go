@@ -143,7 +143,7 @@ func (m *replayModel) SetSize(w, h int) {
 	}
 	m.vp.Width, m.vp.Height = w, h
 	if m.done {
-		m.vp.SetContent(wrap(m.result, max(10, w)))
+		m.vp.SetContent(wrapReport(m.result, max(10, w)))
 	}
 }
 
@@ -336,7 +336,7 @@ func (m *replayModel) finish(msg replayDoneMsg) tea.Cmd {
 		fmt.Fprintf(&b, "\n%s\n", m.env.styles.Fail.Render("replay stopped: "+msg.err.Error()))
 	}
 	m.result = b.String()
-	m.vp.SetContent(wrap(m.result, max(10, m.width)))
+	m.vp.SetContent(wrapReport(m.result, max(10, m.width)))
 	m.vp.GotoBottom()
 	cmds := []tea.Cmd{send(changedMsg{})}
 	if msg.err != nil {

@@ -85,20 +85,28 @@ func (m *runsModel) SetSize(w, h int) {
 }
 
 // targetWidth is what the TARGET column gets: the rest of the window.
-func (m *runsModel) targetWidth() int { return max(10, m.width-(5+7+14+10+8+14)-7) }
+func (m *runsModel) targetWidth() int { return max(10, m.width-(1+5+7+14+10+8+14)-8) }
 
 func (m *runsModel) columns() []table.Column {
 	// VERDICT fits "– interrupted" and "– inconclusive".
-	return []table.Column{{Title: "RUN", Width: 5}, {Title: "KIND", Width: 7}, {Title: "STARTED", Width: 14},
+	return []table.Column{{Title: " ", Width: 1}, {Title: "RUN", Width: 5}, {Title: "KIND", Width: 7}, {Title: "STARTED", Width: 14},
 		{Title: "TOOK", Width: 10}, {Title: "ATTEMPTS", Width: 8}, {Title: "VERDICT", Width: 14}, {Title: "TARGET", Width: m.targetWidth()}}
 }
 
 // setRows fills the table, each target cut in its middle to fit: its end
 // (the path) tells runs apart where its start (http://127.0.0.1:) does not.
+// The selected row is marked > as in the deliveries list: under NO_COLOR
+// the table's reverse video was the only cursor, and terminals without
+// attributes showed none.
 func (m *runsModel) setRows() {
 	rows := make([]table.Row, len(m.runs))
+	cur := max(m.table.Cursor(), 0)
 	for i, r := range m.runs {
-		rows[i] = table.Row{fmt.Sprint(r.ID), r.Kind, r.StartedAt.Local().Format("01-02 15:04:05"), runTook(r),
+		mark := " "
+		if i == cur {
+			mark = ">"
+		}
+		rows[i] = table.Row{mark, fmt.Sprint(r.ID), r.Kind, r.StartedAt.Local().Format("01-02 15:04:05"), runTook(r),
 			fmt.Sprint(m.counts[r.ID]), verdictMark(r.Verdict), middle(pr(r.Target), m.targetWidth())}
 	}
 	m.table.SetRows(rows)
@@ -136,6 +144,7 @@ func (m *runsModel) Update(msg tea.Msg) tea.Cmd {
 		case tea.MouseButtonWheelDown:
 			m.table.MoveDown(3)
 		}
+		m.setRows()
 	case tea.KeyMsg:
 		k := m.env.keys
 		switch {
@@ -148,6 +157,7 @@ func (m *runsModel) Update(msg tea.Msg) tea.Cmd {
 		default:
 			var cmd tea.Cmd
 			m.table, cmd = m.table.Update(msg)
+			m.setRows()
 			return cmd
 		}
 	}
@@ -229,7 +239,7 @@ func (m *runModel) Status() string {
 func (m *runModel) SetSize(w, h int) {
 	m.vp.Width, m.vp.Height = w, h
 	if m.run != nil {
-		m.vp.SetContent(wrap(m.content(), max(10, m.vp.Width)))
+		m.vp.SetContent(wrapReport(m.content(), max(10, m.vp.Width)))
 	}
 }
 
@@ -243,7 +253,7 @@ func (m *runModel) Update(msg tea.Msg) tea.Cmd {
 			return failed(msg.err)
 		}
 		m.run, m.as = msg.run, msg.attempts
-		m.vp.SetContent(wrap(m.content(), max(10, m.vp.Width)))
+		m.vp.SetContent(wrapReport(m.content(), max(10, m.vp.Width)))
 	case changedMsg:
 		if m.run != nil && m.run.FinishedAt.IsZero() {
 			return loadRun(m.env.st, m.id)

@@ -349,6 +349,10 @@ func TestHelpAndQuit(t *testing.T) {
 	h.golden("help")
 	h.keys("x")
 	h.contains("1/6 deliveries")
+	h.keys("?", "q")
+	if h.m.quitting {
+		t.Fatal("q closing the help quit")
+	}
 	h.keys("q")
 	if !h.m.quitting {
 		t.Fatal("q did not quit")
@@ -563,7 +567,7 @@ func TestRunsColumns(t *testing.T) {
 	}
 	h := newHarness(t, st, 80, 24)
 	h.keys("R")
-	h.contains("– interrupted", "…ks/stripe")
+	h.contains("– interrupted", "…s/stripe")
 	h.send(tea.WindowSizeMsg{Width: 120, Height: 24})
 	h.contains("http://127.0.0.1:19202/webhooks/stripe")
 }
@@ -607,10 +611,12 @@ func TestHelpInASmallWindow(t *testing.T) {
 	h.checkSteady("help at 40x10")
 	h.keys("x")
 	h.contains("1/6 deliveries")
+	// Any key closes the help, as it says, q too (it quit the TUI).
 	h.keys("?", "q")
-	if !h.m.quitting {
-		t.Fatal("q in the help did not quit")
+	if h.m.quitting || h.m.showHelp {
+		t.Fatalf("q in the help: quitting %v, help shown %v; want the help closed and the TUI on", h.m.quitting, h.m.showHelp)
 	}
+	h.contains("1/6 deliveries")
 }
 
 // TestNarrowList: at 40 columns the list keeps ID, time, event type, SIG and
@@ -741,4 +747,53 @@ func TestLatin1Body(t *testing.T) {
 	h.contains("decoded as ISO-8859-1", "café crème brûlée")
 	h.keys("3")
 	h.contains(`caf\xe9 cr\xe8me`)
+}
+
+// TestRunsMarker: the selected run is marked > (under NO_COLOR reverse video
+// was the runs view's only cursor), and the mark follows the cursor.
+func TestRunsMarker(t *testing.T) {
+	st := fixtureStore(t)
+	for i := range 2 {
+		run := &store.Run{Kind: "replay", StartedAt: time.Date(2026, 12, 3, 8, i, 0, 0, time.UTC), Target: "http://127.0.0.1:1/h"}
+		if err := st.CreateRun(context.Background(), run); err != nil {
+			t.Fatal(err)
+		}
+	}
+	h := newHarness(t, st, 100, 24)
+	h.keys("R")
+	h.contains("> 2 ", "  1 ")
+	h.keys("j")
+	h.contains("  2 ", "> 1 ", "2/2 runs")
+}
+
+// TestListEventTypeWhole: at 100 columns an event type is shown whole while
+// the event id column has room to give (an even split cut
+// "charge.dispute.created" with columns to spare).
+func TestListEventTypeWhole(t *testing.T) {
+	st := fixtureStore(t)
+	d := &store.Delivery{Method: "POST", Target: "/hooks/stripe", Provider: "stripe", EventType: "charge.dispute.created",
+		EventID: "evt_1QdisputeCreated00000000", Raw: []byte("x"), ReceivedAt: time.Date(2026, 12, 3, 8, 59, 0, 0, time.UTC)}
+	if err := st.InsertDelivery(context.Background(), d); err != nil {
+		t.Fatal(err)
+	}
+	h := newHarness(t, st, 100, 24)
+	h.contains("charge.dispute.created ", "invoice.payment_succeeded ")
+}
+
+// TestWrapReportIndents: a report line too long for the window continues
+// under its own text, never at column 0.
+func TestWrapReportIndents(t *testing.T) {
+	got := wrapReport("head\n  ✗ dups   2 of 2 duplicates did the work again (copies 2, 3); sql ended at 30000", 40)
+	lines := strings.Split(got, "\n")
+	if len(lines) < 3 || lines[0] != "head" || !strings.HasPrefix(lines[1], "  ✗ dups") {
+		t.Fatalf("wrapped:\n%s", got)
+	}
+	for _, l := range lines[2:] {
+		if !strings.HasPrefix(l, "    ") || strings.HasPrefix(l, "     ") {
+			t.Errorf("continuation %q does not start at column 4", l)
+		}
+		if w := ansi.StringWidth(l); w > 40 {
+			t.Errorf("line %q is %d columns wide", l, w)
+		}
+	}
 }
