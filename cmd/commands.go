@@ -20,6 +20,7 @@ func addCommands(root *cobra.Command, f *factory) {
 		newRunsCmd(f, nil),
 		// check (check.go, demo.go, export.go, import.go)
 		newCheckCmd(f, nil),
+		newKeycheckCmd(f, nil),
 		newDemoCmd(f, nil),
 		newExportCmd(f, nil),
 		newImportCmd(f, nil),

@@ -6,7 +6,7 @@ import (
 	"testing"
 )
 
-// TestEnginesNeverPrint: the engines (capture, replay, check, store, verify,
+// TestEnginesNeverPrint: the engines (capture, replay, check, keycheck, store, verify,
 // probe and their subpackages) hand what they do to the caller — an
 // Observer, an AttemptSink, a result — and never print: none of them may
 // depend on the CLI's streams (internal/iostreams) or on cmd, nor import a
@@ -18,7 +18,7 @@ func TestEnginesNeverPrint(t *testing.T) {
 	if err != nil {
 		t.Fatalf("go list: %v\n%s", err, out)
 	}
-	engines := []string{"internal/capture", "internal/replay", "internal/check", "internal/store", "internal/verify", "internal/probe"}
+	engines := []string{"internal/capture", "internal/replay", "internal/check", "internal/store", "internal/verify", "internal/probe", "internal/keycheck"}
 	seen := 0
 	for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
 		pkg, rest, _ := strings.Cut(line, "|")

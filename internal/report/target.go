@@ -100,6 +100,12 @@ func WriteFile(format Format, path string, c *Check) error {
 	if err := Write(&buf, format, c, false); err != nil {
 		return err
 	}
+	return writeOut(format, path, buf.Bytes())
+}
+
+// writeOut writes a rendered report to path as WriteFile describes.
+func writeOut(format Format, path string, data []byte) error {
+	buf := bytes.NewBuffer(data)
 	if path == "-" {
 		_, err := os.Stdout.Write(buf.Bytes())
 		return err

@@ -33,6 +33,8 @@ func symbol(s Status) string {
 		return "?"
 	case Error:
 		return "E"
+	case Info:
+		return "i"
 	}
 	return "–"
 }
@@ -51,6 +53,8 @@ func PhaseTone(s Status) Tone {
 		return ToneInconclusive
 	case Error:
 		return ToneFail
+	case Info:
+		return ToneInfo
 	}
 	return ToneMuted
 }

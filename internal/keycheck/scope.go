@@ -1,0 +1,63 @@
+package keycheck
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/hookreplay/hookreplay/internal/replay"
+	"github.com/hookreplay/hookreplay/internal/report"
+)
+
+// checkScope sends the body with a fresh key as the first account, then
+// the same key and body as another account: keys belong to the account
+// that sends them, so the second is a new operation of its own. The other
+// account receiving the first's stored answer is a data leak; a conflict
+// means keys are global.
+func (r *runner) checkScope(ctx context.Context) (*report.KeyCheckResult, error) {
+	p := r.o.Profile
+	res := &report.KeyCheckResult{Sent: "the body with a fresh key, then the same key and body from the other account",
+		Expected: "the other account's request runs: 2xx with its own answer, effect E again"}
+	from, err := r.before(ctx, nameScope)
+	if err != nil {
+		return res, err
+	}
+	nonce := newNonce()
+	key := r.newKey(nonce)
+	a1, err := r.send(ctx, nameScope, r.build(req{body: r.o.Body, key: key, nonce: nonce}), replay.SendOptions{})
+	if err != nil {
+		return res, err
+	}
+	mid, err := r.after(ctx, nameScope, "after the first account", from, true)
+	if err != nil {
+		return res, err
+	}
+	a2, err := r.send(ctx, nameScope, r.build(req{body: r.o.Body, key: key, nonce: nonce, as: r.o.OtherAccount}), replay.SendOptions{})
+	if err != nil {
+		return res, err
+	}
+	res.Attempts = 2
+	to, err := r.after(ctx, nameScope, "after the other account", mid, is2xx(a2))
+	if err != nil {
+		return res, err
+	}
+	e := r.effectOf(mid, to)
+	res.Effect = e.String()
+	res.Observed = fmt.Sprintf("first account %s%s, other account %s%s; effect %s", answerText(a1), r.idText(a1), answerText(a2), r.idText(a2), e)
+	switch {
+	case !is2xx(a1):
+		res.Status, res.Why = report.Inconclusive, fmt.Sprintf("the first account's request answered %s", answerText(a1))
+	case is2xx(a2) && sameAnswer(a1, a2) && e.none():
+		res.Status, res.Why = report.Fail, "data leak: the other account received the first account's answer — keys are not scoped per account"
+	case is2xx(a2) && e.is(1):
+		res.Status = report.Pass
+	case (a2.Status == p.ReuseStatus || a2.Status == p.InFlightStatus || a2.Status == 409 || a2.Status == 422) && e.none():
+		res.Status, res.Why = report.Fail, fmt.Sprintf("keys are not scoped per account: the other account's request with the same key was refused with %d, as if the first account's key were its own", a2.Status)
+	case a2.Status == 401 || a2.Status == 403:
+		res.Status, res.Why = report.Inconclusive, fmt.Sprintf("the other account's request answered %d: check the credentials given with %s", a2.Status, r.name(InputOtherAccount))
+	case is2xx(a2) && e.none():
+		res.Status, res.Why = report.Fail, fmt.Sprintf("the other account got 2xx%s but nothing ran: it was answered from the first account's key", r.idText(a2))
+	default:
+		res.Status, res.Why = report.Inconclusive, fmt.Sprintf("the other account's request answered %s with effect %s", answerText(a2), e)
+	}
+	return res, nil
+}

@@ -1,0 +1,275 @@
+// Package idemapi is a small messaging API that honours Idempotency-Key by
+// the bird contract, for keycheck's tests: one correct implementation and
+// one variant per common mistake (Mistake). Its side effect is real and
+// probed over HTTP: GET /debug/count is the number of operations done.
+//
+// Routes: POST /v1/messages (JSON {"to","text","delay_ms","fail_once"}),
+// GET /v1/messages, GET|PATCH|DELETE /v1/messages/{id}. Requests need
+// "Authorization: AccessKey ACCOUNT". A body without "text" is refused
+// with 400; "fail_once" answers 500 the first time its text is seen;
+// "delay_ms" makes the operation take that long. While the file StoreDown
+// names exists, the idempotency store is down.
+package idemapi
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"strings"
+	"sync"
+	"time"
+)
+
+// Mistake is one common way to get Idempotency-Key wrong.
+type Mistake string
+
+// The mistakes, each caught by the keycheck check named for it.
+const (
+	Correct Mistake = ""
+	// Race claims the key with a check, then an insert a moment later: a
+	// sequential or 200 ms-overlap test never sees it; a tight burst does.
+	Race Mistake = "race"
+	// Store5xx keeps a 5xx and replays it.
+	Store5xx Mistake = "5xx"
+	// NoFingerprint replays the stored answer to any request with the key.
+	NoFingerprint Mistake = "fingerprint"
+	// NoInFlight records the key only when the operation is done.
+	NoInFlight Mistake = "inflight"
+	// NoReplayHeader does not mark replays.
+	NoReplayHeader Mistake = "replayheader"
+	// Unscoped keys are global, not per account.
+	Unscoped Mistake = "scope"
+)
+
+// Mistakes lists every mistake.
+var Mistakes = []Mistake{Race, Store5xx, NoFingerprint, NoInFlight, NoReplayHeader, Unscoped}
+
+type entry struct {
+	fp     string
+	done   bool
+	status int
+	body   []byte
+}
+
+// API is the server's state.
+type API struct {
+	Mistake Mistake
+	// StoreDown is a file whose existence means the idempotency store is down.
+	StoreDown string
+
+	mu       sync.Mutex
+	keys     map[string]*entry
+	ops      int
+	next     int
+	messages map[string]map[string]any
+	seen     map[string]bool
+}
+
+// New returns an API with mistake m.
+func New(m Mistake) *API {
+	return &API{Mistake: m, keys: map[string]*entry{}, messages: map[string]map[string]any{}, seen: map[string]bool{}}
+}
+
+func writeJSON(w http.ResponseWriter, status int, v any) []byte {
+	b, _ := json.Marshal(v)
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	w.Write(b)
+	return b
+}
+
+// ServeHTTP routes a request.
+func (a *API) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if r.URL.Path == "/debug/count" {
+		a.mu.Lock()
+		fmt.Fprint(w, a.ops)
+		a.mu.Unlock()
+		return
+	}
+	acct, ok := strings.CutPrefix(r.Header.Get("Authorization"), "AccessKey ")
+	if !ok || acct == "" {
+		writeJSON(w, 401, map[string]string{"error": "unauthorized"})
+		return
+	}
+	body, _ := io.ReadAll(r.Body)
+	if r.Method == http.MethodGet {
+		a.get(w, r)
+		return
+	}
+	key := r.Header.Get("Idempotency-Key")
+	if key == "" {
+		status, b := a.operate(r, body)
+		writeJSON(w, status, json.RawMessage(b))
+		return
+	}
+	a.idempotent(w, r, acct, key, body)
+}
+
+func (a *API) get(w http.ResponseWriter, r *http.Request) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if id, ok := strings.CutPrefix(r.URL.Path, "/v1/messages/"); ok {
+		m, ok := a.messages[id]
+		if !ok {
+			writeJSON(w, 404, map[string]string{"error": "not found"})
+			return
+		}
+		writeJSON(w, 200, m)
+		return
+	}
+	writeJSON(w, 200, map[string]int{"count": len(a.messages)})
+}
+
+// idempotent is the middleware: claim the key, run the operation, keep
+// the answer (a 5xx is not kept), replay a completed one.
+func (a *API) idempotent(w http.ResponseWriter, r *http.Request, acct, key string, body []byte) {
+	if len(key) > 255 {
+		writeJSON(w, 422, map[string]string{"error": "Idempotency-Key longer than 255 characters"})
+		return
+	}
+	if a.StoreDown != "" {
+		if _, err := os.Stat(a.StoreDown); err == nil {
+			writeJSON(w, 503, map[string]string{"error": "idempotency store unavailable"})
+			return
+		}
+	}
+	sk := acct + "\x00" + key
+	if a.Mistake == Unscoped {
+		sk = key
+	}
+	h := sha256.Sum256(append([]byte(r.Method+" "+r.URL.RequestURI()+"\n"), body...))
+	fp := string(h[:])
+	claim := func() (*entry, bool) { // an existing entry, or claimed
+		a.mu.Lock()
+		defer a.mu.Unlock()
+		if e, ok := a.keys[sk]; ok {
+			return e, false
+		}
+		if a.Mistake != NoInFlight {
+			a.keys[sk] = &entry{fp: fp}
+		}
+		return nil, true
+	}
+	if a.Mistake == Race {
+		// Check, then insert after a database round trip: not atomic.
+		a.mu.Lock()
+		e, exists := a.keys[sk]
+		a.mu.Unlock()
+		if !exists {
+			time.Sleep(2 * time.Millisecond)
+			a.mu.Lock()
+			a.keys[sk] = &entry{fp: fp}
+			a.mu.Unlock()
+		}
+		if exists {
+			a.existing(w, e, fp)
+			return
+		}
+	} else if e, claimed := claim(); !claimed {
+		a.existing(w, e, fp)
+		return
+	}
+	status, b := a.operate(r, body)
+	a.mu.Lock()
+	switch {
+	case status >= 500 && a.Mistake != Store5xx:
+		delete(a.keys, sk)
+	default:
+		a.keys[sk] = &entry{fp: fp, done: true, status: status, body: b}
+	}
+	a.mu.Unlock()
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	w.Write(b)
+}
+
+func (a *API) existing(w http.ResponseWriter, e *entry, fp string) {
+	a.mu.Lock()
+	done, efp, status, body := e.done, e.fp, e.status, e.body
+	a.mu.Unlock()
+	switch {
+	case efp != fp && a.Mistake != NoFingerprint:
+		writeJSON(w, 409, map[string]string{"error": "Idempotency-Key reused with another request"})
+	case !done:
+		writeJSON(w, 409, map[string]string{"error": "a request with this Idempotency-Key is in progress"})
+	default:
+		if a.Mistake != NoReplayHeader {
+			w.Header().Set("Idempotency-Replay", "true")
+		}
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(status)
+		w.Write(body)
+	}
+}
+
+// operate does the work of one mutating request: its status and body.
+func (a *API) operate(r *http.Request, body []byte) (int, []byte) {
+	if strings.HasPrefix(r.URL.Path, "/v1/messages/") {
+		return a.operateOn(r, strings.TrimPrefix(r.URL.Path, "/v1/messages/"), body)
+	}
+	if r.URL.Path != "/v1/messages" || r.Method != http.MethodPost {
+		return 405, []byte(`{"error":"method not allowed"}`)
+	}
+	var in struct {
+		To       string `json:"to"`
+		Text     string `json:"text"`
+		DelayMS  int    `json:"delay_ms"`
+		FailOnce bool   `json:"fail_once"`
+	}
+	if json.Unmarshal(body, &in) != nil || in.Text == "" {
+		return 400, []byte(`{"error":"text is required"}`)
+	}
+	if in.FailOnce {
+		a.mu.Lock()
+		first := !a.seen[in.Text]
+		a.seen[in.Text] = true
+		a.mu.Unlock()
+		if first {
+			return 500, []byte(`{"error":"temporary failure"}`)
+		}
+	}
+	if in.DelayMS > 0 {
+		time.Sleep(time.Duration(in.DelayMS) * time.Millisecond)
+	}
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	a.next++
+	a.ops++
+	id := fmt.Sprintf("msg_%d", a.next)
+	m := map[string]any{"id": id, "to": in.To, "text": in.Text, "created": time.Now().UnixNano()}
+	a.messages[id] = m
+	b, _ := json.Marshal(m)
+	return 201, b
+}
+
+func (a *API) operateOn(r *http.Request, id string, body []byte) (int, []byte) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	m, ok := a.messages[id]
+	if !ok {
+		return 404, []byte(`{"error":"not found"}`)
+	}
+	switch r.Method {
+	case http.MethodDelete:
+		delete(a.messages, id)
+		a.ops++
+		return 200, []byte(fmt.Sprintf(`{"id":%q,"deleted":true}`, id))
+	case http.MethodPatch:
+		var in map[string]any
+		if len(bytes.TrimSpace(body)) > 0 && json.Unmarshal(body, &in) != nil {
+			return 400, []byte(`{"error":"bad json"}`)
+		}
+		for k, v := range in {
+			m[k] = v
+		}
+		m["updated"] = time.Now().UnixNano()
+		a.ops++
+		b, _ := json.Marshal(m)
+		return 200, b
+	}
+	return 405, []byte(`{"error":"method not allowed"}`)
+}
