@@ -13,6 +13,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/hookreplay/hookreplay/internal/iostreams"
+	"github.com/hookreplay/hookreplay/internal/redact"
 	"github.com/hookreplay/hookreplay/internal/store"
 )
 
@@ -40,6 +41,8 @@ func versionFrom(ldflags string, bi *debug.BuildInfo, ok bool) string {
 type factory struct {
 	IO     *iostreams.IO
 	DBPath string
+	// DBSchema is --db-schema: the Postgres schema of a postgres:// store.
+	DBSchema string
 	// Store opens (creating when absent) the database at DBPath and makes
 	// sure it can be written; the caller closes it.
 	Store func() (*store.Store, error)
@@ -53,11 +56,14 @@ func newFactory(io *iostreams.IO) *factory {
 	f := &factory{IO: io}
 	open := func() (*store.Store, error) {
 		if strings.TrimSpace(f.DBPath) == "" {
-			return nil, usageErr("--db is empty: give the database file, e.g. --db hookreplay.db")
+			return nil, usageErr("--db is empty: give the database file, e.g. --db hookreplay.db, or a postgres:// URL")
 		}
-		s, err := store.Open(context.Background(), f.DBPath)
+		if f.DBSchema != "" && !store.IsURL(f.DBPath) {
+			return nil, usageErr("--db-schema is for a postgres:// --db; %s is a SQLite file", f.DBPath)
+		}
+		s, err := store.Open(context.Background(), f.DBPath, store.WithSchema(f.DBSchema))
 		if err != nil {
-			return nil, setupErr("%v", err)
+			return nil, setupErr("%v", f.redact(err))
 		}
 		return s, nil
 	}
@@ -70,17 +76,28 @@ func newFactory(io *iostreams.IO) *factory {
 		// delivery: a read-only file is refused now, not answered 503 later.
 		if err := s.CheckWritable(context.Background()); err != nil {
 			s.Close()
-			return nil, setupErr("%v", err)
+			return nil, setupErr("%v", f.redact(err))
 		}
 		return s, nil
 	}
 	f.ExistingStore = func() (*store.Store, error) {
+		if store.IsURL(f.DBPath) {
+			return open() // a Postgres store is created on first use by any command
+		}
 		if _, err := os.Stat(f.DBPath); errors.Is(err, os.ErrNotExist) && strings.TrimSpace(f.DBPath) != "" {
 			return nil, setupErr("no database at %s (capture or import deliveries first, or pass --db / HOOKREPLAY_DB)", f.DBPath)
 		}
 		return open()
 	}
 	return f
+}
+
+// redact removes the credentials of --db from err's message (the store
+// never puts them there; this holds for whatever wraps its errors too).
+func (f *factory) redact(err error) error {
+	var s redact.Secrets
+	s.AddURL(f.DBPath)
+	return s.Error(err)
 }
 
 // NewRootCmd builds the command tree over io.
@@ -116,8 +133,11 @@ Start with:  hookreplay demo`,
 	if env := os.Getenv("HOOKREPLAY_DB"); env != "" {
 		defaultDB = env
 	}
-	root.PersistentFlags().StringVar(&f.DBPath, "db", defaultDB, "SQLite database file (env HOOKREPLAY_DB)")
+	root.PersistentFlags().StringVar(&f.DBPath, "db", defaultDB, "the store: a SQLite file, or a postgres://user@host:5432/db?sslmode=... URL for a team store shared by many machines (password from PGPASSWORD or ~/.pgpass; see docs/postgres.md) (env HOOKREPLAY_DB)")
+	// --help shows HOOKREPLAY_DB's value as the default: never its password.
+	root.PersistentFlags().Lookup("db").DefValue = store.Display(defaultDB)
 	markEnvDefault(root.PersistentFlags(), "db", "hookreplay.db")
+	root.PersistentFlags().StringVar(&f.DBSchema, "db-schema", "", "with a postgres:// --db: the schema hookreplay's tables live in (default: the URL's search_path, else hookreplay)")
 	root.PersistentFlags().BoolVar(&noPager, "no-pager", false, "do not page long output (show, runs show, check's report) through $PAGER; it is paged only when stdout is a terminal")
 	root.PersistentFlags().BoolVar(&noColor, "no-color", false, "disable colour (also NO_COLOR, and off when stdout is not a terminal)")
 	addCommands(root, f)

@@ -88,19 +88,25 @@ var ErrReadOnly = errors.New("database is read-only")
 func (s *Store) CheckWritable(ctx context.Context) error {
 	tx, err := s.db.BeginTx(ctx, nil)
 	if err != nil {
-		return writeErr(s.path, err)
+		return writeErr(s.Path(), s.db.d, err)
 	}
 	defer tx.Rollback()
 	// A write statement that changes no row still needs a writable file.
-	if _, err := tx.ExecContext(ctx, "DELETE FROM deliveries WHERE 0"); err != nil {
-		return writeErr(s.path, err)
+	if _, err := tx.ExecContext(ctx, "DELETE FROM deliveries WHERE 1 = 0"); err != nil {
+		return writeErr(s.Path(), s.db.d, err)
 	}
 	return nil
 }
 
-func writeErr(path string, err error) error {
+func writeErr(path string, d dialect, err error) error {
+	if _, pg := d.(postgresDialect); pg && strings.Contains(err.Error(), "permission denied") {
+		return fmt.Errorf("%w: %s (the Postgres role may read but not write hookreplay's tables: commands that store deliveries or runs need INSERT, UPDATE and DELETE on them)", ErrReadOnly, path)
+	}
 	if strings.Contains(err.Error(), "readonly") || strings.Contains(err.Error(), "read-only") {
 		return fmt.Errorf("%w: %s (hookreplay needs to write to it and to its directory: check permissions)", ErrReadOnly, path)
+	}
+	if msg := d.redact(err.Error()); msg != err.Error() {
+		return fmt.Errorf("database %s: %s", path, msg)
 	}
 	return fmt.Errorf("database %s: %w", path, err)
 }

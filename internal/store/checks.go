@@ -53,14 +53,12 @@ func (s *Store) InsertProbeReading(ctx context.Context, r *ProbeReading) error {
 	if r.ReadAt.IsZero() {
 		r.ReadAt = time.Now()
 	}
-	res, err := s.db.ExecContext(ctx, `INSERT INTO probe_readings (run_id, delivery_id, phase, point, probe, value,
-		numeric, read_at) VALUES (?,?,?,?,?,?,?,?)`, r.RunID, r.DeliveryID, r.Phase, r.Point, r.Probe, r.Value,
-		num, r.ReadAt.UnixNano())
-	if err != nil {
+	if err := s.db.QueryRowContext(ctx, `INSERT INTO probe_readings (run_id, delivery_id, phase, point, probe, value,
+		numeric, read_at) VALUES (?,?,?,?,?,?,?,?) RETURNING id`, r.RunID, r.DeliveryID, r.Phase, r.Point, r.Probe, r.Value,
+		num, r.ReadAt.UnixNano()).Scan(&r.ID); err != nil {
 		return fmt.Errorf("record probe reading: %w", err)
 	}
-	r.ID, err = res.LastInsertId()
-	return err
+	return nil
 }
 
 // ListProbeReadings returns run id's probe readings in the order they were taken.
@@ -95,13 +93,11 @@ func (s *Store) InsertVerdict(ctx context.Context, v *VerdictRow) error {
 	if len(detail) == 0 {
 		detail = json.RawMessage("{}")
 	}
-	res, err := s.db.ExecContext(ctx, `INSERT INTO verdicts (run_id, delivery_id, phase, status, message, detail)
-		VALUES (?,?,?,?,?,?)`, v.RunID, v.DeliveryID, v.Phase, v.Status, v.Message, string(detail))
-	if err != nil {
+	if err := s.db.QueryRowContext(ctx, `INSERT INTO verdicts (run_id, delivery_id, phase, status, message, detail)
+		VALUES (?,?,?,?,?,?) RETURNING id`, v.RunID, v.DeliveryID, v.Phase, v.Status, v.Message, string(detail)).Scan(&v.ID); err != nil {
 		return fmt.Errorf("record verdict: %w", err)
 	}
-	v.ID, err = res.LastInsertId()
-	return err
+	return nil
 }
 
 // ListVerdicts returns run id's verdicts in the order they were recorded.
@@ -131,13 +127,11 @@ func (s *Store) InsertEffect(ctx context.Context, e *EffectRow) error {
 	if body == nil {
 		body = []byte{}
 	}
-	res, err := s.db.ExecContext(ctx, `INSERT INTO effects (run_id, delivery_id, phase, at, method, path, body)
-		VALUES (?,?,?,?,?,?,?)`, e.RunID, e.DeliveryID, e.Phase, unixNano(e.At), e.Method, e.Path, body)
-	if err != nil {
+	if err := s.db.QueryRowContext(ctx, `INSERT INTO effects (run_id, delivery_id, phase, at, method, path, body)
+		VALUES (?,?,?,?,?,?,?) RETURNING id`, e.RunID, e.DeliveryID, e.Phase, unixNano(e.At), e.Method, e.Path, body).Scan(&e.ID); err != nil {
 		return fmt.Errorf("record effect: %w", err)
 	}
-	e.ID, err = res.LastInsertId()
-	return err
+	return nil
 }
 
 // ListEffects returns run id's sink calls in the order they were recorded.

@@ -2,13 +2,14 @@ package store
 
 import (
 	"context"
-	"path/filepath"
 	"testing"
 )
 
-func TestChecksRoundTrip(t *testing.T) {
+func TestChecksRoundTrip(t *testing.T) { eachBackend(t, testChecksRoundTrip) }
+
+func testChecksRoundTrip(t *testing.T, loc string) {
 	ctx := context.Background()
-	s, err := Open(ctx, filepath.Join(t.TempDir(), "h.db"))
+	s, err := Open(ctx, loc)
 	if err != nil {
 		t.Fatal(err)
 	}

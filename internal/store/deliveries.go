@@ -72,7 +72,7 @@ const deliveryCols = `id, received_at, source, remote_addr, provider, event_id, 
 const insertDeliverySQL = `INSERT INTO deliveries (received_at, source, remote_addr, provider,
 	event_id, event_type, identity, method, target, proto, headers, raw_request, body, verification,
 	response_status, response_headers, response_body, latency_ns, forward_error, origin, response_size, body_at)
-	VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)`
+	VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?) RETURNING id`
 
 // deliveryArgs returns d's column values for insertDeliverySQL, received at
 // recv, with the store's defaults where d leaves a field empty.
@@ -108,12 +108,10 @@ func (s *Store) InsertDelivery(ctx context.Context, d *Delivery) error {
 	if d.Proto == "" {
 		d.Proto = "HTTP/1.1"
 	}
-	res, err := s.db.ExecContext(ctx, insertDeliverySQL, deliveryArgs(d, d.ReceivedAt)...)
-	if err != nil {
+	if err := s.db.QueryRowContext(ctx, insertDeliverySQL, deliveryArgs(d, d.ReceivedAt)...).Scan(&d.ID); err != nil {
 		return fmt.Errorf("insert delivery: %w", err)
 	}
-	d.ID, err = res.LastInsertId()
-	return err
+	return nil
 }
 
 // SetResponse records what the handler (or capture itself) answered for
@@ -181,7 +179,7 @@ type Filter struct {
 	Provider string
 	// Source keeps deliveries captured with this --source name (exactly).
 	Source   string
-	TypeGlob string // SQLite GLOB on event_type, e.g. "invoice.*"
+	TypeGlob string // a glob (SQLite's GLOB: * ? [...]) on event_type, e.g. "invoice.*"
 	EventID  string
 	// EventIDs keeps deliveries of any of these event ids (with EventID, of
 	// any of them all).
@@ -196,7 +194,7 @@ type Filter struct {
 
 // where returns f's conditions as an SQL expression ("" for none) and its
 // arguments.
-func (f Filter) where() (string, []any) {
+func (f Filter) where(d dialect) (string, []any) {
 	var where []string
 	var args []any
 	if f.Provider != "" {
@@ -208,8 +206,9 @@ func (f Filter) where() (string, []any) {
 		args = append(args, f.Source)
 	}
 	if f.TypeGlob != "" {
-		where = append(where, "event_type GLOB ?")
-		args = append(args, f.TypeGlob)
+		cond, arg := d.globMatch("event_type", f.TypeGlob)
+		where = append(where, cond)
+		args = append(args, arg)
 	}
 	if ids := f.eventIDs(); len(ids) > 0 {
 		where = append(where, "event_id IN (?"+strings.Repeat(", ?", len(ids)-1)+")")
@@ -222,8 +221,9 @@ func (f Filter) where() (string, []any) {
 		args = append(args, f.Since.UnixNano())
 	}
 	if f.Text != "" {
-		where = append(where, `CAST(`+bodyExpr+` AS TEXT) LIKE ? ESCAPE '\'`)
-		args = append(args, "%"+likeEscaper.Replace(f.Text)+"%")
+		cond, arg := d.bodyContains(bodyExpr, f.Text)
+		where = append(where, cond)
+		args = append(args, arg)
 	}
 	return strings.Join(where, " AND "), args
 }
@@ -253,7 +253,7 @@ func (s *Store) ListDeliveries(ctx context.Context, f Filter) ([]*Delivery, erro
 // order, one row at a time: listing a whole store holds one delivery in
 // memory, not all of them. An error from fn stops the walk and is returned.
 func (s *Store) EachDelivery(ctx context.Context, f Filter, fn func(*Delivery) error) error {
-	where, args := f.where()
+	where, args := f.where(s.db.d)
 	q := `SELECT ` + deliveryCols + ` FROM deliveries`
 	if where != "" {
 		q += " WHERE " + where

@@ -91,8 +91,10 @@ func TestOpenRejectsNewerSchemaAndNonDatabase(t *testing.T) {
 	}
 }
 
-func TestDeliveryRoundTrip(t *testing.T) {
-	s := deliveriesOpen(t, filepath.Join(t.TempDir(), "rt.db"))
+func TestDeliveryRoundTrip(t *testing.T) { eachBackend(t, testDeliveryRoundTrip) }
+
+func testDeliveryRoundTrip(t *testing.T, loc string) {
+	s := deliveriesOpen(t, loc)
 	ctx := context.Background()
 	at := time.Unix(1700000000, 123456789)
 	raw := []byte("POST /a HTTP/1.1\r\nX-A: 1\r\nx-a: 2\r\n\r\n\x00\xff")
@@ -124,8 +126,10 @@ func TestDeliveryRoundTrip(t *testing.T) {
 	}
 }
 
-func TestListFiltersDeleteAndPrune(t *testing.T) {
-	s := deliveriesOpen(t, filepath.Join(t.TempDir(), "f.db"))
+func TestListFiltersDeleteAndPrune(t *testing.T) { eachBackend(t, testListFiltersDeleteAndPrune) }
+
+func testListFiltersDeleteAndPrune(t *testing.T, loc string) {
+	s := deliveriesOpen(t, loc)
 	ctx := context.Background()
 	now := time.Now()
 	rows := []struct {
@@ -199,8 +203,10 @@ func TestListFiltersDeleteAndPrune(t *testing.T) {
 }
 
 // A reader in another connection sees committed rows while a writer inserts.
-func TestConcurrentWritersAndReaders(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "c.db")
+func TestConcurrentWritersAndReaders(t *testing.T) { eachBackend(t, testConcurrentWritersAndReaders) }
+
+func testConcurrentWritersAndReaders(t *testing.T, loc string) {
+	path := loc
 	w := deliveriesOpen(t, path)
 	r := deliveriesOpen(t, path)
 	ctx := context.Background()

@@ -366,7 +366,7 @@ func (s *Store) ImportDeliveries(ctx context.Context, ds []*Delivery) error {
 // import of any size holds one delivery in memory and is still all or none:
 // nothing is visible before Commit, and Rollback (or an error) adds nothing.
 type Importer struct {
-	tx   *sql.Tx
+	tx   txn
 	stmt *sql.Stmt
 }
 
@@ -399,11 +399,8 @@ func insertWith(ctx context.Context, insert *sql.Stmt, d *Delivery) (int64, time
 	if recv.IsZero() {
 		recv = time.Now()
 	}
-	res, err := insert.ExecContext(ctx, deliveryArgs(d, recv)...)
-	if err != nil {
-		return 0, recv, err
-	}
-	id, err := res.LastInsertId()
+	var id int64
+	err := insert.QueryRowContext(ctx, deliveryArgs(d, recv)...).Scan(&id)
 	return id, recv, err
 }
 

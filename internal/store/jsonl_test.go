@@ -14,16 +14,6 @@ import (
 	"github.com/hookreplay/hookreplay/internal/message"
 )
 
-func jsonlOpenStore(t *testing.T) *Store {
-	t.Helper()
-	s, err := Open(context.Background(), filepath.Join(t.TempDir(), "hookreplay.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { s.Close() })
-	return s
-}
-
 // jsonlCaptured inserts the raw HTTP captures in testdata/jsonl as a capture
 // would and returns them as stored.
 func jsonlCaptured(t *testing.T, s *Store) []*Delivery {
@@ -105,8 +95,10 @@ func jsonlSame(t *testing.T, want, got *Delivery) {
 	}
 }
 
-func TestJSONLRoundTrip(t *testing.T) {
-	src := jsonlOpenStore(t)
+func TestJSONLRoundTrip(t *testing.T) { eachBackend(t, testJSONLRoundTrip) }
+
+func testJSONLRoundTrip(t *testing.T, loc string) {
+	src := deliveriesOpen(t, loc)
 	ds := jsonlCaptured(t, src)
 	var buf bytes.Buffer
 	if err := WriteJSONL(&buf, ds); err != nil {
@@ -149,8 +141,9 @@ func TestJSONLRoundTrip(t *testing.T) {
 		jsonlSame(t, ds[i], back[i])
 	}
 
-	// Into a fresh store: new rows, everything but the id kept, bytes exact.
-	dst := jsonlOpenStore(t)
+	// Into a fresh store of the other backend (when there is a Postgres to
+	// test with): new rows, everything but the id kept, bytes exact.
+	dst := deliveriesOpen(t, otherBackend(t, loc))
 	ctx := context.Background()
 	if err := dst.InsertDelivery(ctx, &Delivery{Method: "GET", Target: "/", Raw: []byte("GET / HTTP/1.1\r\n\r\n")}); err != nil {
 		t.Fatal(err)
@@ -266,8 +259,10 @@ func TestReadJSONLEmpty(t *testing.T) {
 	}
 }
 
-func TestImportDeliveriesAllOrNothing(t *testing.T) {
-	s := jsonlOpenStore(t)
+func TestImportDeliveriesAllOrNothing(t *testing.T) { eachBackend(t, testImportDeliveriesAllOrNothing) }
+
+func testImportDeliveriesAllOrNothing(t *testing.T, loc string) {
+	s := deliveriesOpen(t, loc)
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
 	ds := []*Delivery{{Method: "POST", Target: "/a", Raw: []byte("x")}}

@@ -55,13 +55,11 @@ func (s *Store) CreateRun(ctx context.Context, r *Run) error {
 	if err != nil || r.Options == nil {
 		opts = []byte("{}")
 	}
-	res, err := s.db.ExecContext(ctx, `INSERT INTO runs (kind, started_at, target, seed, options) VALUES (?,?,?,?,?)`,
-		r.Kind, r.StartedAt.UnixNano(), r.Target, r.Seed, string(opts))
-	if err != nil {
+	if err := s.db.QueryRowContext(ctx, `INSERT INTO runs (kind, started_at, target, seed, options) VALUES (?,?,?,?,?) RETURNING id`,
+		r.Kind, r.StartedAt.UnixNano(), r.Target, r.Seed, string(opts)).Scan(&r.ID); err != nil {
 		return fmt.Errorf("create run: %w", err)
 	}
-	r.ID, err = res.LastInsertId()
-	return err
+	return nil
 }
 
 // FinishRun records the end of run id with its verdict and a JSON summary.
@@ -78,6 +76,11 @@ func (s *Store) FinishRun(ctx context.Context, id int64, finished time.Time, ver
 	return nil
 }
 
+// insertAttemptSQL inserts one attempt and returns its id.
+const insertAttemptSQL = `INSERT INTO attempts (run_id, delivery_id, phase, copy, conn_id, event_id,
+	sent_at, completed_at, status, response_headers, response_body, latency_ns, error, lost, edit,
+	stands_for_ns, detail) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?) RETURNING id`
+
 // InsertAttempt records a and sets a.ID.
 func (s *Store) InsertAttempt(ctx context.Context, a *Attempt) error {
 	hdrs, _ := json.Marshal(nonNilHeaders(a.ResponseHeaders))
@@ -85,17 +88,13 @@ func (s *Store) InsertAttempt(ctx context.Context, a *Attempt) error {
 	if err != nil || a.Detail == nil {
 		detail = []byte("{}")
 	}
-	res, err := s.db.ExecContext(ctx, `INSERT INTO attempts (run_id, delivery_id, phase, copy, conn_id, event_id,
-		sent_at, completed_at, status, response_headers, response_body, latency_ns, error, lost, edit,
-		stands_for_ns, detail) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)`,
+	if err := s.db.QueryRowContext(ctx, insertAttemptSQL,
 		a.RunID, a.DeliveryID, a.Phase, a.Copy, a.ConnID, a.EventID, unixNano(a.SentAt), unixNano(a.CompletedAt),
 		a.Status, string(hdrs), a.ResponseBody, a.Latency.Nanoseconds(), a.Err, a.Lost, a.Edit,
-		a.StandsFor.Nanoseconds(), string(detail))
-	if err != nil {
+		a.StandsFor.Nanoseconds(), string(detail)).Scan(&a.ID); err != nil {
 		return fmt.Errorf("record attempt: %w", err)
 	}
-	a.ID, err = res.LastInsertId()
-	return err
+	return nil
 }
 
 // GetRun returns run id, or an error wrapping ErrNotFound.
@@ -210,9 +209,7 @@ func (s *Store) InsertAttempts(ctx context.Context, as []*Attempt) error {
 		return fmt.Errorf("record attempts: %w", err)
 	}
 	defer tx.Rollback()
-	stmt, err := tx.PrepareContext(ctx, `INSERT INTO attempts (run_id, delivery_id, phase, copy, conn_id, event_id,
-		sent_at, completed_at, status, response_headers, response_body, latency_ns, error, lost, edit,
-		stands_for_ns, detail) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)`)
+	stmt, err := tx.PrepareContext(ctx, insertAttemptSQL)
 	if err != nil {
 		return fmt.Errorf("record attempts: %w", err)
 	}
@@ -223,13 +220,9 @@ func (s *Store) InsertAttempts(ctx context.Context, as []*Attempt) error {
 		if err != nil || a.Detail == nil {
 			detail = []byte("{}")
 		}
-		res, err := stmt.ExecContext(ctx, a.RunID, a.DeliveryID, a.Phase, a.Copy, a.ConnID, a.EventID, unixNano(a.SentAt),
+		if err := stmt.QueryRowContext(ctx, a.RunID, a.DeliveryID, a.Phase, a.Copy, a.ConnID, a.EventID, unixNano(a.SentAt),
 			unixNano(a.CompletedAt), a.Status, string(hdrs), a.ResponseBody, a.Latency.Nanoseconds(), a.Err, a.Lost, a.Edit,
-			a.StandsFor.Nanoseconds(), string(detail))
-		if err != nil {
-			return fmt.Errorf("record attempt: %w", err)
-		}
-		if a.ID, err = res.LastInsertId(); err != nil {
+			a.StandsFor.Nanoseconds(), string(detail)).Scan(&a.ID); err != nil {
 			return fmt.Errorf("record attempt: %w", err)
 		}
 	}

@@ -1,6 +1,8 @@
-// Package store is the single owner of hookreplay's SQLite database: captured
+// Package store is the single owner of hookreplay's database: captured
 // deliveries, replay/check runs, their attempts, probe readings and verdicts.
-// No SQL lives outside this package.
+// No SQL lives outside this package. A store is a SQLite file (the embedded
+// default) or a schema in a Postgres database (the team store, opened from a
+// postgres:// URL); nothing outside the package knows which.
 package store
 
 import (
@@ -21,8 +23,9 @@ var ErrNotFound = errors.New("not found")
 
 // Store is an open hookreplay database. It is safe for concurrent use.
 type Store struct {
-	db   *sql.DB
-	path string
+	db   pool
+	path string    // the SQLite file, or the Postgres URL as given
+	pg   *pgTarget // nil for SQLite
 }
 
 // Sync is SQLite's synchronous setting for the store's WAL journal: how
@@ -51,10 +54,45 @@ func ParseSync(v string) (Sync, error) {
 	return "", fmt.Errorf("sync %q: want normal or full", v)
 }
 
-// Open opens (creating when absent) the database at path, switches it to WAL
-// with a busy timeout so another process may read while capture writes, and
-// brings the schema up to date. Commits use DefaultSync.
-func Open(ctx context.Context, path string) (*Store, error) {
+// Option changes how Open opens a store.
+type Option func(*options)
+
+type options struct {
+	schema string
+}
+
+// WithSchema names the Postgres schema the store's tables live in (default
+// the URL's search_path, else "hookreplay"). SQLite ignores it.
+func WithSchema(name string) Option { return func(o *options) { o.schema = name } }
+
+// IsURL reports whether path names a Postgres store (postgres:// or
+// postgresql://) rather than a SQLite file.
+func IsURL(path string) bool {
+	p := strings.ToLower(strings.TrimSpace(path))
+	return strings.HasPrefix(p, "postgres://") || strings.HasPrefix(p, "postgresql://")
+}
+
+// Display is path fit to print: a Postgres URL without its password and
+// credential parameters; a file as it is.
+func Display(path string) string {
+	if IsURL(path) {
+		return displayURL(path)
+	}
+	return path
+}
+
+// Open opens the store at path: a Postgres URL (see IsURL) or a SQLite file.
+// A SQLite file is created when absent, switched to WAL with a busy timeout
+// so another process may read while capture writes; commits use DefaultSync.
+// Either way the schema is brought up to date.
+func Open(ctx context.Context, path string, opts ...Option) (*Store, error) {
+	var o options
+	for _, opt := range opts {
+		opt(&o)
+	}
+	if IsURL(path) {
+		return openPostgres(ctx, path, o)
+	}
 	if path == "" {
 		return nil, errors.New("open store: empty path")
 	}
@@ -70,7 +108,7 @@ func Open(ctx context.Context, path string) (*Store, error) {
 	if err != nil {
 		return nil, fmt.Errorf("open store %s: %w", path, err)
 	}
-	s := &Store{db: db, path: path}
+	s := &Store{db: pool{DB: db, d: sqliteDialect{}}, path: path}
 	if err := s.migrate(ctx); err != nil {
 		db.Close()
 		return nil, fmt.Errorf("open store %s: %w", path, err)
@@ -89,10 +127,15 @@ func dsn(path string, sync Sync) string {
 }
 
 // SetSync switches how commits wait for the disk. Call it right after Open,
-// before the store is shared: it replaces the connection pool.
+// before the store is shared: it replaces the connection pool. A Postgres
+// store always commits with synchronous_commit on (the server's own
+// durability settings decide the rest): SetSync leaves it as it is.
 func (s *Store) SetSync(sync Sync) error {
 	if _, err := ParseSync(string(sync)); err != nil {
 		return err
+	}
+	if s.pg != nil {
+		return nil
 	}
 	db, err := sql.Open("sqlite", dsn(s.path, sync))
 	if err != nil {
@@ -103,20 +146,39 @@ func (s *Store) SetSync(sync Sync) error {
 		return fmt.Errorf("open store %s: %w", s.path, err)
 	}
 	old := s.db
-	s.db = db
+	s.db = pool{DB: db, d: sqliteDialect{}}
 	return old.Close()
 }
 
 // Synchronous reads the synchronous setting in force on a connection of
-// the pool (0 off, 1 normal, 2 full, 3 extra).
+// the pool (0 off, 1 normal, 2 full, 3 extra). On Postgres it is 2 when
+// synchronous_commit is on (or stronger), else 0.
 func (s *Store) Synchronous(ctx context.Context) (int, error) {
+	if s.pg != nil {
+		return s.pgSynchronous(ctx)
+	}
 	var v int
 	err := s.db.QueryRowContext(ctx, "PRAGMA synchronous").Scan(&v)
 	return v, err
 }
 
-// Path is the file the store was opened from.
-func (s *Store) Path() string { return s.path }
+// Path is where the store is, fit to print: the SQLite file, or the
+// Postgres URL without its password or credential parameters (and the
+// schema, when not the default).
+func (s *Store) Path() string {
+	if s.pg != nil {
+		return s.pg.display
+	}
+	return s.path
+}
+
+// Backend is "sqlite" or "postgres".
+func (s *Store) Backend() string {
+	if s.pg != nil {
+		return "postgres"
+	}
+	return "sqlite"
+}
 
 // Close checkpoints and closes the database.
 func (s *Store) Close() error {
@@ -124,6 +186,9 @@ func (s *Store) Close() error {
 }
 
 func (s *Store) migrate(ctx context.Context) error {
+	if s.pg != nil {
+		return s.migratePostgres(ctx)
+	}
 	mark, err := s.claim(ctx)
 	if err != nil {
 		return err
@@ -139,11 +204,11 @@ func (s *Store) migrate(ctx context.Context) error {
 	// changes the file's header.
 	var mode string
 	if err := s.db.QueryRowContext(ctx, "PRAGMA journal_mode = WAL").Scan(&mode); err != nil {
-		return writeErr(s.path, fmt.Errorf("switch to WAL: %w", err))
+		return writeErr(s.path, s.db.d, fmt.Errorf("switch to WAL: %w", err))
 	}
 	if mark {
 		if _, err := s.db.ExecContext(ctx, fmt.Sprintf("PRAGMA application_id = %d", ApplicationID)); err != nil {
-			return writeErr(s.path, fmt.Errorf("mark as a hookreplay database: %w", err))
+			return writeErr(s.path, s.db.d, fmt.Errorf("mark as a hookreplay database: %w", err))
 		}
 	}
 	for i := version; i < len(migrations); i++ {

@@ -69,7 +69,7 @@ func (s *Store) ListSummaries(ctx context.Context, f Filter, p Page) ([]Delivery
 // p.After or p.Oldest (ListSummaries turns those around). An error from fn
 // stops the walk and is returned.
 func (s *Store) EachSummary(ctx context.Context, f Filter, p Page, fn func(DeliverySummary) error) error {
-	where, args := f.where()
+	where, args := f.where(s.db.d)
 	order := "DESC"
 	switch {
 	case p.After > 0:
@@ -129,7 +129,7 @@ func (d *Delivery) Summary() DeliverySummary {
 
 // CountDeliveries returns how many deliveries match f (f.Limit ignored).
 func (s *Store) CountDeliveries(ctx context.Context, f Filter) (int, error) {
-	where, args := f.where()
+	where, args := f.where(s.db.d)
 	q := `SELECT count(*) FROM deliveries`
 	if where != "" {
 		q += " WHERE " + where
@@ -144,7 +144,7 @@ func (s *Store) CountDeliveries(ctx context.Context, f Filter) (int, error) {
 // CountBefore returns how many deliveries matching f are newer than id: the
 // position of id in a newest-first list.
 func (s *Store) CountBefore(ctx context.Context, f Filter, id int64) (int, error) {
-	where, args := f.where()
+	where, args := f.where(s.db.d)
 	where = and(where, "id > ?")
 	args = append(args, id)
 	var n int
@@ -175,15 +175,29 @@ func (s *Store) DeliveryAttempts(ctx context.Context, id int64, limit int) ([]*A
 	return scanAttempts(rows)
 }
 
-// Watcher tells cheaply whether the database changed, also by another process
-// (a capture running in another terminal): it holds one connection and reads
-// PRAGMA data_version, which changes when another connection commits.
+// Watcher tells cheaply whether the store changed, also by another process
+// (a capture running in another terminal, or on another machine). On SQLite
+// it holds one connection and reads PRAGMA data_version, which changes when
+// another connection commits; on Postgres it LISTENs on its own connection
+// and counts the notifications the tables' triggers send at each commit, so
+// Version costs no query there.
 type Watcher struct {
-	conn *sql.Conn
+	conn *sql.Conn // SQLite
+	pg   *pgWatch  // Postgres
 }
+
+// sqlitePoll is how often Wait reads SQLite's data_version.
+const sqlitePoll = 100 * time.Millisecond
 
 // Watch returns a Watcher; the caller closes it.
 func (s *Store) Watch(ctx context.Context) (*Watcher, error) {
+	if s.pg != nil {
+		w, err := s.watchPostgres(ctx)
+		if err != nil {
+			return nil, err
+		}
+		return &Watcher{pg: w}, nil
+	}
 	c, err := s.db.Conn(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("watch database: %w", err)
@@ -192,8 +206,14 @@ func (s *Store) Watch(ctx context.Context) (*Watcher, error) {
 }
 
 // Version returns the current data version; it differs from the previous
-// call's once anyone else committed.
+// call's once anyone else committed. On Postgres the error says the
+// watcher's connection is lost (it reconnects by itself, and the version
+// moves when it is back).
 func (w *Watcher) Version(ctx context.Context) (int64, error) {
+	if w.pg != nil {
+		v, _, err := w.pg.version()
+		return v, err
+	}
 	var v int64
 	if err := w.conn.QueryRowContext(ctx, "PRAGMA data_version").Scan(&v); err != nil {
 		return 0, fmt.Errorf("watch database: %w", err)
@@ -201,5 +221,45 @@ func (w *Watcher) Version(ctx context.Context) (int64, error) {
 	return v, nil
 }
 
+// Wait returns the data version as soon as it differs from since (a value
+// Version or Wait returned), or ctx's error when ctx ends first. On
+// Postgres it wakes on the notification itself; on SQLite it reads
+// data_version every 100 ms.
+func (w *Watcher) Wait(ctx context.Context, since int64) (int64, error) {
+	for {
+		if w.pg != nil {
+			v, wake, _ := w.pg.version()
+			if v != since {
+				return v, nil
+			}
+			select {
+			case <-ctx.Done():
+				return 0, ctx.Err()
+			case <-wake:
+			}
+			continue
+		}
+		v, err := w.Version(ctx)
+		if err != nil {
+			return 0, err
+		}
+		if v != since {
+			return v, nil
+		}
+		t := time.NewTimer(sqlitePoll)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return 0, ctx.Err()
+		case <-t.C:
+		}
+	}
+}
+
 // Close releases the watcher's connection.
-func (w *Watcher) Close() error { return w.conn.Close() }
+func (w *Watcher) Close() error {
+	if w.pg != nil {
+		return w.pg.close()
+	}
+	return w.conn.Close()
+}

@@ -4,15 +4,16 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"path/filepath"
 	"reflect"
 	"testing"
 	"time"
 )
 
-func TestSummariesPagesAndCounts(t *testing.T) {
+func TestSummariesPagesAndCounts(t *testing.T) { eachBackend(t, testSummariesPagesAndCounts) }
+
+func testSummariesPagesAndCounts(t *testing.T, loc string) {
 	ctx := context.Background()
-	s, err := Open(ctx, filepath.Join(t.TempDir(), "s.db"))
+	s, err := Open(ctx, loc)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -66,9 +67,11 @@ func TestSummariesPagesAndCounts(t *testing.T) {
 	}
 }
 
-func TestWatcherSeesOtherConnections(t *testing.T) {
+func TestWatcherSeesOtherConnections(t *testing.T) { eachBackend(t, testWatcherSeesOtherConnections) }
+
+func testWatcherSeesOtherConnections(t *testing.T, loc string) {
 	ctx := context.Background()
-	path := filepath.Join(t.TempDir(), "w.db")
+	path := loc
 	s, err := Open(ctx, path)
 	if err != nil {
 		t.Fatal(err)
@@ -91,14 +94,23 @@ func TestWatcherSeesOtherConnections(t *testing.T) {
 	if err := other.InsertDelivery(ctx, &Delivery{Method: "POST", Target: "/", Raw: []byte("x")}); err != nil {
 		t.Fatal(err)
 	}
-	if v, _ := w.Version(ctx); v == v1 {
-		t.Fatal("a commit by another process did not change the data version")
+	// Postgres's notification arrives a moment after the commit: Wait for it.
+	wctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	v2, err := w.Wait(wctx, v1)
+	if err != nil || v2 == v1 {
+		t.Fatalf("a commit by another process did not change the data version: %d → %d, %v", v1, v2, err)
+	}
+	if v, _ := w.Version(ctx); v != v2 {
+		t.Fatalf("Version %d after Wait returned %d", v, v2)
 	}
 }
 
-func TestDeliveryAttempts(t *testing.T) {
+func TestDeliveryAttempts(t *testing.T) { eachBackend(t, testDeliveryAttempts) }
+
+func testDeliveryAttempts(t *testing.T, loc string) {
 	ctx := context.Background()
-	s, err := Open(ctx, filepath.Join(t.TempDir(), "a.db"))
+	s, err := Open(ctx, loc)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -133,8 +145,12 @@ func TestDeliveryAttempts(t *testing.T) {
 // bytes) is what Delivery.Summary says of the whole row, every field, and
 // EachSummary walks in the query's order, stopping at fn's error.
 func TestSummaryIsTheDeliveryWithoutBytes(t *testing.T) {
+	eachBackend(t, testSummaryIsTheDeliveryWithoutBytes)
+}
+
+func testSummaryIsTheDeliveryWithoutBytes(t *testing.T, loc string) {
 	ctx := context.Background()
-	s, err := Open(ctx, filepath.Join(t.TempDir(), "s.db"))
+	s, err := Open(ctx, loc)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -15,32 +15,60 @@ import (
 // statement per row and a COMMIT — no SQL parsed per delivery. It commits new
 // deliveries and answers to earlier ones in the same transaction. A Writer
 // is used by one goroutine at a time.
+//
+// On Postgres the connection can be lost (the server restarts, the network
+// drops): the Commit that finds it so fails, and the next one opens a new
+// connection, so capture answers 503 while the store cannot commit and
+// recovers by itself when it can again.
 type Writer struct {
+	s                                        *Store
 	conn                                     *sql.Conn
 	begin, commit, rollback, insert, respond *sql.Stmt
+	broken                                   bool // reconnect before the next Commit
 }
 
 // NewWriter opens a Writer on its own connection of s's pool. Close it
 // before the store.
 func (s *Store) NewWriter(ctx context.Context) (*Writer, error) {
-	conn, err := s.db.Conn(ctx)
-	if err != nil {
+	w := &Writer{s: s}
+	if err := w.open(ctx); err != nil {
+		w.Close()
 		return nil, fmt.Errorf("open store writer: %w", err)
 	}
-	w := &Writer{conn: conn}
+	return w, nil
+}
+
+// open takes a connection and prepares the Writer's statements on it.
+func (w *Writer) open(ctx context.Context) error {
+	d := w.s.db.d
+	c, err := w.s.db.Conn(ctx)
+	if err != nil {
+		return errors.New(d.redact(err.Error()))
+	}
+	w.conn = c
 	for _, p := range []struct {
 		stmt **sql.Stmt
 		sql  string
 	}{
-		{&w.begin, "BEGIN IMMEDIATE"}, {&w.commit, "COMMIT"}, {&w.rollback, "ROLLBACK"},
+		{&w.begin, d.begin()}, {&w.commit, "COMMIT"}, {&w.rollback, "ROLLBACK"},
 		{&w.insert, insertDeliverySQL}, {&w.respond, setResponseSQL},
 	} {
-		if *p.stmt, err = conn.PrepareContext(ctx, p.sql); err != nil {
-			w.Close()
-			return nil, fmt.Errorf("open store writer: %w", err)
+		if *p.stmt, err = c.PrepareContext(ctx, d.rebind(p.sql)); err != nil {
+			return err
 		}
 	}
-	return w, nil
+	return nil
+}
+
+// reopen replaces a connection found broken.
+func (w *Writer) reopen(ctx context.Context) error {
+	_ = w.release()
+	if err := w.open(ctx); err != nil {
+		_ = w.release()
+		return err
+	}
+	w.broken = false
+	return nil
 }
 
 // Commit stores ds (setting each one's ID, and ReceivedAt when zero) and
@@ -50,13 +78,21 @@ func (w *Writer) Commit(ctx context.Context, ds []*Delivery, rs []Response) (err
 	if len(ds) == 0 && len(rs) == 0 {
 		return nil
 	}
+	if w.broken || w.conn == nil {
+		if err := w.reopen(ctx); err != nil {
+			return fmt.Errorf("store deliveries: %s", w.s.db.d.redact(err.Error()))
+		}
+	}
 	if _, err := w.begin.ExecContext(ctx); err != nil {
+		w.lost()
 		return fmt.Errorf("store deliveries: %w", err)
 	}
 	defer func() {
 		if err != nil {
 			// A failed COMMIT (or statement) may leave the transaction open.
-			_, _ = w.rollback.ExecContext(context.Background())
+			if _, rerr := w.rollback.ExecContext(context.Background()); rerr != nil {
+				w.lost()
+			}
 		}
 	}()
 	ids := make([]int64, len(ds))
@@ -86,14 +122,36 @@ func (w *Writer) Commit(ctx context.Context, ds []*Delivery, rs []Response) (err
 	return nil
 }
 
-// Close releases the Writer's statements and connection.
-func (w *Writer) Close() error {
+// lost marks the connection for replacement when it is a Postgres one: a
+// SQLite connection is a file handle, never lost, and its errors (busy, a
+// full disk) are the statement's, not the connection's.
+func (w *Writer) lost() {
+	if w.s.pg != nil {
+		w.broken = true
+	}
+}
+
+// release closes the Writer's statements and connection.
+func (w *Writer) release() error {
 	var errs []error
-	for _, st := range []*sql.Stmt{w.begin, w.commit, w.rollback, w.insert, w.respond} {
-		if st != nil {
-			errs = append(errs, st.Close())
+	for _, st := range []**sql.Stmt{&w.begin, &w.commit, &w.rollback, &w.insert, &w.respond} {
+		if *st != nil {
+			errs = append(errs, (*st).Close())
+			*st = nil
 		}
 	}
-	errs = append(errs, w.conn.Close())
+	if w.conn != nil {
+		errs = append(errs, w.conn.Close())
+		w.conn = nil
+	}
 	return errors.Join(errs...)
+}
+
+// Close releases the Writer's statements and connection.
+func (w *Writer) Close() error {
+	if w.broken {
+		_ = w.release() // a lost connection fails to close: nothing to report
+		return nil
+	}
+	return w.release()
 }

@@ -2,7 +2,6 @@ package store
 
 import (
 	"context"
-	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -11,9 +10,11 @@ import (
 // (body empty, body_at set) and reads back exactly — by GetDelivery, the
 // summaries' length and the text filter — while a chunked body, which is not
 // the raw tail, keeps its own column.
-func TestBodyStoredOnce(t *testing.T) {
+func TestBodyStoredOnce(t *testing.T) { eachBackend(t, testBodyStoredOnce) }
+
+func testBodyStoredOnce(t *testing.T, loc string) {
 	ctx := context.Background()
-	s := deliveriesOpen(t, filepath.Join(t.TempDir(), "b.db"))
+	s := deliveriesOpen(t, loc)
 	plain := &Delivery{Method: "POST", Target: "/a",
 		Raw:  []byte("POST /a HTTP/1.1\r\nHost: h\r\nContent-Length: 13\r\n\r\n{\"x\":\"\xff\x00é\"}"),
 		Body: []byte("{\"x\":\"\xff\x00é\"}")}
@@ -44,13 +45,13 @@ func TestBodyStoredOnce(t *testing.T) {
 		}
 	}
 	var bodyAt, stored int
-	if err := s.db.QueryRow(`SELECT body_at, length(body) FROM deliveries WHERE id=?`, plain.ID).Scan(&bodyAt, &stored); err != nil {
+	if err := s.db.QueryRowContext(ctx, `SELECT body_at, length(body) FROM deliveries WHERE id=?`, plain.ID).Scan(&bodyAt, &stored); err != nil {
 		t.Fatal(err)
 	}
 	if bodyAt != len(plain.Raw)-len(plain.Body) || stored != 0 {
 		t.Errorf("plain body: body_at %d, body column %d bytes; want %d and 0", bodyAt, stored, len(plain.Raw)-len(plain.Body))
 	}
-	if err := s.db.QueryRow(`SELECT body_at, length(body) FROM deliveries WHERE id=?`, chunked.ID).Scan(&bodyAt, &stored); err != nil {
+	if err := s.db.QueryRowContext(ctx, `SELECT body_at, length(body) FROM deliveries WHERE id=?`, chunked.ID).Scan(&bodyAt, &stored); err != nil {
 		t.Fatal(err)
 	}
 	if bodyAt != -1 || stored != 5 {

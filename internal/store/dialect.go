@@ -1,0 +1,199 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"regexp"
+	"strings"
+	"sync"
+)
+
+// dialect is what differs between the two backends in the SQL the store's
+// methods share. The methods write their statements once, with ? for
+// parameters; everything else that differs (schema, migrations, the
+// database's mark, the live-change signal) is in sqlite.go and postgres.go.
+type dialect interface {
+	// rebind turns the ? parameters of query into the backend's own.
+	rebind(query string) string
+	// globMatch returns a condition matching column against a SQLite-style
+	// glob (* ? [...]) and its argument.
+	globMatch(column, glob string) (string, any)
+	// bodyContains returns a condition that the bytes of expr contain text,
+	// ASCII case ignored, and its argument.
+	bodyContains(expr, text string) (string, any)
+	// begin is the statement the capture writer starts a transaction with.
+	begin() string
+	// redact removes credentials from text bound for a message.
+	redact(text string) string
+}
+
+type sqliteDialect struct{}
+
+func (sqliteDialect) rebind(q string) string { return q }
+
+func (sqliteDialect) globMatch(col, glob string) (string, any) { return col + " GLOB ?", glob }
+
+func (sqliteDialect) bodyContains(expr, text string) (string, any) {
+	return `CAST(` + expr + ` AS TEXT) LIKE ? ESCAPE '\'`, "%" + likeEscaper.Replace(text) + "%"
+}
+
+// begin takes the write lock at once (as _txlock=immediate does for BeginTx).
+func (sqliteDialect) begin() string { return "BEGIN IMMEDIATE" }
+
+func (sqliteDialect) redact(text string) string { return text }
+
+type postgresDialect struct {
+	secrets []string // the DSN's password, as written and decoded
+}
+
+var rebound sync.Map // query → Postgres form
+
+// rebind numbers the ? parameters ($1, $2, ...), leaving quoted text alone.
+func (postgresDialect) rebind(q string) string {
+	if v, ok := rebound.Load(q); ok {
+		return v.(string)
+	}
+	var b strings.Builder
+	n, quoted := 0, false
+	for _, r := range q {
+		switch {
+		case r == '\'':
+			quoted = !quoted
+		case r == '?' && !quoted:
+			n++
+			fmt.Fprintf(&b, "$%d", n)
+			continue
+		}
+		b.WriteRune(r)
+	}
+	rebound.Store(q, b.String())
+	return b.String()
+}
+
+func (postgresDialect) globMatch(col, glob string) (string, any) {
+	return col + " ~ ?", globRegexp(glob)
+}
+
+// globRegexp is SQLite's GLOB pattern as an anchored regular expression: *
+// any run, ? one character, [...] a class ([^...] negated), anything else
+// itself.
+func globRegexp(glob string) string {
+	var b strings.Builder
+	b.WriteString("^")
+	rs := []rune(glob)
+	for i := 0; i < len(rs); i++ {
+		switch r := rs[i]; r {
+		case '*':
+			b.WriteString(".*")
+		case '?':
+			b.WriteString(".")
+		case '[':
+			end := i + 1
+			if end < len(rs) && rs[end] == '^' {
+				end++
+			}
+			if end < len(rs) && rs[end] == ']' {
+				end++
+			}
+			for end < len(rs) && rs[end] != ']' {
+				end++
+			}
+			if end >= len(rs) { // no closing bracket: a literal [
+				b.WriteString(`\[`)
+				continue
+			}
+			class := string(rs[i+1 : end])
+			neg := strings.HasPrefix(class, "^")
+			class = strings.TrimPrefix(class, "^")
+			class = strings.ReplaceAll(class, `\`, `\\`)
+			b.WriteString("[")
+			if neg {
+				b.WriteString("^")
+			}
+			b.WriteString(class)
+			b.WriteString("]")
+			i = end
+		default:
+			b.WriteString(regexp.QuoteMeta(string(r)))
+		}
+	}
+	b.WriteString("$")
+	return b.String()
+}
+
+// bodyContains compares in bytea's escape text form (bytes 0 and ≥ 0x80 as
+// \ooo, \ doubled), in which every byte sequence is text: the needle is put
+// in the same form, so the match is on bytes, as SQLite's is.
+func (postgresDialect) bodyContains(expr, text string) (string, any) {
+	return `encode(` + expr + `, 'escape') ILIKE ? ESCAPE '\'`, "%" + likeEscaper.Replace(byteaEscape(text)) + "%"
+}
+
+// byteaEscape is Postgres's encode(b, 'escape').
+func byteaEscape(s string) string {
+	var b strings.Builder
+	for i := 0; i < len(s); i++ {
+		switch c := s[i]; {
+		case c == '\\':
+			b.WriteString(`\\`)
+		case c == 0 || c >= 0x80:
+			fmt.Fprintf(&b, `\%03o`, c)
+		default:
+			b.WriteByte(c)
+		}
+	}
+	return b.String()
+}
+
+func (postgresDialect) begin() string { return "BEGIN" }
+
+func (d postgresDialect) redact(text string) string {
+	for _, s := range d.secrets {
+		if s != "" {
+			text = strings.ReplaceAll(text, s, "xxxxx")
+		}
+	}
+	return text
+}
+
+// pool is the store's connection pool with its dialect: statements are
+// written with ? and rebound here.
+type pool struct {
+	*sql.DB
+	d dialect
+}
+
+func (c pool) ExecContext(ctx context.Context, q string, args ...any) (sql.Result, error) {
+	return c.DB.ExecContext(ctx, c.d.rebind(q), args...)
+}
+
+func (c pool) QueryContext(ctx context.Context, q string, args ...any) (*sql.Rows, error) {
+	return c.DB.QueryContext(ctx, c.d.rebind(q), args...)
+}
+
+func (c pool) QueryRowContext(ctx context.Context, q string, args ...any) *sql.Row {
+	return c.DB.QueryRowContext(ctx, c.d.rebind(q), args...)
+}
+
+func (c pool) BeginTx(ctx context.Context, opts *sql.TxOptions) (txn, error) {
+	t, err := c.DB.BeginTx(ctx, opts)
+	return txn{Tx: t, d: c.d}, err
+}
+
+// txn is a transaction of pool, rebinding as pool does.
+type txn struct {
+	*sql.Tx
+	d dialect
+}
+
+func (t txn) ExecContext(ctx context.Context, q string, args ...any) (sql.Result, error) {
+	return t.Tx.ExecContext(ctx, t.d.rebind(q), args...)
+}
+
+func (t txn) QueryRowContext(ctx context.Context, q string, args ...any) *sql.Row {
+	return t.Tx.QueryRowContext(ctx, t.d.rebind(q), args...)
+}
+
+func (t txn) PrepareContext(ctx context.Context, q string) (*sql.Stmt, error) {
+	return t.Tx.PrepareContext(ctx, t.d.rebind(q))
+}
