@@ -28,7 +28,8 @@ type captureOptions struct {
 	MaxBody   int64
 	MaxConns  int
 	Source    string
-	Secret    string // from --secret or --secret-env; never stored or printed
+	Retain    time.Duration // --retain: prune older deliveries while capturing
+	Secret    string        // from --secret or --secret-env; never stored or printed
 	SecretEnv string
 	TUI       bool
 	Sync      string // --sync: normal or full
@@ -37,7 +38,7 @@ type captureOptions struct {
 
 func newCaptureCmd(f *factory, runF func(*captureOptions) error) *cobra.Command {
 	o := &captureOptions{IO: f.IO, Store: f.Store}
-	var maxBody string
+	var maxBody, retain string
 	cmd := &cobra.Command{
 		Use:   "capture",
 		Short: "Record every webhook delivery byte for byte (and forward it to your handler)",
@@ -88,6 +89,16 @@ the error. One line per delivery is printed on stdout.`,
 				return err
 			}
 			o.Secret = secret
+			if retain != "" {
+				d, err := capture.ParseAge(retain)
+				if err != nil {
+					return usageErr("--retain: %v", err)
+				}
+				if d < capture.MinRetain {
+					return usageErr("--retain %s is shorter than the %s minimum: a delivery still being received or answered could be pruned", retain, strings.TrimSuffix(capture.MinRetain.String(), "0s"))
+				}
+				o.Retain = d
+			}
 			if !cmd.Flags().Changed("source") {
 				o.Source = hostSource()
 			}
@@ -106,6 +117,7 @@ the error. One line per delivery is printed on stdout.`,
 	cmd.Flags().StringVar(&maxBody, "max-body", "10MiB", "largest body accepted (10MiB, 512KB, or bytes); larger gets 413 and is not stored")
 	cmd.Flags().IntVar(&o.MaxConns, "max-conns", capture.DefaultMaxConns(), "connections served at once (256 unless the open-file limit is low); beyond it idle keep-alive ones are closed, else new ones get 503")
 	cmd.Flags().StringVar(&o.Source, "source", "", "name stored with every delivery, so that list --source and the TUI's source: tell apart captures writing one store (default: this host's name)")
+	cmd.Flags().StringVar(&retain, "retain", "", "keep deliveries this long (7d, 36h; at least 10m): older ones are pruned at start and then every tenth of it (at most hourly) while capturing, as 'hookreplay prune --older-than' does")
 	cmd.Flags().StringVar(&o.Secret, "secret", "", "signing secret to verify each delivery with (prefer --secret-env)")
 	cmd.Flags().StringVar(&o.SecretEnv, "secret-env", "", "name of the environment variable holding the signing secret")
 	cmd.Flags().StringVar(&o.Sync, "sync", string(store.DefaultSync), "how a commit waits for the disk: normal keeps every answered delivery across a crash of hookreplay, full also across a power cut (an fsync per commit)")
@@ -137,7 +149,7 @@ func captureRun(cmd *cobra.Command, o *captureOptions) error {
 		obs = captureNotes(notes)
 	}
 	srv, err := capture.New(st, capture.Options{Forward: o.Forward, Status: o.Status, MaxBody: o.MaxBody,
-		MaxConns: o.MaxConns, Source: o.Source, Secret: o.Secret, Observer: obs})
+		MaxConns: o.MaxConns, Source: o.Source, Secret: o.Secret, Retain: o.Retain, Observer: obs})
 	if err != nil {
 		return usageErr("%v", err)
 	}
@@ -208,6 +220,18 @@ func (c captureLines) Delivered(d *store.Delivery, latency time.Duration) {
 }
 
 func (c captureLines) Problem(msg string) { fmt.Fprintf(c.io.ErrOut, "hookreplay: %s\n", msg) }
+
+// Pruned says on stderr what --retain removed.
+func (c captureLines) Pruned(n int64, cutoff time.Time) {
+	fmt.Fprintf(c.io.ErrOut, "hookreplay: --retain: removed %d %s received before %s\n", n, deliveriesWord(n),
+		cutoff.Local().Format("2006-01-02 15:04:05"))
+}
+
+// Pruned shows in the TUI's status bar what --retain removed.
+func (c captureNotes) Pruned(n int64, cutoff time.Time) {
+	c.Problem(fmt.Sprintf("--retain: removed %d %s received before %s", n, deliveriesWord(n),
+		cutoff.Local().Format("2006-01-02 15:04:05")))
+}
 
 // hostSource is capture's --source when none is given: the host's name, so
 // that deliveries several machines capture into one store say where each came in.

@@ -2,6 +2,7 @@ package cmd
 
 import (
 	"context"
+	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -50,6 +51,11 @@ func TestCaptureFlags(t *testing.T) {
 		{[]string{"--secret-env", "HOOKREPLAY_TEST_UNSET"}, nil, "not set"},
 		{[]string{"--sync", "full"}, func(o *captureOptions) bool { return o.Sync == "full" }, ""},
 		{[]string{"--sync", "off"}, nil, "--sync off"},
+		{[]string{"--retain", "7d"}, func(o *captureOptions) bool { return o.Retain == 7*24*time.Hour }, ""},
+		{[]string{"--retain", "5m"}, nil, "--retain 5m is shorter than the 10m minimum"},
+		{[]string{"--retain", "soon"}, nil, "--retain: invalid duration"},
+		{nil, func(o *captureOptions) bool { h, _ := os.Hostname(); return o.Source == h && o.Retain == 0 }, ""},
+		{[]string{"--source", ""}, func(o *captureOptions) bool { return o.Source == "" }, ""},
 		{[]string{"extra"}, nil, "takes no arguments"},
 	}
 	for _, tt := range tests {

@@ -1,13 +1,19 @@
 package e2e
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
+	"net/http"
 	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
+	"time"
+
+	"github.com/hookreplay/hookreplay/internal/store"
 )
 
 // teamSources runs two captures into one store, one named with --source and
@@ -82,4 +88,125 @@ func TestTeamSourcesSQLite(t *testing.T) {
 	captureFastExit(t)
 	dir := t.TempDir()
 	teamSources(t, filepath.Join(dir, "team.db"), filepath.Join(dir, "mine.db"))
+}
+
+// seedOld writes n deliveries received 30 days ago into db from this
+// process: another writer, as a second capture would be.
+func seedOld(t *testing.T, db string, n int) {
+	t.Helper()
+	ctx := context.Background()
+	st, err := store.Open(ctx, db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	w, err := st.NewWriter(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	for n > 0 {
+		k := min(n, 1000)
+		ds := make([]*store.Delivery, k)
+		for i := range ds {
+			ds[i] = &store.Delivery{ReceivedAt: time.Now().Add(-30 * 24 * time.Hour), Method: "POST", Target: "/old",
+				Raw: []byte("POST /old HTTP/1.1\r\n\r\n")}
+		}
+		if err := w.Commit(ctx, ds, nil); err != nil {
+			t.Fatal(err)
+		}
+		n -= k
+	}
+}
+
+// pruneWhileCapturing loads a capture --retain 7d with senders while old
+// deliveries are pruned under it, by the capture's own retention and by
+// prune processes, and checks that every delivery capture acknowledged is
+// kept, every old one is gone and every request was answered 200.
+func pruneWhileCapturing(t *testing.T, db string) {
+	seedOld(t, db, 20000)
+	_, addr := captureStart(t, db, "--retain", "7d", "--quiet")
+
+	var mu sync.Mutex
+	var acked []int64
+	var failures []string
+	stop := make(chan struct{})
+	var wg sync.WaitGroup
+	for c := 0; c < 8; c++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			client := &http.Client{Timeout: 20 * time.Second}
+			for i := 0; ; i++ {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				resp, err := client.Post("http://"+addr+"/load", "application/json", strings.NewReader(fmt.Sprintf(`{"n":%d}`, i)))
+				if err != nil {
+					mu.Lock()
+					failures = append(failures, err.Error())
+					mu.Unlock()
+					return
+				}
+				var v struct {
+					ID int64 `json:"id"`
+				}
+				err = json.NewDecoder(resp.Body).Decode(&v)
+				resp.Body.Close()
+				mu.Lock()
+				if resp.StatusCode != 200 || err != nil || v.ID == 0 {
+					failures = append(failures, fmt.Sprintf("answer %d (%v)", resp.StatusCode, err))
+				} else {
+					acked = append(acked, v.ID)
+				}
+				mu.Unlock()
+			}
+		}()
+	}
+	// Meanwhile: more old rows from another writer, and prune processes.
+	time.Sleep(300 * time.Millisecond)
+	seedOld(t, db, 5000)
+	for i := 0; i < 2; i++ {
+		if r := runBin(t, db, nil, "prune", "--older-than", "7d"); r.Code != 0 || !strings.HasPrefix(r.Stdout, "removed ") {
+			t.Errorf("prune while capturing: %+v", r)
+		}
+	}
+	seedOld(t, db, 2000)
+	if r := runBin(t, db, nil, "prune", "--older-than", "7d"); r.Code != 0 {
+		t.Errorf("prune while capturing: %+v", r)
+	}
+	time.Sleep(300 * time.Millisecond)
+	close(stop)
+	wg.Wait()
+	if len(failures) > 0 {
+		t.Fatalf("%d requests failed while pruning, first: %s", len(failures), failures[0])
+	}
+	if len(acked) < 50 {
+		t.Fatalf("only %d deliveries acknowledged: no load", len(acked))
+	}
+
+	left := map[int64]bool{}
+	old := 0
+	for _, d := range captureList(t, db, "--limit", "0") {
+		left[d.ID] = true
+		if d.Target == "/old" {
+			old++
+		}
+	}
+	for _, id := range acked {
+		if !left[id] {
+			t.Fatalf("delivery %d was acknowledged and is gone (%d acknowledged)", id, len(acked))
+		}
+	}
+	if old != 0 {
+		t.Fatalf("%d old deliveries left after prune", old)
+	}
+	t.Logf("%d deliveries acknowledged while 27000 old ones were pruned; all kept", len(acked))
+}
+
+func TestPruneWhileCapturingSQLite(t *testing.T) {
+	captureFastExit(t)
+	pruneWhileCapturing(t, filepath.Join(t.TempDir(), "team.db"))
 }

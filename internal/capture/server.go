@@ -76,8 +76,15 @@ type Options struct {
 	// zero); see conns.go.
 	MaxConns int
 
-	// Observer hears of every stored delivery and every problem; nil keeps
-	// the server quiet.
+	// Retain, when set, prunes the store's deliveries received longer ago
+	// than it while serving: at start, then every RetainEvery (default a
+	// tenth of Retain, at most an hour). At least MinRetain.
+	Retain      time.Duration
+	RetainEvery time.Duration
+
+	// Observer hears of every stored delivery and every problem (and, when
+	// it is a PruneObserver, of what retention removed); nil keeps the
+	// server quiet.
 	Observer Observer
 }
 
@@ -187,6 +194,9 @@ func New(st *store.Store, opt Options) (*Server, error) {
 	if opt.MaxConns <= 0 {
 		opt.MaxConns = DefaultMaxConns()
 	}
+	if err := checkRetain(opt.Retain); err != nil {
+		return nil, err
+	}
 	s := &Server{opt: opt, st: st, conns: map[*conn]struct{}{}, commits: make(chan commitReq, maxBatch),
 		responses: make(chan store.Response, 1024)}
 	s.base, s.abort = context.WithCancel(context.Background())
@@ -256,6 +266,16 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 		defer close(committed)
 		s.committer()
 	}()
+	if s.opt.Retain > 0 {
+		rctx, stopRetain := context.WithCancel(ctx)
+		retained := make(chan struct{})
+		go func() {
+			defer close(retained)
+			s.retain(rctx)
+		}()
+		// Stopped and waited for before the caller closes the store.
+		defer func() { stopRetain(); <-retained }()
+	}
 	backoff := 5 * time.Millisecond
 	for {
 		nc, err := ln.Accept()

@@ -302,13 +302,32 @@ func (s *Store) DeleteDeliveries(ctx context.Context, ids ...int64) (int64, erro
 	return n, tx.Commit()
 }
 
-// PruneDeliveries removes deliveries received before cutoff and returns how many.
+// pruneBatch is how many deliveries one prune transaction removes.
+const pruneBatch = 500
+
+// PruneDeliveries removes deliveries received before cutoff and returns how
+// many. It is safe while captures write the store: it removes them a batch
+// at a time, each batch its own short transaction, so a capture's commit
+// waits for one batch (a few milliseconds) rather than for the whole prune
+// (seconds for a few hundred thousand rows on SQLite, whose writers take
+// turns), and it never sees a delivery not yet committed.
 func (s *Store) PruneDeliveries(ctx context.Context, cutoff time.Time) (int64, error) {
-	res, err := s.db.ExecContext(ctx, `DELETE FROM deliveries WHERE received_at < ?`, cutoff.UnixNano())
-	if err != nil {
-		return 0, fmt.Errorf("prune deliveries: %w", err)
+	var n int64
+	for {
+		res, err := s.db.ExecContext(ctx, `DELETE FROM deliveries WHERE id IN
+			(SELECT id FROM deliveries WHERE received_at < ? LIMIT ?)`, cutoff.UnixNano(), pruneBatch)
+		if err != nil {
+			return n, fmt.Errorf("prune deliveries: %w", err)
+		}
+		k, err := res.RowsAffected()
+		if err != nil {
+			return n, fmt.Errorf("prune deliveries: %w", err)
+		}
+		n += k
+		if k < pruneBatch {
+			return n, nil
+		}
 	}
-	return res.RowsAffected()
 }
 
 type scanner interface{ Scan(dest ...any) error }
