@@ -40,13 +40,18 @@ type checkOptions struct {
 	ProbeHTTP []string
 	Sink      string
 	SinkMatch []string
-	Secret    string
-	SecretEnv string
-	N         int
-	Burst     int
-	Phases    []string
-	ResetCmd  string
-	Serve     string
+	// ProbeRedis are --probe-redis reads; SMTPSink and SMTPMatch the
+	// SMTP sink's address and the messages it counts.
+	ProbeRedis []string
+	SMTPSink   string
+	SMTPMatch  []string
+	Secret     string
+	SecretEnv  string
+	N          int
+	Burst      int
+	Phases     []string
+	ResetCmd   string
+	Serve      string
 	// ProviderTimeout 0 means the provider's own.
 	ProviderTimeout time.Duration
 	// Timeout bounds each request; 0 is the provider timeout plus 5s.
@@ -96,7 +101,8 @@ Before each phase the probes must be quiet; a phase during which effects of
 earlier ones are still arriving at --settle-max is not judged, not failed.
 
 Probes can be named: --probe-sql balance='SELECT …' (likewise --probe-cmd,
---probe-http, --sink), and reports call them by that name. A name is a
+--probe-http, --probe-redis, --sink, --smtp-sink), and reports call them by
+that name. A name is a
 lower-case word (letters, digits, _ and -, starting with a letter) directly
 followed by = at the very start; anything else is the probe itself, so SQL
 with = inside, URLs and commands setting an upper-case variable
@@ -121,7 +127,15 @@ effect of the first delivery).`,
 
   # count calls to a downstream API: point the handler at the sink
   EMAIL_API_URL=http://127.0.0.1:9100 ./server &
-  hookreplay check 42 --to http://127.0.0.1:8080/hook --sink 127.0.0.1:9100`,
+  hookreplay check 42 --to http://127.0.0.1:8080/hook --sink 127.0.0.1:9100
+
+  # count receipts: the handler sends mail through the built-in SMTP sink
+  SMTP_HOST=127.0.0.1 SMTP_PORT=2525 ./server &
+  hookreplay check 42 --to 8080/hook --smtp-sink 2525 --smtp-match 'subject:Your receipt*'
+
+  # a Redis dedupe key and the jobs it enqueues (docs/probes.md has recipes)
+  hookreplay check 42 --to 8080/hook --probe-redis "redis://127.0.0.1:6379/0 KEYS-COUNT 'evt:*'" \
+    --probe-redis 'jobs=redis://127.0.0.1:6379/0 LLEN rq:queue:default'`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if path := checkConfigPath(cmd, configPath, args); path != "" {
 				return checkConfigRun(cmd.Context(), cmd, o, path, args, runF)
@@ -166,6 +180,9 @@ func checkEngineFlags(fl *pflag.FlagSet, o *checkOptions, phases *string) {
 	fl.StringArrayVar(&o.ProbeHTTP, "probe-http", nil, "probe: the body of a GET of this URL, optionally named (state=http://…) (repeatable)")
 	fl.StringArrayVar(&o.SinkMatch, "sink-match", nil, "count only the sink calls matching 'METHOD /path/glob' (e.g. 'POST /repos/*/issues/*/comments'; repeatable); others are listed apart")
 	fl.StringVar(&o.Sink, "sink", "", "serve a stand-in downstream API at ADDR ([NAME=]ADDR) that records calls; their count is a probe; a bare port means 127.0.0.1:PORT")
+	fl.StringArrayVar(&o.ProbeRedis, "probe-redis", nil, "probe: a Redis read, '[NAME=]redis://HOST:PORT/DB COMMAND', COMMAND one of "+redisCommandsHelp()+" (repeatable)")
+	fl.StringVar(&o.SMTPSink, "smtp-sink", "", "serve a stand-in mail server at ADDR ([NAME=]ADDR, probe name emails by default): every message accepted is counted as an effect; a bare port means 127.0.0.1:PORT")
+	fl.StringArrayVar(&o.SMTPMatch, "smtp-match", nil, "count only the emails matching FIELD:GLOB, FIELD to, from or subject (e.g. 'to:*@example.com', 'subject:Your receipt*'; repeatable)")
 	fl.StringVar(&o.Secret, "secret", "", "the handler's signing secret: copies are re-signed and given fresh event ids (prefer --secret-env)")
 	fl.StringVar(&o.SecretEnv, "secret-env", "", "name of the environment variable holding the signing secret")
 	fl.IntVarP(&o.N, "copies", "n", 10, "copies of the first delivery in first+dups")
@@ -220,7 +237,26 @@ func resolveCheckSecret(o *checkOptions) error {
 	for _, h := range o.ProbeHTTP {
 		o.secrets.AddURL(h)
 	}
+	for _, r := range o.ProbeRedis {
+		_, spec := probe.SplitName(r)
+		if u, _, _ := strings.Cut(strings.TrimSpace(spec), " "); u != "" {
+			o.secrets.AddURL(u)
+		}
+	}
 	return nil
+}
+
+// redisCommandsHelp lists the reads a --probe-redis runs.
+func redisCommandsHelp() string {
+	var out []string
+	for _, c := range probe.RedisCommands {
+		if c.Arg == "" {
+			out = append(out, c.Name)
+		} else {
+			out = append(out, c.Name+" "+strings.ToUpper(c.Arg[:1])+c.Arg[1:])
+		}
+	}
+	return strings.Join(out, ", ")
 }
 
 // redactExit hides secrets in the message of the error check ends with.
@@ -280,13 +316,16 @@ func checkValidateEngine(o *checkOptions) (*url.URL, error) {
 		return nil, err
 	}
 	if checkProbeSpecs(o).Empty() {
-		return nil, usageErr("no probe given: add --probe-sql QUERY --dsn DSN (or --probe-cmd CMD, --probe-http URL, --sink ADDR) so hookreplay can see what the handler changes")
+		return nil, usageErr("no probe given: add --probe-sql QUERY --dsn DSN (or --probe-cmd CMD, --probe-http URL, --probe-redis 'URL COMMAND', --sink ADDR, --smtp-sink ADDR) so hookreplay can see what the handler changes")
 	}
 	if len(o.ProbeSQL) > 0 && o.DSN == "" {
 		return nil, usageErr("--probe-sql needs --dsn sqlite:PATH or --dsn postgres://...")
 	}
 	if len(o.SinkMatch) > 0 && o.Sink == "" {
 		return nil, usageErr("--sink-match selects calls to the sink: give --sink ADDR too")
+	}
+	if len(o.SMTPMatch) > 0 && o.SMTPSink == "" {
+		return nil, usageErr("--smtp-match selects emails sent to the SMTP sink: give --smtp-sink ADDR too")
 	}
 	if o.DSN != "" && len(o.ProbeSQL) == 0 {
 		return nil, usageErr("--dsn is given but no --probe-sql query")
@@ -304,6 +343,17 @@ func checkValidateEngine(o *checkOptions) (*url.URL, error) {
 			addr = name + "=" + addr
 		}
 		o.Sink = addr
+	}
+	if o.SMTPSink != "" {
+		name, addr := probe.SplitName(o.SMTPSink)
+		addr = listenAddr(addr)
+		if err := checkListenAddr(addr); err != nil {
+			return nil, usageErr("--smtp-sink %s: %v", addr, err)
+		}
+		if name != "" {
+			addr = name + "=" + addr
+		}
+		o.SMTPSink = addr
 	}
 	if err := intFlagIn("-n", o.N, 1, maxCopies); err != nil {
 		return nil, err
@@ -466,7 +516,7 @@ func checkEngine(ctx context.Context, o *checkOptions, u *url.URL, st *store.Sto
 		srv = &check.Server{Cmd: o.Serve, Addr: hostPort(u)}
 	}
 	opts := check.Options{
-		Target: u, Probes: probes.Probes, ProbeDefs: checkProbeSpecs(o).Labels(), Sink: probes.Sink, Secret: o.Secret, N: o.N, Burst: o.Burst, Phases: o.Phases,
+		Target: u, Probes: probes.Probes, ProbeDefs: checkProbeSpecs(o).Labels(), Sink: probes.Sink, SMTP: probes.SMTP, Secret: o.Secret, N: o.N, Burst: o.Burst, Phases: o.Phases,
 		ResetCmd: o.ResetCmd, Serve: srv, ProviderTimeout: o.ProviderTimeout, Timeout: o.Timeout, Settle: o.Settle, SettleMax: o.SettleMax, LearnSettle: !o.SettleSet,
 		Seed: o.Seed, Store: st, RunOptions: checkRunOptions(o), TLS: replayTLS(o.Insecure), Name: checkFlag, ErrorText: checkErrText,
 	}
@@ -522,6 +572,9 @@ func checkRunOptions(o *checkOptions) map[string]any {
 	if len(o.SinkMatch) > 0 {
 		m["sink_match"] = o.SinkMatch
 	}
+	if len(o.SMTPMatch) > 0 {
+		m["smtp_match"] = o.SMTPMatch
+	}
 	if len(o.From) > 0 {
 		m["from"] = o.From
 	}
@@ -575,7 +628,8 @@ func readHead(path string, n int64) ([]byte, error) {
 }
 
 func checkProbeSpecs(o *checkOptions) probe.Specs {
-	return probe.Specs{SQL: o.ProbeSQL, DSN: o.DSN, Cmd: o.ProbeCmd, HTTP: o.ProbeHTTP, Sink: o.Sink, SinkMatch: o.SinkMatch, Redact: o.secrets.String}
+	return probe.Specs{SQL: o.ProbeSQL, DSN: o.DSN, Cmd: o.ProbeCmd, HTTP: o.ProbeHTTP, Redis: o.ProbeRedis, Sink: o.Sink, SinkMatch: o.SinkMatch,
+		SMTP: o.SMTPSink, SMTPMatch: o.SMTPMatch, Redact: o.secrets.String}
 }
 
 // probeSpecErr words a probe that could not be built with the flag that named it.
@@ -584,12 +638,17 @@ func probeSpecErr(err error) error {
 	if !errors.As(err, &se) {
 		return setupErr("%v", err)
 	}
-	if se.Kind == probe.SpecSink {
-		return setupErr("--sink %s: %v", se.Spec, se.Err)
-	}
 	switch se.Kind {
+	case probe.SpecSink:
+		return setupErr("--sink %s: %v", se.Spec, se.Err)
+	case probe.SpecSMTP:
+		return setupErr("--smtp-sink %s: %v", se.Spec, se.Err)
 	case probe.SpecSinkMatch:
 		return usageErr("--sink-match %v", se.Err)
+	case probe.SpecSMTPMatch:
+		return usageErr("--smtp-match %v", se.Err)
+	case probe.SpecRedis:
+		return usageErr("--probe-redis %s: %v", se.Spec, se.Err)
 	case probe.SpecCmd:
 		return usageErr("--probe-cmd %q: %v", se.Spec, se.Err)
 	case probe.SpecHTTP:

@@ -208,8 +208,12 @@ func checkOptionsFromConfig(ctx context.Context, base *checkOptions, c *config.C
 			o.ProbeCmd = append(o.ProbeCmd, named(p.Cmd))
 		case p.HTTP != "":
 			o.ProbeHTTP = append(o.ProbeHTTP, named(p.HTTP))
+		case p.Redis != "":
+			o.ProbeRedis = append(o.ProbeRedis, named(p.Redis))
 		case p.Sink != "":
 			o.Sink, o.SinkMatch = named(p.Sink), p.Match
+		case p.SMTP != "":
+			o.SMTPSink, o.SMTPMatch = named(p.SMTP), p.Match
 		}
 	}
 	o.Phases = c.Phases

@@ -82,7 +82,7 @@ func (p checkProgress) Note(n check.Note) {
 func checkFlag(in check.Input) string {
 	switch in {
 	case check.InputProbe:
-		return "--probe-sql QUERY --dsn DSN, --probe-cmd CMD, --probe-http URL or --sink ADDR"
+		return "--probe-sql QUERY --dsn DSN, --probe-cmd CMD, --probe-http URL, --probe-redis 'URL COMMAND', --sink ADDR or --smtp-sink ADDR"
 	case check.InputSecret:
 		return "--secret"
 	case check.InputSecretSources:

@@ -51,7 +51,7 @@ func TestCheckErrWording(t *testing.T) {
 		err  error
 		want string
 	}{
-		{&check.MissingInput{Need: check.InputProbe}, "no probe given: add --probe-sql QUERY --dsn DSN, --probe-cmd CMD, --probe-http URL or --sink ADDR"},
+		{&check.MissingInput{Need: check.InputProbe}, "no probe given: add --probe-sql QUERY --dsn DSN, --probe-cmd CMD, --probe-http URL, --probe-redis 'URL COMMAND', --sink ADDR or --smtp-sink ADDR"},
 		{&check.SecretError{DeliveryID: 3, Provider: "standard", Err: errors.New("bad key")}, "--secret cannot sign delivery 3 (standard): bad key"},
 		{&check.ResetError{Err: errors.New(`"x" failed`)}, `--reset-cmd: "x" failed`},
 		{&check.NotListeningError{Target: u, Err: "connection refused"}, "nothing is listening at http://127.0.0.1:1/hook (connection refused): start the handler, or give --serve CMD"},

@@ -68,6 +68,9 @@ type Options struct {
 	// Sink, when set, is the stand-in downstream API whose calls are shown
 	// per phase as effects.
 	Sink *probe.Sink
+	// SMTP, when set, is the stand-in mail server whose messages are shown
+	// per phase as effects ("Your receipt" to alice@example.com ×3).
+	SMTP *probe.SMTPSink
 	// Secret signs copies (fresh timestamps, fresh identities); "" keeps the
 	// captured signature.
 	Secret string
@@ -251,11 +254,11 @@ func (r *runner) sinkNote() {
 	listed := 0
 	for _, d := range r.c.Deliveries {
 		for _, p := range d.Phases {
-			listed += len(p.Effects)
+			listed += sinkCalls(p.Effects)
 		}
 	}
 	if r.c.Order != nil {
-		listed += len(r.c.Order.Effects)
+		listed += sinkCalls(r.c.Order.Effects)
 	}
 	if total := r.o.Sink.Counted(); total > listed {
 		r.note("the sink received %d calls in all; %d of them (the control event's, or calls made between two phases' readings) are not listed under a phase", total, total-listed)

@@ -15,8 +15,9 @@ import (
 type reading struct {
 	vals []probe.Value
 	at   time.Time
-	// sinkLen is the sink's call count when the reading was taken.
-	sinkLen int
+	// sinkLen is the sink's call count when the reading was taken, smtpLen
+	// the SMTP sink's message count.
+	sinkLen, smtpLen int
 	// lastChange is when a probe last changed while this reading waited
 	// (zero when none did).
 	lastChange time.Time
@@ -79,9 +80,7 @@ func (r *runner) peek(ctx context.Context, d *Delivery, phase, point string) (re
 		return reading{}, &SetupError{Err: err}
 	}
 	rd := reading{vals: vals, at: time.Now()}
-	if r.o.Sink != nil {
-		rd.sinkLen = r.o.Sink.Len()
-	}
+	r.markSinks(&rd)
 	if err := r.storeReading(ctx, d, phase, point, rd); err != nil {
 		return reading{}, err
 	}
@@ -154,9 +153,7 @@ func (r *runner) readUntil(ctx context.Context, d *Delivery, phase, point string
 	if last.After(seen) {
 		rd.lastChange = last
 	}
-	if r.o.Sink != nil {
-		rd.sinkLen = r.o.Sink.Len()
-	}
+	r.markSinks(&rd)
 	if err := r.storeReading(ctx, d, phase, point, rd); err != nil {
 		return reading{}, err
 	}
@@ -311,8 +308,26 @@ func sameValues(a, b []probe.Value) bool {
 	return true
 }
 
-// effects returns the sink calls between two readings and stores them.
+// markSinks notes in rd how many calls and messages the sinks had received,
+// so that effects can list those that came between two readings.
+func (r *runner) markSinks(rd *reading) {
+	if r.o.Sink != nil {
+		rd.sinkLen = r.o.Sink.Len()
+	}
+	if r.o.SMTP != nil {
+		rd.smtpLen = r.o.SMTP.Len()
+	}
+}
+
+// effects returns the sink calls and the emails the SMTP sink counted
+// between two readings, and stores them.
 func (r *runner) effects(ctx context.Context, d *Delivery, phase string, from, to reading) []report.Effect {
+	out := r.sinkEffects(ctx, d, phase, from, to)
+	return append(out, r.emailEffects(ctx, d, phase, from, to)...)
+}
+
+// sinkEffects returns the sink calls between two readings and stores them.
+func (r *runner) sinkEffects(ctx context.Context, d *Delivery, phase string, from, to reading) []report.Effect {
 	if r.o.Sink == nil {
 		return nil
 	}
@@ -335,4 +350,67 @@ func (r *runner) effects(ctx context.Context, d *Delivery, phase string, from, t
 		}
 	}
 	return out
+}
+
+// emailEffects returns the messages the SMTP sink counted between two
+// readings, and stores them (method SMTP, the recipients as path, the
+// subject as body).
+func (r *runner) emailEffects(ctx context.Context, d *Delivery, phase string, from, to reading) []report.Effect {
+	if r.o.SMTP == nil {
+		return nil
+	}
+	mails := r.o.SMTP.MailsSince(from.smtpLen)
+	if n := to.smtpLen - from.smtpLen; n >= 0 && n < len(mails) {
+		mails = mails[:n]
+	}
+	var out []report.Effect
+	for _, m := range mails {
+		if !r.o.SMTP.Counts(m) {
+			continue
+		}
+		e := report.Effect{Kind: report.EffectEmail, At: m.At, From: m.From, To: m.To, Subject: m.Subject}
+		out = append(out, e)
+		if r.o.Store != nil {
+			row := &store.EffectRow{RunID: r.runID, Phase: phase, At: m.At, Method: "SMTP", Path: strings.Join(m.To, ", "), Body: []byte(m.Subject)}
+			if d != nil {
+				row.DeliveryID = d.ID
+			}
+			_ = r.o.Store.InsertEffect(ctx, row)
+		}
+	}
+	return out
+}
+
+// sinkCalls counts the sink calls among effects (not the emails).
+func sinkCalls(effects []report.Effect) int {
+	n := 0
+	for _, e := range effects {
+		if e.Kind == "" {
+			n++
+		}
+	}
+	return n
+}
+
+// emailDetails says, on every violation of res that concerns the SMTP
+// sink's probe, which emails the phase saw: `dups sent "Your receipt" to
+// alice@example.com ×3`.
+func (r *runner) emailDetails(res *report.PhaseResult) {
+	if r.o.SMTP == nil {
+		return
+	}
+	s := report.EmailSummary(res.Effects)
+	if s == "" {
+		return
+	}
+	for k, p := range r.o.Probes {
+		if !probe.IsSMTP(p) || k >= len(r.c.Probes) {
+			continue
+		}
+		for i := range res.Violations {
+			if res.Violations[i].Probe == r.c.Probes[k] {
+				res.Violations[i].Detail = res.Phase + " sent " + s
+			}
+		}
+	}
 }

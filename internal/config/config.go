@@ -90,7 +90,8 @@ func (d Deliveries) Filtered() bool {
 }
 
 // Probe is one named side-effect probe: exactly one of SQL (with DSN), Cmd,
-// HTTP or Sink (with the calls it counts, Match) is set.
+// HTTP, Redis, Sink or SMTP (with the calls or emails it counts, Match) is
+// set.
 type Probe struct {
 	Name  string
 	Line  int
@@ -98,7 +99,9 @@ type Probe struct {
 	DSN   string
 	Cmd   string
 	HTTP  string
+	Redis string
 	Sink  string
+	SMTP  string
 	Match []string
 }
 

@@ -14,6 +14,7 @@ import (
 
 	"github.com/hookreplay/hookreplay/internal/address"
 	"github.com/hookreplay/hookreplay/internal/check"
+	"github.com/hookreplay/hookreplay/internal/probe"
 )
 
 // scalar returns n's text when it is a single value (not a list, mapping or nothing).
@@ -232,14 +233,14 @@ func (p *parser) deliveries(check string, n *yaml.Node, d *Deliveries) error {
 	return nil
 }
 
-var probeKeys = []string{"sql", "dsn", "cmd", "http", "sink", "match"}
+var probeKeys = []string{"sql", "dsn", "cmd", "http", "redis", "sink", "smtp", "match"}
 
 // probeName is a name reports can call a probe by (probe.SplitName's rule).
 var probeName = regexp.MustCompile(`^[a-z][a-z0-9_-]*$`)
 
 func (p *parser) probes(check string, n *yaml.Node) ([]Probe, error) {
 	var out []Probe
-	sinks := 0
+	sinks, smtps := 0, 0
 	err := p.mapping(n, check+": probes", nil, func(name string, k, v *yaml.Node) error {
 		what := check + ": probe " + name
 		if !probeName.MatchString(name) {
@@ -270,6 +271,18 @@ func (p *parser) probes(check string, n *yaml.Node) ([]Probe, error) {
 				pr.Sink, err = p.str(what+": sink", vn)
 				kinds++
 				sinks++
+			case "redis":
+				pr.Redis, err = p.expanded(what+": redis", vn)
+				if err == nil {
+					if _, rerr := probe.ParseRedisSpec(pr.Redis); rerr != nil {
+						err = p.errf(vn, "%s: redis: %v", what, rerr)
+					}
+				}
+				kinds++
+			case "smtp":
+				pr.SMTP, err = p.str(what+": smtp", vn)
+				kinds++
+				smtps++
 			case "match":
 				pr.Match, err = p.strs(what+": match", vn)
 			}
@@ -280,15 +293,17 @@ func (p *parser) probes(check string, n *yaml.Node) ([]Probe, error) {
 		}
 		switch {
 		case kinds != 1:
-			return p.errf(k, "%s: give exactly one of sql (with dsn), cmd, http or sink", what)
+			return p.errf(k, "%s: give exactly one of sql (with dsn), cmd, http, redis, sink or smtp", what)
 		case pr.SQL != "" && pr.DSN == "":
 			return p.errf(k, "%s: sql needs dsn: sqlite:PATH or postgres://...", what)
 		case pr.SQL == "" && pr.DSN != "":
 			return p.errf(k, "%s: dsn is only for an sql probe", what)
-		case pr.Sink == "" && len(pr.Match) > 0:
-			return p.errf(k, "%s: match is only for a sink (the calls it counts, e.g. 'POST /v1/send')", what)
+		case pr.Sink == "" && pr.SMTP == "" && len(pr.Match) > 0:
+			return p.errf(k, "%s: match is only for a sink (the calls it counts, e.g. 'POST /v1/send') or an smtp sink (the emails, e.g. 'to:*@example.com')", what)
 		case sinks > 1:
 			return p.errf(k, "%s: a check serves one sink", what)
+		case smtps > 1:
+			return p.errf(k, "%s: a check serves one smtp sink", what)
 		}
 		for _, prev := range out {
 			if prev.SQL != "" && pr.SQL != "" && prev.DSN != pr.DSN {

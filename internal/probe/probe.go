@@ -1,6 +1,7 @@
 // Package probe reads a handler's side effects: a SQL query, a shell command,
-// an HTTP GET, or the number of calls made to a stand-in downstream API (the
-// sink). The check command reads every probe before and after each phase and
+// an HTTP GET, a Redis read, the number of calls made to a stand-in
+// downstream API (the sink) or of emails sent to a stand-in mail server (the
+// SMTP sink). The check command reads every probe before and after each phase and
 // compares the values; Settle waits for asynchronous handlers to finish.
 package probe
 
@@ -87,8 +88,9 @@ func (v Value) Equal(o Value) bool {
 	return v.Text == o.Text || sameJSON(v.Text, o.Text)
 }
 
-// Empty reports whether v is a SQL probe's empty result.
-func (v Value) Empty() bool { return !v.IsNum && v.Text == NoRows }
+// Empty reports whether v is a SQL probe's empty result or a Redis GET of
+// a missing key.
+func (v Value) Empty() bool { return !v.IsNum && (v.Text == NoRows || v.Text == NoKey) }
 
 // Delta returns after − before when both readings are numbers. A query that
 // returned no rows counts as 0 against a number (the row a handler creates on
@@ -162,7 +164,7 @@ func Close(probes []Probe) error {
 	var errs []error
 	for _, p := range probes {
 		if c, ok := p.(interface{ Close() error }); ok {
-			if _, isSink := p.(*sinkProbe); isSink {
+			if isSetOwned(p) {
 				continue
 			}
 			errs = append(errs, c.Close())

@@ -78,12 +78,18 @@ func ParseCallPattern(s string) (CallPattern, error) {
 	if !strings.HasPrefix(p.Path, "/") {
 		return p, fmt.Errorf("%q: want METHOD /path (a glob, e.g. 'POST /repos/*/issues/*/comments')", s)
 	}
-	parts := strings.Split(p.Path, "*")
+	p.re = compileGlob(p.Path, "")
+	return p, nil
+}
+
+// compileGlob turns a glob whose * matches any run of characters (slashes
+// and @ included) into an anchored regexp; flags ("(?i)") go in front.
+func compileGlob(glob, flags string) *regexp.Regexp {
+	parts := strings.Split(glob, "*")
 	for i := range parts {
 		parts[i] = regexp.QuoteMeta(parts[i])
 	}
-	p.re = regexp.MustCompile("^" + strings.Join(parts, ".*") + "$")
-	return p, nil
+	return regexp.MustCompile(flags + "^" + strings.Join(parts, ".*") + "$")
 }
 
 // String is the pattern as written.
@@ -257,3 +263,15 @@ func (p *sinkProbe) Read(ctx context.Context) (Value, error) {
 
 // Close does nothing: the sink is closed by whoever started it.
 func (p *sinkProbe) Close() error { return nil }
+
+// ownedBySet marks the probes whose server their Set stops.
+func (p *sinkProbe) ownedBySet() {}
+
+// setOwned is a probe reading a server its Set stops (the sinks): closing
+// the probe leaves the server to the Set.
+type setOwned interface{ ownedBySet() }
+
+func isSetOwned(p Probe) bool {
+	_, ok := p.(setOwned)
+	return ok
+}

@@ -22,6 +22,14 @@ type Specs struct {
 	// /repos/*/issues/*/comments", see ParseCallPattern); others are
 	// recorded but not counted.
 	SinkMatch []string
+	// Redis are Redis reads ("redis://127.0.0.1:6379/0 LLEN queue:default",
+	// see ParseRedisSpec).
+	Redis []string
+	// SMTP is an address to serve the SMTP sink on ("" for none); its
+	// probe is called "emails" unless named. SMTPMatch, when set, are the
+	// messages it counts ("to:*@example.com", see ParseMailPattern).
+	SMTP      string
+	SMTPMatch []string
 	// Redact, when set, hides secrets in what Labels returns and in every
 	// probe's Name and errors (a password inside a command or URL).
 	Redact func(string) string
@@ -29,12 +37,12 @@ type Specs struct {
 
 // Empty reports whether Specs names no probe at all.
 func (s Specs) Empty() bool {
-	return len(s.SQL) == 0 && len(s.Cmd) == 0 && len(s.HTTP) == 0 && s.Sink == ""
+	return len(s.SQL) == 0 && len(s.Cmd) == 0 && len(s.HTTP) == 0 && len(s.Redis) == 0 && s.Sink == "" && s.SMTP == ""
 }
 
 // Labels describes every probe as it was given ("sql: QUERY", "cmd: CMD",
-// "http: URL", "sink: ADDR"), in the order FromSpecs builds them: what a run
-// records as its options.
+// "http: URL", "redis: URL COMMAND", "sink: ADDR", "smtp: ADDR"), in the
+// order FromSpecs builds them: what a run records as its options.
 func (s Specs) Labels() []string {
 	var out []string
 	label := func(kind, spec string) string {
@@ -53,8 +61,18 @@ func (s Specs) Labels() []string {
 	for _, h := range s.HTTP {
 		out = append(out, label("http", h))
 	}
+	for _, r := range s.Redis {
+		out = append(out, label("redis", r))
+	}
 	if s.Sink != "" {
 		out = append(out, label("sink", s.Sink))
+	}
+	if s.SMTP != "" {
+		name, addr := SplitName(s.SMTP)
+		if name == "" {
+			name = DefaultSMTPName
+		}
+		out = append(out, name+" = smtp: "+addr)
 	}
 	if s.Redact != nil {
 		for i := range out {
@@ -75,7 +93,15 @@ const (
 	SpecSink SpecKind = "sink"
 	// SpecSinkMatch is a --sink-match pattern that cannot be read.
 	SpecSinkMatch SpecKind = "sink-match"
+	SpecRedis     SpecKind = "redis"
+	SpecSMTP      SpecKind = "smtp"
+	// SpecSMTPMatch is an --smtp-match pattern that cannot be read.
+	SpecSMTPMatch SpecKind = "smtp-match"
 )
+
+// DefaultSMTPName is what reports call the SMTP sink's probe when it is
+// not named.
+const DefaultSMTPName = "emails"
 
 // SpecError is a probe that could not be built from its spec: a database
 // that cannot be opened, a sink address that cannot be listened on. Spec is
@@ -102,6 +128,9 @@ type redactedProbe struct {
 
 func (r *redactedProbe) Name() string { return r.redact(r.p.Name()) }
 
+// Unwrap returns the probe whose name and errors are redacted.
+func (r *redactedProbe) Unwrap() Probe { return r.p }
+
 func (r *redactedProbe) Read(ctx context.Context) (Value, error) {
 	v, err := r.p.Read(ctx)
 	if err == nil {
@@ -118,7 +147,7 @@ func (r *redactedProbe) Read(ctx context.Context) (Value, error) {
 // Close closes the wrapped probe when it holds resources (the sink is
 // stopped by its Set, as Close does).
 func (r *redactedProbe) Close() error {
-	if _, isSink := r.p.(*sinkProbe); isSink {
+	if isSetOwned(r.p) {
 		return nil
 	}
 	if c, ok := r.p.(interface{ Close() error }); ok {
@@ -138,18 +167,22 @@ func (e *redactedErr) Unwrap() error { return e.err }
 // Unwrap returns the underlying error.
 func (e *SpecError) Unwrap() error { return e.Err }
 
-// Set is the probes built from Specs, and the sink when one was started
-// (its probe is the last of Probes).
+// Set is the probes built from Specs, and the sinks when they were
+// started (their probes are among Probes).
 type Set struct {
 	Probes []Probe
 	Sink   *Sink
+	SMTP   *SMTPSink
 }
 
-// Close closes every probe and stops the sink.
+// Close closes every probe and stops the sinks.
 func (s *Set) Close() error {
 	err := Close(s.Probes)
 	if s.Sink != nil {
 		err = errors.Join(err, s.Sink.Close())
+	}
+	if s.SMTP != nil {
+		err = errors.Join(err, s.SMTP.Close())
 	}
 	return err
 }
@@ -175,11 +208,23 @@ func (s Specs) Check() error {
 			return &SpecError{Kind: SpecSinkMatch, Spec: m, Err: err}
 		}
 	}
+	for _, spec := range s.Redis {
+		_, r := SplitName(spec)
+		if _, err := ParseRedisSpec(r); err != nil {
+			return &SpecError{Kind: SpecRedis, Spec: r, Err: err}
+		}
+	}
+	for _, m := range s.SMTPMatch {
+		if _, err := ParseMailPattern(m); err != nil {
+			return &SpecError{Kind: SpecSMTPMatch, Spec: m, Err: err}
+		}
+	}
 	return nil
 }
 
 // FromSpecs builds the probes in the order Labels lists them: SQL queries,
-// commands, HTTP URLs, then the sink's call count. The sink serves until ctx
+// commands, HTTP URLs, Redis reads, the sink's call count, then the SMTP
+// sink's message count. The sink serves until ctx
 // is cancelled or the Set is closed. On error (a *SpecError) nothing is left
 // open.
 func FromSpecs(ctx context.Context, s Specs) (*Set, error) {
@@ -204,6 +249,19 @@ func FromSpecs(ctx context.Context, s Specs) (*Set, error) {
 		name, h := SplitName(spec)
 		set.Probes = append(set.Probes, Named(NewHTTP(address.Complete(h)), name))
 	}
+	for _, spec := range s.Redis {
+		name, r := SplitName(spec)
+		rs, err := ParseRedisSpec(r)
+		var p *Redis
+		if err == nil {
+			p, err = NewRedis(rs)
+		}
+		if err != nil {
+			_ = set.Close()
+			return nil, &SpecError{Kind: SpecRedis, Spec: r, Err: err}
+		}
+		set.Probes = append(set.Probes, Named(p, name))
+	}
 	var match []CallPattern
 	for _, m := range s.SinkMatch {
 		p, err := ParseCallPattern(m)
@@ -222,6 +280,25 @@ func FromSpecs(ctx context.Context, s Specs) (*Set, error) {
 		}
 		sink.SetMatch(match)
 		set.Sink = sink
+		set.Probes = append(set.Probes, Named(sink.Probe(), name))
+	}
+	if s.SMTP != "" {
+		var mm []MailPattern
+		for _, m := range s.SMTPMatch {
+			p, _ := ParseMailPattern(m) // Check read them all
+			mm = append(mm, p)
+		}
+		name, addr := SplitName(s.SMTP)
+		if name == "" {
+			name = DefaultSMTPName
+		}
+		sink, err := StartSMTPSink(ctx, addr)
+		if err != nil {
+			_ = set.Close()
+			return nil, &SpecError{Kind: SpecSMTP, Spec: addr, Err: err}
+		}
+		sink.SetMatch(mm)
+		set.SMTP = sink
 		set.Probes = append(set.Probes, Named(sink.Probe(), name))
 	}
 	if s.Redact != nil {
@@ -260,6 +337,25 @@ func isName(s string) bool {
 	return s != ""
 }
 
+// Unwrap returns the probe p names or redacts (p itself when it is
+// neither).
+func Unwrap(p Probe) Probe {
+	for {
+		u, ok := p.(interface{ Unwrap() Probe })
+		if !ok {
+			return p
+		}
+		p = u.Unwrap()
+	}
+}
+
+// IsSMTP reports whether p (named or redacted) counts the SMTP sink's
+// messages.
+func IsSMTP(p Probe) bool {
+	_, ok := Unwrap(p).(*smtpProbe)
+	return ok
+}
+
 // Named gives p the name reports call it by; "" keeps p's own name
 // ("sql: SELECT …").
 func Named(p Probe, name string) Probe {
@@ -276,6 +372,9 @@ type namedProbe struct {
 
 func (n *namedProbe) Name() string { return n.name }
 
+// Unwrap returns the probe that was named.
+func (n *namedProbe) Unwrap() Probe { return n.p }
+
 func (n *namedProbe) Read(ctx context.Context) (Value, error) {
 	v, err := n.p.Read(ctx)
 	if err != nil {
@@ -291,7 +390,7 @@ func (n *namedProbe) Read(ctx context.Context) (Value, error) {
 // Close closes the wrapped probe when it holds resources (the sink is
 // stopped by its Set).
 func (n *namedProbe) Close() error {
-	if _, isSink := n.p.(*sinkProbe); isSink {
+	if isSetOwned(n.p) {
 		return nil
 	}
 	if c, ok := n.p.(interface{ Close() error }); ok {

@@ -187,9 +187,54 @@ func violationValues(v Violation) string {
 	s := strings.Join(parts, ", ")
 	if v.Probe != "" {
 		if s != "" {
-			return "probe " + oneLine(v.Probe) + ": " + s
+			s = "probe " + oneLine(v.Probe) + ": " + s
+		} else {
+			s = "probe " + oneLine(v.Probe)
 		}
-		return "probe " + oneLine(v.Probe)
+	}
+	if v.Detail != "" {
+		s += " — " + truncate(oneLine(v.Detail), 200)
 	}
 	return s
+}
+
+// EmailSummary says what emails effects holds, grouped by subject and
+// recipients in the order first sent: `"Your receipt" to
+// alice@example.com ×3, "Welcome" to bob@example.com`; "" when none.
+func EmailSummary(effects []Effect) string {
+	type group struct {
+		key string
+		n   int
+	}
+	var groups []*group
+	byKey := map[string]*group{}
+	for _, e := range effects {
+		if e.Kind != EffectEmail {
+			continue
+		}
+		k := fmt.Sprintf("%q to %s", e.Subject, strings.Join(e.To, ", "))
+		if len(e.To) == 0 {
+			k = fmt.Sprintf("%q", e.Subject)
+		}
+		g := byKey[k]
+		if g == nil {
+			g = &group{key: k}
+			byKey[k] = g
+			groups = append(groups, g)
+		}
+		g.n++
+	}
+	parts := make([]string, 0, len(groups))
+	for i, g := range groups {
+		if i == maxEffectsShown {
+			parts = append(parts, fmt.Sprintf("and %d more", len(groups)-i))
+			break
+		}
+		if g.n > 1 {
+			parts = append(parts, fmt.Sprintf("%s ×%d", g.key, g.n))
+		} else {
+			parts = append(parts, g.key)
+		}
+	}
+	return strings.Join(parts, ", ")
 }

@@ -84,7 +84,7 @@ type PhaseResult struct {
 	Statuses map[string]int `json:"statuses,omitempty"`
 	// BurstSpread is the spread of request completion times in a burst.
 	BurstSpread time.Duration `json:"burst_spread_ns,omitempty"`
-	Effects     []Effect      `json:"effects,omitempty"` // sink calls seen during the phase
+	Effects     []Effect      `json:"effects,omitempty"` // sink calls and emails seen during the phase
 	Duration    time.Duration `json:"duration_ns"`
 }
 
@@ -99,6 +99,9 @@ type Violation struct {
 	Status  int    `json:"status,omitempty"`
 	Message string `json:"message"`
 	Hint    string `json:"hint,omitempty"`
+	// Detail says what the probe's change was made of, e.g. the emails
+	// the phase sent: `dups sent "Your receipt" to alice@example.com ×3`.
+	Detail string `json:"detail,omitempty"`
 }
 
 // ProbeDelta is a probe's value before and after, with the numeric delta when both are numbers.
@@ -110,13 +113,22 @@ type ProbeDelta struct {
 	Changed bool     `json:"changed"`
 }
 
-// Effect is one call the built-in sink received.
+// Effect is one call the built-in sink received, or (Kind EffectEmail) one
+// message the SMTP sink accepted.
 type Effect struct {
+	Kind   string    `json:"kind,omitempty"` // "" a sink call, "email"
 	At     time.Time `json:"at"`
-	Method string    `json:"method"`
-	Path   string    `json:"path"`
+	Method string    `json:"method,omitempty"`
+	Path   string    `json:"path,omitempty"`
 	Body   string    `json:"body,omitempty"`
+	// From, To and Subject describe an email.
+	From    string   `json:"from,omitempty"`
+	To      []string `json:"to,omitempty"`
+	Subject string   `json:"subject,omitempty"`
 }
+
+// EffectEmail is the Kind of an Effect that is an email.
+const EffectEmail = "email"
 
 // LatencySummary summarises all answers' latency against the provider's timeout.
 type LatencySummary struct {

@@ -244,20 +244,26 @@ func phaseFacts(ph *PhaseResult) string {
 }
 
 func writeTextEffects(b *bufio.Writer, p Painter, phases []PhaseResult) {
+	writeTextEmails(b, p, phases)
 	total := 0
 	for _, ph := range phases {
-		total += len(ph.Effects)
+		total += countKind(ph.Effects, "")
 	}
 	if total == 0 {
 		return
 	}
 	fmt.Fprintf(b, "  %s\n", p.Faint(fmt.Sprintf("the sink saw %s:", plural(total, "call", "calls"))))
 	for _, ph := range phases {
-		for i, e := range ph.Effects {
+		i := 0
+		for _, e := range ph.Effects {
+			if e.Kind != "" {
+				continue
+			}
 			if i == maxEffectsShown {
-				fmt.Fprintf(b, "    %-8s … and %d more\n", oneLine(ph.Phase), len(ph.Effects)-maxEffectsShown)
+				fmt.Fprintf(b, "    %-8s … and %d more\n", oneLine(ph.Phase), countKind(ph.Effects, "")-maxEffectsShown)
 				break
 			}
+			i++
 			line := fmt.Sprintf("    %-8s %s %s", oneLine(ph.Phase), oneLine(e.Method), oneLine(e.Path))
 			if e.Body != "" {
 				line += "  " + truncate(oneLine(e.Body), 80)
@@ -265,4 +271,33 @@ func writeTextEffects(b *bufio.Writer, p Painter, phases []PhaseResult) {
 			fmt.Fprintln(b, line)
 		}
 	}
+}
+
+// writeTextEmails lists the emails the SMTP sink accepted, per phase,
+// grouped: `dups     "Your receipt" to alice@example.com ×3`.
+func writeTextEmails(b *bufio.Writer, p Painter, phases []PhaseResult) {
+	total := 0
+	for _, ph := range phases {
+		total += countKind(ph.Effects, EffectEmail)
+	}
+	if total == 0 {
+		return
+	}
+	fmt.Fprintf(b, "  %s\n", p.Faint(fmt.Sprintf("the smtp sink accepted %s:", plural(total, "email", "emails"))))
+	for _, ph := range phases {
+		if s := EmailSummary(ph.Effects); s != "" {
+			fmt.Fprintf(b, "    %-8s %s\n", oneLine(ph.Phase), s)
+		}
+	}
+}
+
+// countKind counts the effects of kind ("" sink calls, EffectEmail emails).
+func countKind(effects []Effect, kind string) int {
+	n := 0
+	for _, e := range effects {
+		if e.Kind == kind {
+			n++
+		}
+	}
+	return n
 }
