@@ -73,21 +73,37 @@ func checkConfigRun(ctx context.Context, cmd *cobra.Command, base *checkOptions,
 	if err != nil {
 		return usageErr("%v", err)
 	}
-	checks, err := selectConfigChecks(cfg, names)
+	// Names of keychecks select those; the rest name checks. With no
+	// names, every check runs, then every keycheck: CI runs both kinds.
+	var checkNames, keyNames []string
+	for _, n := range names {
+		if slices.ContainsFunc(cfg.KeyChecks, func(k *config.KeyCheck) bool { return k.Name == n }) {
+			keyNames = append(keyNames, n)
+		} else {
+			checkNames = append(checkNames, n)
+		}
+	}
+	checks, err := selectConfigChecks(cfg, checkNames)
 	if err != nil {
 		return err
 	}
-	type outcome struct {
-		name string
-		code int
+	if len(names) > 0 && len(checkNames) == 0 {
+		checks = nil
 	}
-	var outcomes []outcome
-	worst := 0
+	keychecks, err := selectKeyChecks(cfg, keyNames)
+	if err != nil {
+		return err
+	}
+	if len(names) > 0 && len(keyNames) == 0 {
+		keychecks = nil
+	}
+	total := len(checks) + len(keychecks)
+	var outcomes []configOutcome
 	for i, c := range checks {
 		if ctx != nil && ctx.Err() != nil {
 			return context.Canceled
 		}
-		if len(checks) > 1 && runF == nil {
+		if total > 1 && runF == nil {
 			if i > 0 {
 				fmt.Fprintln(base.IO.Out)
 			}
@@ -118,21 +134,25 @@ func checkConfigRun(ctx context.Context, cmd *cobra.Command, base *checkOptions,
 				fmt.Fprintf(base.IO.ErrOut, "hookreplay: check %s (%s:%d): %v\n", c.Name, cfg.Path, c.Line, ee.Err)
 			}
 		}
-		outcomes = append(outcomes, outcome{c.Name, code})
-		if severity(code) > severity(worst) {
-			worst = code
+		outcomes = append(outcomes, configOutcome{c.Name, code})
+	}
+	kbase := &keycheckOptions{IO: base.IO, Store: base.Store, ExistingStore: base.ExistingStore, Quiet: base.Quiet}
+	for i, kc := range keychecks {
+		if ctx != nil && ctx.Err() != nil {
+			return context.Canceled
 		}
-	}
-	if runF == nil && len(checks) > 1 {
-		fmt.Fprintf(base.IO.Out, "\n== %s: %d checks\n", cfg.Path, len(checks))
-		for _, oc := range outcomes {
-			fmt.Fprintf(base.IO.Out, "  %-20s %s\n", oc.name, outcomeWord(oc.code))
+		// runF receives check options; a keycheck is run for real only
+		// when the checks are.
+		if runF != nil {
+			continue
 		}
+		code, err := runConfigKeyCheck(ctx, kbase, cfg, kc, total > 1, len(checks)+i > 0, nil)
+		if err != nil {
+			return err
+		}
+		outcomes = append(outcomes, configOutcome{"keycheck " + kc.Name, code})
 	}
-	if worst != 0 {
-		return silentExit(worst)
-	}
-	return nil
+	return configSummary(base.IO.Out, cfg, outcomes, runF == nil)
 }
 
 // severity orders exit codes for "the worst of them": a check that could not

@@ -17,6 +17,7 @@ import (
 
 	"github.com/hookreplay/hookreplay/internal/check"
 	"github.com/hookreplay/hookreplay/internal/exchange"
+	"github.com/hookreplay/hookreplay/internal/keycheck"
 	"github.com/hookreplay/hookreplay/internal/replay"
 	"github.com/hookreplay/hookreplay/internal/store"
 	"github.com/hookreplay/hookreplay/internal/verify"
@@ -40,7 +41,8 @@ func addCompletions(root *cobra.Command, f *factory) {
 		fixed := map[string][]string{
 			"provider": verify.ProviderNames(anyProvider),
 			"order":    {string(replay.OrderSeq), string(replay.OrderBurst), string(replay.OrderShuffle), string(replay.OrderReverse)},
-			"kind":     {"replay", "check"},
+			"kind":     {"replay", "check", keycheck.Kind},
+			"profile":  keycheck.ProfileNames(),
 			"schedule": replay.ScheduleNames(),
 		}
 		switch path {
@@ -59,6 +61,9 @@ func addCompletions(root *cobra.Command, f *factory) {
 				continue
 			}
 			_ = c.RegisterFlagCompletionFunc(name, cobra.FixedCompletions(values, cobra.ShellCompDirectiveNoFileComp))
+		}
+		if path == "keycheck" && c.Flags().Lookup("checks") != nil {
+			_ = c.RegisterFlagCompletionFunc("checks", completeList(keycheck.CheckNames()))
 		}
 		if c.Flags().Lookup("phases") != nil {
 			_ = c.RegisterFlagCompletionFunc("phases", completeList(check.AllPhases))

@@ -78,9 +78,9 @@ type keycheckOptions struct {
 
 func newKeycheckCmd(f *factory, runF func(*keycheckOptions) error) *cobra.Command {
 	o := &keycheckOptions{IO: f.IO, Store: f.Store, ExistingStore: f.ExistingStore}
-	var checks string
+	var checks, configPath string
 	cmd := &cobra.Command{
-		Use:   "keycheck --to URL --body JSON [probes]",
+		Use:   "keycheck --to URL --body JSON [probes] | keycheck [NAME...] (hookreplay.yaml)",
 		Short: "Prove that an API honours the Idempotency-Key header",
 		Long: `Sends requests with Idempotency-Key headers to your API the way real clients
 retry — the same key again, after a lost answer, in a tight burst, while the
@@ -121,14 +121,20 @@ the API refuses), 3 inconclusive (the probes saw no effect).`,
   # a captured client request, judged by Stripe's rules
   hookreplay keycheck --from 42 --to http://127.0.0.1:8080 --profile stripe --probe-cmd ./count-charges
 
+  # in CI: every keycheck in ./hookreplay.yaml (keychecks:); 'hookreplay check' runs them too
+  hookreplay keycheck
+
   # only the race and the stored 5xx
   hookreplay keycheck --to 8080/v1/messages --body @msg.json --fail-body @fail.json \
     --checks burst,5xx --probe-http http://127.0.0.1:8080/debug/count`,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if len(args) > 0 {
-				return usageErr("keycheck takes no arguments (got %q)", args[0])
+			if path := keycheckConfigPath(cmd, configPath); path != "" {
+				return keycheckConfigRun(cmd.Context(), cmd, o, path, args, runF)
 			}
-			if err := keycheckArgs(cmd, o, checks); err != nil {
+			if len(args) > 0 {
+				return usageErr("keycheck takes no arguments but the names of hookreplay.yaml's keychecks (got %q)", args[0])
+			}
+			if err := keycheckArgs(cmd.Flags(), o, checks); err != nil {
 				return err
 			}
 			if runF != nil {
@@ -138,6 +144,7 @@ the API refuses), 3 inconclusive (the probes saw no effect).`,
 		},
 	}
 	keycheckFlags(cmd.Flags(), o, &checks)
+	addConfigFlag(cmd.Flags(), &configPath)
 	return cmd
 }
 
@@ -198,7 +205,7 @@ func keycheckFlags(fl *pflag.FlagSet, o *keycheckOptions, checks *string) {
 }
 
 // keycheckArgs completes the flags once parsed.
-func keycheckArgs(cmd *cobra.Command, o *keycheckOptions, checks string) error {
+func keycheckArgs(fl *pflag.FlagSet, o *keycheckOptions, checks string) error {
 	if checks != "" {
 		for _, c := range strings.Split(checks, ",") {
 			if c = strings.TrimSpace(c); c == "" {
@@ -210,8 +217,8 @@ func keycheckArgs(cmd *cobra.Command, o *keycheckOptions, checks string) error {
 			o.Checks = append(o.Checks, c)
 		}
 	}
-	o.FromSet = cmd.Flags().Changed("from")
-	o.SettleSet = cmd.Flags().Changed("settle")
+	o.FromSet = fl.Changed("from")
+	o.SettleSet = fl.Changed("settle")
 	o.secrets.AddURL(o.DSN)
 	for _, h := range o.ProbeHTTP {
 		o.secrets.AddURL(h)

@@ -9,6 +9,7 @@ import (
 
 	"github.com/hookreplay/hookreplay/internal/check"
 	"github.com/hookreplay/hookreplay/internal/iostreams"
+	"github.com/hookreplay/hookreplay/internal/keycheck"
 	"github.com/hookreplay/hookreplay/internal/report"
 	"github.com/hookreplay/hookreplay/internal/store"
 )
@@ -34,9 +35,9 @@ func newRunsCmd(f *factory, runF func(*runsOptions) error) *cobra.Command {
 	var reports []string
 	cmd := &cobra.Command{
 		Use:   "runs",
-		Short: "List replay and check runs",
-		Long: `Every 'hookreplay replay' and 'hookreplay check' is recorded as a run with one
-attempt per copy sent. 'runs' lists them, newest first; 'runs show RUN' shows a
+		Short: "List replay, check and keycheck runs",
+		Long: `Every 'hookreplay replay', 'hookreplay check' and 'hookreplay keycheck' is
+recorded as a run with one attempt per request sent. 'runs' lists them, newest first; 'runs show RUN' shows a
 run's attempts.`,
 		Example: `  hookreplay runs
   hookreplay runs --kind check --limit 5
@@ -44,8 +45,8 @@ run's attempts.`,
   hookreplay runs show 3 --json | jq '.attempts[] | {copy, status, latency_ns}'`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if o.Kind != "" && o.Kind != "replay" && o.Kind != "check" {
-				return usageErr("--kind %q: want replay or check", o.Kind)
+			if o.Kind != "" && o.Kind != "replay" && o.Kind != "check" && o.Kind != keycheck.Kind {
+				return usageErr("--kind %q: want replay, check or keycheck", o.Kind)
 			}
 			if err := intFlagIn("--limit", o.Limit, 0, maxListLimit); err != nil {
 				return err
@@ -57,7 +58,7 @@ run's attempts.`,
 			return runsListRun(cmd.Context(), o)
 		},
 	}
-	cmd.Flags().StringVar(&o.Kind, "kind", "", "only runs of this kind: replay or check")
+	cmd.Flags().StringVar(&o.Kind, "kind", "", "only runs of this kind: replay, check or keycheck")
 	cmd.Flags().IntVar(&o.Limit, "limit", defaultLimit, "at most this many (0 for all)")
 	listJSON = addJSONFlags(cmd.Flags(), &o.JSON, "the runs").knownFields(report.RunJSON{})
 
@@ -169,8 +170,21 @@ func runsShowRun(ctx context.Context, o *runsOptions) error {
 // target; done is true when one of them took stdout (the run view is not
 // printed then, so stdout holds one document).
 func runsShowReports(ctx context.Context, o *runsOptions, st *store.Store, r *store.Run) (done bool, err error) {
+	if r.Kind == keycheck.Kind {
+		k, err := keycheck.Load(ctx, st, r.ID)
+		if err != nil {
+			return false, usageErr("--report: %v", err)
+		}
+		for _, t := range o.Reports {
+			if err := t.WriteKeyCheck(o.IO.Out, k); err != nil {
+				return false, setupErr("--report %s: %v", t, err)
+			}
+			done = done || t.Path == "-"
+		}
+		return done, nil
+	}
 	if r.Kind != "check" {
-		return false, usageErr("--report: run %d is a %s run; reports are rendered from check runs (see 'hookreplay runs --kind check')", r.ID, r.Kind)
+		return false, usageErr("--report: run %d is a %s run; reports are rendered from check and keycheck runs (see 'hookreplay runs --kind check')", r.ID, r.Kind)
 	}
 	c, err := check.Load(ctx, st, r.ID)
 	if err != nil {

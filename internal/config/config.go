@@ -39,6 +39,8 @@ type File struct {
 	Path string
 	// Checks are the file's checks in the order they are written.
 	Checks []*Check
+	// KeyChecks are the file's keychecks (keychecks:), in order.
+	KeyChecks []*KeyCheck
 }
 
 // Check is one named check: which deliveries go to which handler, what is
@@ -310,16 +312,31 @@ func kindName(n *yaml.Node) string {
 
 func (p *parser) file(root *yaml.Node) (*File, error) {
 	f := &File{Path: p.path}
-	var checks *yaml.Node
-	err := p.mapping(root, "the file", []string{"checks"}, func(key string, k, v *yaml.Node) error {
-		checks = v
+	var checks, keychecks *yaml.Node
+	err := p.mapping(root, "the file", []string{"checks", "keychecks"}, func(key string, k, v *yaml.Node) error {
+		if key == "keychecks" {
+			keychecks = v
+		} else {
+			checks = v
+		}
 		return nil
 	})
 	if err != nil {
 		return nil, err
 	}
+	if keychecks != nil {
+		if err := p.keychecks(keychecks, f); err != nil {
+			return nil, err
+		}
+		if len(f.KeyChecks) == 0 {
+			return nil, p.errf(keychecks, "keychecks: give at least one named keycheck")
+		}
+	}
 	if checks == nil {
-		return nil, p.errf(root, "no checks: key (give at least one named check under checks:)")
+		if keychecks != nil {
+			return f, p.distinctReports(f)
+		}
+		return nil, p.errf(root, "no checks: key (give at least one named check under checks:, or a keycheck under keychecks:)")
 	}
 	err = p.mapping(checks, "checks", nil, func(name string, k, v *yaml.Node) error {
 		if !checkName.MatchString(name) {
@@ -337,6 +354,9 @@ func (p *parser) file(root *yaml.Node) (*File, error) {
 	}
 	if len(f.Checks) == 0 {
 		return nil, p.errf(checks, "checks: give at least one named check")
+	}
+	if err := p.distinctKeyCheckNames(f); err != nil {
+		return nil, err
 	}
 	return f, p.distinctReports(f)
 }
@@ -357,6 +377,18 @@ func (p *parser) distinctReports(f *File) error {
 				return &Error{Path: p.path, Line: c.Line, Msg: fmt.Sprintf("check %s: report %s=%s is also written by %s: give each report its own file", c.Name, r.Format, r.Path, prev)}
 			}
 			seen[clean] = "check " + c.Name
+		}
+	}
+	for _, c := range f.KeyChecks {
+		for _, r := range c.Reports {
+			if r.shared {
+				continue
+			}
+			clean := filepath.Clean(r.Path)
+			if prev, ok := seen[clean]; ok {
+				return &Error{Path: p.path, Line: c.Line, Msg: fmt.Sprintf("keycheck %s: report %s=%s is also written by %s: give each report its own file", c.Name, r.Format, r.Path, prev)}
+			}
+			seen[clean] = "keycheck " + c.Name
 		}
 	}
 	return nil

@@ -286,6 +286,13 @@ func (m *runModel) content() string {
 	if err := report.Run(&b, p, m.run, m.as); err != nil {
 		return err.Error()
 	}
+	if m.run.Kind == "keycheck" && len(m.run.Summary) > 2 {
+		var k report.KeyCheck
+		if json.Unmarshal(m.run.Summary, &k) == nil && len(k.Checks) > 0 {
+			b.WriteString("\n")
+			_ = report.KeyCheckText(&b, &k, m.env.color)
+		}
+	}
 	if m.run.Kind == "check" && len(m.run.Summary) > 2 {
 		var c report.Check
 		if json.Unmarshal(m.run.Summary, &c) == nil && len(c.Deliveries) > 0 {

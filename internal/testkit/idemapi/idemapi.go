@@ -50,6 +50,7 @@ var Mistakes = []Mistake{Race, Store5xx, NoFingerprint, NoInFlight, NoReplayHead
 
 type entry struct {
 	fp     string
+	at     time.Time // when it was done
 	done   bool
 	status int
 	body   []byte
@@ -60,6 +61,8 @@ type API struct {
 	Mistake Mistake
 	// StoreDown is a file whose existence means the idempotency store is down.
 	StoreDown string
+	// TTL, when set, is how long a completed key is kept.
+	TTL time.Duration
 
 	mu       sync.Mutex
 	keys     map[string]*entry
@@ -146,7 +149,7 @@ func (a *API) idempotent(w http.ResponseWriter, r *http.Request, acct, key strin
 	claim := func() (*entry, bool) { // an existing entry, or claimed
 		a.mu.Lock()
 		defer a.mu.Unlock()
-		if e, ok := a.keys[sk]; ok {
+		if e, ok := a.keys[sk]; ok && !a.expired(e) {
 			return e, false
 		}
 		if a.Mistake != NoInFlight {
@@ -179,12 +182,17 @@ func (a *API) idempotent(w http.ResponseWriter, r *http.Request, acct, key strin
 	case status >= 500 && a.Mistake != Store5xx:
 		delete(a.keys, sk)
 	default:
-		a.keys[sk] = &entry{fp: fp, done: true, status: status, body: b}
+		a.keys[sk] = &entry{fp: fp, done: true, status: status, body: b, at: time.Now()}
 	}
 	a.mu.Unlock()
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(status)
 	w.Write(b)
+}
+
+// expired reports whether completed entry e is older than the TTL.
+func (a *API) expired(e *entry) bool {
+	return a.TTL > 0 && e.done && time.Since(e.at) > a.TTL
 }
 
 func (a *API) existing(w http.ResponseWriter, e *entry, fp string) {
