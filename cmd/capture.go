@@ -190,7 +190,7 @@ func captureTUI(ctx context.Context, o *captureOptions, st *store.Store, srv *ca
 	go func() { served <- srv.Serve(ctx, ln) }()
 	t := &tuiOptions{IO: o.IO}
 	t.Check.Secret = o.Secret
-	err := tuiRun(ctx, t, &tuiSession{store: st, notes: notes, banner: strings.TrimSpace(banner)})
+	err := tuiRun(ctx, t, &tuiSession{store: st, notes: notes, banner: strings.TrimSpace(banner), forward: o.Forward})
 	cancel()
 	if serr := <-served; err == nil && serr != nil && !errors.Is(serr, context.Canceled) {
 		return setupErr("%v", serr)

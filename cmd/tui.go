@@ -129,6 +129,8 @@ type tuiSession struct {
 	store  *store.Store
 	notes  <-chan string
 	banner string
+	// forward is capture's --forward: r in the TUI replays there.
+	forward string
 }
 
 func tuiRun(ctx context.Context, o *tuiOptions, s *tuiSession) error {
@@ -150,7 +152,7 @@ func tuiRun(ctx context.Context, o *tuiOptions, s *tuiSession) error {
 		NoColor: noColor || !o.IO.ColorEnabled(), Target: o.Check.To, CheckSetup: tuiCheckSetup,
 		Filter: tuiQuery(&o.Filter)}
 	if s != nil {
-		opts.Notes, opts.Banner = s.notes, s.banner
+		opts.Notes, opts.Banner, opts.Forward = s.notes, s.banner, s.forward
 	}
 	if o.target != nil {
 		co := &o.Check

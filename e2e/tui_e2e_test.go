@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 )
@@ -157,11 +158,9 @@ func TestTUIE2E(t *testing.T) {
 	captureExchange(t, addr, []byte(req), 1)
 	tm.waitFor("1/8 deliveries", "> 8 ", "evt_tui_e2e")
 
-	// r replays it to the handler (the form is prefilled with --to); the new
-	// attempt appears in the delivery's attempts.
+	// r replays it to the handler at once (--to: it was never sent
+	// anywhere); the new attempt appears in the delivery's attempts.
 	tm.keys("r")
-	tm.waitFor("target URL", handler+"/webhooks/stripe")
-	tm.keys("Enter")
 	tm.waitFor("summary 1 attempt, 1 reached the handler", "recorded as run 1")
 	tm.keys("Escape")
 	tm.waitFor("1/8 deliveries")
@@ -260,11 +259,19 @@ func TestTUIE2EQuitDuringReplay(t *testing.T) {
 }
 
 // TestTUIE2ECaptureTUI: capture --tui captures and shows deliveries in one
-// process; q stops both.
+// process; r replays one at once to capture's --forward; q stops both.
 func TestTUIE2ECaptureTUI(t *testing.T) {
 	captureFastExit(t)
+	var hits atomic.Int32
+	paths := make(chan string, 4)
+	handler := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		io.Copy(io.Discard, r.Body)
+		hits.Add(1)
+		paths <- r.URL.RequestURI()
+	}))
+	defer handler.Close()
 	db := filepath.Join(t.TempDir(), "hookreplay.db")
-	tm := tuiTmux(t, fmt.Sprintf("NO_COLOR=1 GORACE=atexit_sleep_ms=0 %s --db %s capture --tui --listen 127.0.0.1:0; echo \"capture exited $?\"; sleep 600", binPath, db))
+	tm := tuiTmux(t, fmt.Sprintf("NO_COLOR=1 GORACE=atexit_sleep_ms=0 %s --db %s capture --tui --listen 127.0.0.1:0 --forward %s/base; echo \"capture exited $?\"; sleep 600", binPath, db, handler.URL))
 	s := tm.waitFor("capturing on http://")
 	m := regexp.MustCompile(`capturing on http://(127\.0\.0\.1:\d+)`).FindStringSubmatch(s)
 	if m == nil {
@@ -272,6 +279,19 @@ func TestTUIE2ECaptureTUI(t *testing.T) {
 	}
 	captureExchange(t, m[1], mustRead(t, "testdata/export/github.http"), 1)
 	tm.waitFor("> 1 ", "push")
+	// r replays it at once to where capture forwarded it.
+	tm.keys("r")
+	tm.waitFor("summary 1 attempt, 1 reached the handler", "sent to       http://127.0.0.1", "/base/hooks/github (capture's --forward")
+	if got := hits.Load(); got != 2 {
+		t.Errorf("the handler got %d requests (forwarded, then replayed with r), want 2", got)
+	}
+	if p := <-paths; p != "/base/hooks/github" {
+		t.Errorf("capture forwarded to %s", p)
+	}
+	if p := <-paths; p != "/base/hooks/github" {
+		t.Errorf("r replayed to %s, want where capture forwarded it", p)
+	}
+	tm.keys("Escape")
 	tm.keys("q")
 	tm.waitFor("capture exited 0")
 	if r := runBin(t, db, nil, "list"); !strings.Contains(r.Stdout, "push") {

@@ -49,6 +49,10 @@ type forwardStream struct {
 	done   func(complete bool)
 }
 
+// ForwardURL is the URL capture forwards a request for target to, given
+// --forward base: where the TUI under capture --tui replays it at once.
+func ForwardURL(base *url.URL, target string) string { return forwardURL(base, target) }
+
 // forwardURL appends the request target's path and query to the forward URL's
 // path; a request to "/" goes to the forward URL's path as it is.
 func forwardURL(base *url.URL, target string) string {

@@ -37,7 +37,8 @@ type DeliverySummary struct {
 	LatencyNS      int64             `json:"latency_ns"`
 	Verification   string            `json:"verification,omitempty"`
 	ForwardError   string            `json:"forward_error,omitempty"`
-	Origin         string            `json:"origin,omitempty"` // "har:devtools.har" for an imported delivery
+	Origin         string            `json:"origin,omitempty"`       // "har:devtools.har" for an imported delivery
+	DerivedFrom    int64             `json:"derived_from,omitempty"` // the delivery this is an edited copy of
 }
 
 // DeliveryDetail is a delivery as `show --json` prints it: headers as
@@ -75,6 +76,7 @@ func summaryOf(d store.DeliverySummary) DeliverySummary {
 		Identity: d.Identity, Method: d.Method, Target: d.Target, BodySize: d.BodySize, RawSize: d.RawSize,
 		ResponseStatus: d.ResponseStatus, LatencyNS: d.Latency.Nanoseconds(),
 		Verification: d.Verification, ForwardError: d.ForwardError, Origin: d.Origin,
+		DerivedFrom: d.DerivedFrom,
 	}
 }
 

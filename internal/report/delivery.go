@@ -59,6 +59,9 @@ func writeDeliveryHead(b *bytes.Buffer, p Painter, d *store.Delivery) {
 	if d.Origin != "" {
 		fmt.Fprintf(b, "imported  %s\n", safe(d.Origin))
 	}
+	if d.DerivedFrom != 0 {
+		fmt.Fprintf(b, "edited    from delivery %d\n", d.DerivedFrom)
+	}
 	keys := make([]string, 0, len(d.Identity))
 	for k := range d.Identity {
 		keys = append(keys, k)

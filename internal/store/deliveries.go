@@ -49,6 +49,9 @@ type Delivery struct {
 	// file it was read from ("har:devtools.har", "curl:stdin"); "" for a
 	// delivery captured live.
 	Origin string
+	// DerivedFrom is the delivery this one is an edited copy of (the TUI's
+	// edit-and-replay); 0 for a delivery captured or imported as it was.
+	DerivedFrom int64
 }
 
 // Request returns the delivery as a message.Request (a copy the caller may edit).
@@ -66,13 +69,13 @@ const bodyLenExpr = `(CASE WHEN body_at >= 0 THEN length(raw_request) - body_at 
 
 const deliveryCols = `id, received_at, source, remote_addr, provider, event_id, event_type, identity,
 	method, target, proto, headers, raw_request, ` + bodyExpr + `, verification, response_status,
-	response_headers, response_body, latency_ns, forward_error, response_size, origin`
+	response_headers, response_body, latency_ns, forward_error, response_size, origin, derived_from`
 
 // insertDeliverySQL inserts one delivery; deliveryArgs gives its values.
 const insertDeliverySQL = `INSERT INTO deliveries (received_at, source, remote_addr, provider,
 	event_id, event_type, identity, method, target, proto, headers, raw_request, body, verification,
-	response_status, response_headers, response_body, latency_ns, forward_error, origin, response_size, body_at)
-	VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?) RETURNING id`
+	response_status, response_headers, response_body, latency_ns, forward_error, origin, response_size, body_at, derived_from)
+	VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?) RETURNING id`
 
 // deliveryArgs returns d's column values for insertDeliverySQL, received at
 // recv, with the store's defaults where d leaves a field empty.
@@ -94,7 +97,7 @@ func deliveryArgs(d *Delivery, recv time.Time) []any {
 	}
 	return []any{recv.UnixNano(), d.Source, d.RemoteAddr, provider, d.EventID, d.EventType, string(ident),
 		d.Method, d.Target, proto, string(hdrs), nonNilBytes(d.Raw), body, d.Verification,
-		d.ResponseStatus, string(rhdrs), d.ResponseBody, d.Latency.Nanoseconds(), d.ForwardError, d.Origin, d.ResponseSize, bodyAt}
+		d.ResponseStatus, string(rhdrs), d.ResponseBody, d.Latency.Nanoseconds(), d.ForwardError, d.Origin, d.ResponseSize, bodyAt, d.DerivedFrom}
 }
 
 // InsertDelivery commits d and sets d.ID. It returns only after the row is durable.
@@ -338,7 +341,7 @@ func scanDelivery(r scanner) (*Delivery, error) {
 	var ident, hdrs, rhdrs string
 	err := r.Scan(&d.ID, &recv, &d.Source, &d.RemoteAddr, &d.Provider, &d.EventID, &d.EventType, &ident,
 		&d.Method, &d.Target, &d.Proto, &hdrs, &d.Raw, &d.Body, &d.Verification, &d.ResponseStatus,
-		&rhdrs, &d.ResponseBody, &lat, &d.ForwardError, &d.ResponseSize, &d.Origin)
+		&rhdrs, &d.ResponseBody, &lat, &d.ForwardError, &d.ResponseSize, &d.Origin, &d.DerivedFrom)
 	if err != nil {
 		if errors.Is(err, sql.ErrNoRows) {
 			return nil, err

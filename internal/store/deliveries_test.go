@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -262,5 +263,47 @@ func TestSetSync(t *testing.T) {
 	}
 	if _, err := ParseSync("off"); err == nil {
 		t.Error("ParseSync(off) accepted")
+	}
+}
+
+// TestDerivedFromAndSettings: an edited copy keeps the delivery it came
+// from through insert, get, summaries and JSONL; a setting is replaced.
+func TestDerivedFromAndSettings(t *testing.T) {
+	ctx := context.Background()
+	st, err := Open(ctx, filepath.Join(t.TempDir(), "d.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	orig := &Delivery{Method: "POST", Target: "/h", Raw: []byte("POST /h HTTP/1.1\r\n\r\n")}
+	if err := st.InsertDelivery(ctx, orig); err != nil {
+		t.Fatal(err)
+	}
+	edited := &Delivery{Method: "POST", Target: "/h", Raw: []byte("POST /h HTTP/1.1\r\n\r\n"), DerivedFrom: orig.ID}
+	if err := st.InsertDelivery(ctx, edited); err != nil {
+		t.Fatal(err)
+	}
+	got, err := st.GetDelivery(ctx, edited.ID)
+	if err != nil || got.DerivedFrom != orig.ID {
+		t.Fatalf("derived_from %v, %v; want %d", got, err, orig.ID)
+	}
+	sums, err := st.ListSummaries(ctx, Filter{}, Page{Limit: 10})
+	if err != nil || len(sums) != 2 || sums[0].DerivedFrom != orig.ID || sums[1].DerivedFrom != 0 {
+		t.Fatalf("summaries %+v, %v", sums, err)
+	}
+	var b bytes.Buffer
+	if err := WriteJSONL(&b, []*Delivery{got}); err != nil || !strings.Contains(b.String(), fmt.Sprintf(`"derived_from":%d`, orig.ID)) {
+		t.Fatalf("jsonl %s, %v", b.String(), err)
+	}
+	if _, ok, err := st.Setting(ctx, "tui.check"); ok || err != nil {
+		t.Fatalf("setting before any: %v %v", ok, err)
+	}
+	for _, v := range []string{`{"a":1}`, `{"a":2}`} {
+		if err := st.SetSetting(ctx, "tui.check", v); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if v, ok, err := st.Setting(ctx, "tui.check"); !ok || err != nil || v != `{"a":2}` {
+		t.Fatalf("setting %q %v %v", v, ok, err)
 	}
 }

@@ -51,6 +51,9 @@ type jsonlDelivery struct {
 	LatencyNS       int64             `json:"latency_ns"`
 	ForwardError    string            `json:"forward_error"`
 	Origin          string            `json:"origin,omitempty"`
+	// DerivedFrom is written for readers; import does not restore it (the
+	// ids of another store are not this one's).
+	DerivedFrom int64 `json:"derived_from,omitempty"`
 }
 
 // WriteJSONL writes ds to w, one delivery per line, with every field: the
@@ -105,6 +108,7 @@ func (j *JSONLWriter) Write(d *Delivery) error {
 		LatencyNS:       d.Latency.Nanoseconds(),
 		ForwardError:    d.ForwardError,
 		Origin:          d.Origin,
+		DerivedFrom:     d.DerivedFrom,
 	}
 	if !d.ReceivedAt.IsZero() {
 		line.ReceivedAt = d.ReceivedAt.UTC().Format(time.RFC3339Nano)

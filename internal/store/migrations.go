@@ -115,6 +115,12 @@ CREATE INDEX effects_run ON effects(run_id);
 	// 6: list --source and the TUI's source: filter, newest first, on a
 	// store several captures write (capture --source, default the host name).
 	`CREATE INDEX deliveries_source ON deliveries(source, id);`,
+	// 7: an edited copy (the TUI's edit-and-replay) names the delivery it
+	// was edited from; 0 for every delivery captured or imported as it was.
+	`ALTER TABLE deliveries ADD COLUMN derived_from INTEGER NOT NULL DEFAULT 0;`,
+	// 8: small settings a database remembers, by name (the TUI's check form:
+	// what was entered last, so c opens prefilled). Values are JSON.
+	`CREATE TABLE settings (name TEXT PRIMARY KEY, value TEXT NOT NULL);`,
 }
 
 // pgMigrations are the Postgres schema's migrations, applied in order in
@@ -242,4 +248,8 @@ CREATE TRIGGER attempts_notify AFTER INSERT OR UPDATE OR DELETE ON attempts
 CREATE TRIGGER verdicts_notify AFTER INSERT OR UPDATE OR DELETE ON verdicts
 	FOR EACH STATEMENT EXECUTE FUNCTION hookreplay_notify();
 `,
+	// 2: SQLite's migrations 7 and 8: an edited copy names its original;
+	// the settings a database remembers.
+	`ALTER TABLE deliveries ADD COLUMN derived_from bigint NOT NULL DEFAULT 0;
+CREATE TABLE settings (name text PRIMARY KEY, value text NOT NULL);`,
 }

@@ -29,6 +29,7 @@ type DeliverySummary struct {
 	Latency        time.Duration
 	ForwardError   string
 	Origin         string
+	DerivedFrom    int64 // the delivery this one is an edited copy of (0: none)
 }
 
 // Page is a keyset page of summaries, newest first: at most Limit rows with
@@ -44,7 +45,7 @@ type Page struct {
 
 const summaryCols = `id, received_at, source, remote_addr, provider, event_id, event_type, identity,
 	method, target, ` + bodyLenExpr + `, length(raw_request), verification, response_status, latency_ns,
-	forward_error, origin`
+	forward_error, origin, derived_from`
 
 // ListSummaries returns one page of the deliveries matching f (f.Limit and
 // f.Oldest are ignored; p decides), newest first.
@@ -101,7 +102,7 @@ func (s *Store) EachSummary(ctx context.Context, f Filter, p Page, fn func(Deliv
 		var ident []byte
 		if err := rows.Scan(&d.ID, &recv, &d.Source, &d.RemoteAddr, &d.Provider, &d.EventID, &d.EventType, &ident,
 			&d.Method, &d.Target, &d.BodySize, &d.RawSize, &d.Verification, &d.ResponseStatus, &lat,
-			&d.ForwardError, &d.Origin); err != nil {
+			&d.ForwardError, &d.Origin, &d.DerivedFrom); err != nil {
 			return fmt.Errorf("read delivery: %w", err)
 		}
 		d.ReceivedAt = time.Unix(0, recv)
@@ -124,7 +125,8 @@ func (d *Delivery) Summary() DeliverySummary {
 	return DeliverySummary{ID: d.ID, ReceivedAt: d.ReceivedAt, Source: d.Source, RemoteAddr: d.RemoteAddr,
 		Provider: d.Provider, EventID: d.EventID, EventType: d.EventType, Identity: d.Identity, Method: d.Method,
 		Target: d.Target, BodySize: len(d.Body), RawSize: len(d.Raw), Verification: d.Verification,
-		ResponseStatus: d.ResponseStatus, Latency: d.Latency, ForwardError: d.ForwardError, Origin: d.Origin}
+		ResponseStatus: d.ResponseStatus, Latency: d.Latency, ForwardError: d.ForwardError, Origin: d.Origin,
+		DerivedFrom: d.DerivedFrom}
 }
 
 // CountDeliveries returns how many deliveries match f (f.Limit ignored).

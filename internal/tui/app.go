@@ -137,6 +137,8 @@ func (m *model) route(msg tea.Msg) tea.Cmd {
 		return m.push(newRun(m.env, msg.id))
 	case openReplayMsg:
 		return m.openReplay(msg)
+	case quickReplayMsg:
+		return m.quickReplay(msg)
 	case openCheckMsg:
 		return m.openCheck(msg)
 	case backMsg:

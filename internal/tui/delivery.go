@@ -105,7 +105,7 @@ func (m *deliveryModel) Capturing() bool { return false }
 
 func (m *deliveryModel) Keys() []key.Binding {
 	k := m.env.keys
-	return []key.Binding{k.NextTab, k.Back, k.Replay, k.Check, k.Help, k.Quit, k.Copy, k.PrevTab, k.Up, k.Down}
+	return []key.Binding{k.NextTab, k.Back, k.Replay, k.Check, k.Help, k.Quit, k.ReplayForm, k.Copy, k.PrevTab, k.Up, k.Down}
 }
 
 func (m *deliveryModel) Status() string {
@@ -166,6 +166,8 @@ func (m *deliveryModel) Update(msg tea.Msg) tea.Cmd {
 		case key.Matches(msg, k.Back):
 			return m.env.nav(backMsg{})
 		case key.Matches(msg, k.Replay):
+			return quickReplay(m.env, []int64{m.id})
+		case key.Matches(msg, k.ReplayForm):
 			return m.env.nav(openReplayMsg{ids: []int64{m.id}})
 		case key.Matches(msg, k.Check):
 			return m.env.nav(openCheckMsg{ids: []int64{m.id}})

@@ -12,7 +12,8 @@ type keyMap struct {
 	Up, Down, PageUp, PageDown, Top, Bottom key.Binding
 	Open, Back, NextTab, PrevTab            key.Binding
 	Filter, Mark                            key.Binding
-	Replay, Check, Runs, Copy, Export       key.Binding
+	Replay, ReplayForm, Check, Runs         key.Binding
+	Copy, Export                            key.Binding
 	Delete, Save, Help, Quit                key.Binding
 	Confirm, Cancel                         key.Binding
 }
@@ -32,16 +33,19 @@ func newKeyMap() keyMap {
 		Filter:   key.NewBinding(key.WithKeys("/"), key.WithHelp("/", "filter")),
 		Mark:     key.NewBinding(key.WithKeys("m", "insert"), key.WithHelp("m", "mark")),
 		Replay:   key.NewBinding(key.WithKeys("r"), key.WithHelp("r", "replay")),
-		Check:    key.NewBinding(key.WithKeys("c"), key.WithHelp("c", "check")),
-		Runs:     key.NewBinding(key.WithKeys("R"), key.WithHelp("R", "runs")),
-		Copy:     key.NewBinding(key.WithKeys("y"), key.WithHelp("y", "copy as curl")),
-		Export:   key.NewBinding(key.WithKeys("e"), key.WithHelp("e", "export JSONL")),
-		Delete:   key.NewBinding(key.WithKeys("d", "delete"), key.WithHelp("d", "delete")),
-		Save:     key.NewBinding(key.WithKeys("s"), key.WithHelp("s", "save report")),
-		Help:     key.NewBinding(key.WithKeys("?"), key.WithHelp("?", "help")),
-		Quit:     key.NewBinding(key.WithKeys("q", "ctrl+c"), key.WithHelp("q", "quit")),
-		Confirm:  key.NewBinding(key.WithKeys("y"), key.WithHelp("y", "yes")),
-		Cancel:   key.NewBinding(key.WithKeys("n", "esc"), key.WithHelp("n", "no")),
+		// o: "options"; R is runs, and e, f and p are taken or read as
+		// export, filter and page elsewhere.
+		ReplayForm: key.NewBinding(key.WithKeys("o"), key.WithHelp("o", "replay form")),
+		Check:      key.NewBinding(key.WithKeys("c"), key.WithHelp("c", "check")),
+		Runs:       key.NewBinding(key.WithKeys("R"), key.WithHelp("R", "runs")),
+		Copy:       key.NewBinding(key.WithKeys("y"), key.WithHelp("y", "copy as curl")),
+		Export:     key.NewBinding(key.WithKeys("e"), key.WithHelp("e", "export JSONL")),
+		Delete:     key.NewBinding(key.WithKeys("d", "delete"), key.WithHelp("d", "delete")),
+		Save:       key.NewBinding(key.WithKeys("s"), key.WithHelp("s", "save report")),
+		Help:       key.NewBinding(key.WithKeys("?"), key.WithHelp("?", "help")),
+		Quit:       key.NewBinding(key.WithKeys("q", "ctrl+c"), key.WithHelp("q", "quit")),
+		Confirm:    key.NewBinding(key.WithKeys("y"), key.WithHelp("y", "yes")),
+		Cancel:     key.NewBinding(key.WithKeys("n", "esc"), key.WithHelp("n", "no")),
 	}
 }
 
@@ -55,8 +59,8 @@ func (k keyMap) FullHelp() [][]key.Binding {
 	return [][]key.Binding{
 		{k.Up, k.Down, k.PageUp, k.PageDown, k.Top, k.Bottom},
 		{k.Open, k.Back, k.NextTab, k.PrevTab, k.Filter, k.Mark},
-		{k.Replay, k.Check, k.Runs, k.Copy, k.Export, k.Delete},
-		{k.Save, k.Help, k.Quit},
+		{k.Replay, k.ReplayForm, k.Check, k.Runs, k.Copy, k.Export},
+		{k.Delete, k.Save, k.Help, k.Quit},
 	}
 }
 

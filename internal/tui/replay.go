@@ -70,6 +70,10 @@ type replayModel struct {
 	planned int
 	result  string
 	vp      viewport.Model
+	// auto: replay at once to the target set (r), no form first.
+	auto bool
+	// why says where the target came from (or why the form opened).
+	why string
 }
 
 var replaySeq int
@@ -95,18 +99,34 @@ func newReplay(e *env, ids []int64) *replayModel {
 }
 
 func (m *replayModel) Init() tea.Cmd {
-	if m.fields[fieldTarget].Value() != "" {
-		return nil
+	if m.auto {
+		cmd := m.start()
+		if m.running {
+			return tea.Batch(cmd, status(fmt.Sprintf("replaying %s to %s (%s); o opens the form", describeIDs(m.ids), m.fields[fieldTarget].Value(), m.why)))
+		}
+		return cmd
 	}
-	st, seq := m.env.st, m.seq
-	return func() tea.Msg {
-		// The last replay's or check's: the handler is usually the same.
-		runs, err := st.ListRuns(context.Background(), "", 1)
+	var note tea.Cmd
+	if m.why != "" {
+		note = status(m.why)
+	}
+	if m.fields[fieldTarget].Value() != "" {
+		return note
+	}
+	e, seq, id := m.env, m.seq, m.ids[0]
+	return tea.Batch(note, func() tea.Msg {
+		// Where r would send it; else the last replay's or check's: the
+		// handler is usually the same.
+		ctx := context.Background()
+		if t, err := resolveTarget(ctx, e, id); err == nil && t.url != "" {
+			return replayTargetMsg{seq: seq, target: t.url}
+		}
+		runs, err := e.st.ListRuns(ctx, "", 1)
 		if err != nil || len(runs) == 0 {
 			return nil
 		}
 		return replayTargetMsg{seq: seq, target: runs[0].Target}
-	}
+	})
 }
 
 func (m *replayModel) Title() string { return "replay " + describeIDs(m.ids) }
@@ -330,6 +350,12 @@ func (m *replayModel) finish(msg replayDoneMsg) tea.Cmd {
 	b.WriteString(strings.Join(m.lines, "\n") + "\n\n")
 	if msg.rec != nil {
 		report.ReplaySummary(&b, report.Colors(m.env.color), msg.rec.Summary)
+		to := pr(m.fields[fieldTarget].Value())
+		if m.auto {
+			// r chose the target: say which and why, and where the form is.
+			to += " (" + m.why + "; o replays with the form)"
+		}
+		fmt.Fprintf(&b, "  sent to       %s\n", to)
 		fmt.Fprintf(&b, "  recorded as run %d (R lists runs)\n", msg.rec.Run.ID)
 	}
 	if msg.err != nil {

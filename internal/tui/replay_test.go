@@ -6,6 +6,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -48,8 +49,15 @@ func TestReplayFromTheKeyboard(t *testing.T) {
 	// Back on the list, the delivery view shows the new attempts.
 	h.keys("esc", "enter", "6")
 	h.contains("6 attempts (3)", "replay", "409")
+	// r replays it again at once, to where it was sent last; o is the form.
+	h.keys("r")
+	h.contains("summary 1 attempt, 1 reached the handler", "recorded as run 2")
+	if n := hits.Load(); n != 4 {
+		t.Fatalf("handler got %d requests after r, want 4", n)
+	}
+	h.keys("esc")
 	// A bad form value is an error in the status bar, not a run.
-	h.keys("esc", "r")
+	h.keys("o")
 	h.keys("tab", "backspace")
 	h.typeText("0")
 	h.keys("enter")
@@ -106,4 +114,31 @@ func TestReplayFormAt80Columns(t *testing.T) {
 	h := newHarness(t, st, 80, 24)
 	h.keys("r")
 	h.contains("> target URL           http://127.0.0.1:3000/webhooks/stripe", "attempt is stored as a run", "re-sign them")
+}
+
+// TestQuickReplayTargets: r replays at once under capture --tui --forward to
+// where capture forwards the delivery (base URL + its path), and in tui to
+// --to when the delivery was never sent anywhere.
+func TestQuickReplayTargets(t *testing.T) {
+	paths := make(chan string, 4)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		io.Copy(io.Discard, r.Body)
+		paths <- r.URL.RequestURI()
+	}))
+	defer srv.Close()
+	h := newHarness(t, fixtureStore(t), 100, 30)
+	u, _ := url.Parse(srv.URL + "/base")
+	h.env.forward = u
+	h.keys("G", "r") // delivery 1: POST /hooks/stripe?src=cli
+	h.contains("summary 1 attempt, 1 reached the handler")
+	if p := <-paths; p != "/base/hooks/stripe?src=cli" {
+		t.Errorf("r under --forward sent to %s, want /base/hooks/stripe?src=cli", p)
+	}
+	h = newHarness(t, fixtureStore(t), 100, 30)
+	h.env.defaultTarget = srv.URL + "/to"
+	h.keys("r")
+	h.contains("summary 1 attempt, 1 reached the handler")
+	if p := <-paths; p != "/to" {
+		t.Errorf("r with --to sent to %s, want /to", p)
+	}
 }

@@ -10,6 +10,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net/url"
 	"os"
 	"sync"
 	"time"
@@ -18,6 +19,7 @@ import (
 	"github.com/charmbracelet/lipgloss"
 	"github.com/muesli/termenv"
 
+	"github.com/hookreplay/hookreplay/internal/capture"
 	"github.com/hookreplay/hookreplay/internal/check"
 	"github.com/hookreplay/hookreplay/internal/report"
 	"github.com/hookreplay/hookreplay/internal/store"
@@ -43,8 +45,12 @@ type Options struct {
 	// ExportDir is where e writes JSONL exports and s check reports ("":
 	// the working directory).
 	ExportDir string
-	// Target prefills the replay form's URL ("": the last run's).
+	// Target is tui's --to: where r replays a delivery never sent anywhere
+	// before, and the replay form's default ("": the last run's).
 	Target string
+	// Forward is capture --tui's --forward: r replays a delivery where
+	// capture forwarded it.
+	Forward string
 	// Check runs a check of the given deliveries (cmd builds it from the
 	// check flags given to 'hookreplay tui'); nil when none were given.
 	Check CheckFunc
@@ -81,8 +87,11 @@ type env struct {
 
 	// defaultTarget prefills the replay form (check's --to).
 	defaultTarget string
-	check         CheckFunc
-	checkSetup    string
+	// forward is capture's --forward base URL (nil: not under capture
+	// --tui --forward).
+	forward    *url.URL
+	check      CheckFunc
+	checkSetup string
 
 	// runs are the replays and checks in flight; quitting waits for them.
 	runs    sync.WaitGroup
@@ -135,6 +144,13 @@ func Run(ctx context.Context, o Options) error {
 		o.Out = os.Stdout
 	}
 	e := newEnv(o, renderer(o.Out, o.NoColor))
+	if o.Forward != "" {
+		u, err := capture.ParseForwardURL(o.Forward)
+		if err != nil {
+			return err
+		}
+		e.forward = u
+	}
 	filter, err := parseFilter(o.Filter, e.now())
 	if err != nil {
 		return fmt.Errorf("filter %q: %v", o.Filter, err)

@@ -118,7 +118,7 @@ func TestCoalescedKeys(t *testing.T) {
 	h.contains("1/1 deliveries matching provider:github")
 	// A key that opens a view: the runes after it land in that view.
 	h.keys("esc")
-	h.send(tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune("r8080")})
+	h.send(tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune("o8080")})
 	h.contains("> target URL           8080")
 }
 
