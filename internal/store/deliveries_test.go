@@ -269,12 +269,18 @@ func TestSetSync(t *testing.T) {
 // TestDerivedFromAndSettings: an edited copy keeps the delivery it came
 // from through insert, get, summaries and JSONL; a setting is replaced.
 func TestDerivedFromAndSettings(t *testing.T) {
-	ctx := context.Background()
-	st, err := Open(ctx, filepath.Join(t.TempDir(), "d.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
+	eachBackend(t, func(t *testing.T, loc string) {
+		ctx := context.Background()
+		st, err := Open(ctx, loc)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer st.Close()
+		derivedFromAndSettings(t, ctx, st)
+	})
+}
+
+func derivedFromAndSettings(t *testing.T, ctx context.Context, st *Store) {
 	orig := &Delivery{Method: "POST", Target: "/h", Raw: []byte("POST /h HTTP/1.1\r\n\r\n")}
 	if err := st.InsertDelivery(ctx, orig); err != nil {
 		t.Fatal(err)
