@@ -40,6 +40,8 @@ type model struct {
 	helpTop  int // the first line of a help too long for the window
 	help     help.Model
 	version  int64
+	// watchErr: m.err is the watcher's (cleared once it reads again).
+	watchErr bool
 	quitting bool
 }
 
@@ -118,13 +120,19 @@ func (m *model) route(msg tea.Msg) tea.Cmd {
 		}
 		return readVersion(m.env.watcher)
 	case versionMsg:
-		next := tick(m.env.poll)
 		if msg.err != nil {
-			m.err = msg.err
-			return next
+			m.err, m.watchErr = msg.err, true
+			return tick(m.env.poll) // then read the version again
+		}
+		if m.watchErr {
+			m.err, m.watchErr = nil, false
 		}
 		changed := m.version != 0 && msg.v != m.version
 		m.version = msg.v
+		var next tea.Cmd
+		if m.env.poll > 0 {
+			next = m.env.waitChange(m.env.watcher, msg.v)
+		}
 		if changed {
 			return tea.Batch(next, m.broadcast(changedMsg{}))
 		}

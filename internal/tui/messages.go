@@ -68,6 +68,43 @@ func readVersion(w *store.Watcher) tea.Cmd {
 	}
 }
 
+// watchSpan bounds one wait for a change: past it the version is read as
+// it stands, so that a watcher that lost its connection is shown (and its
+// return shown too) within that long.
+const watchSpan = 2 * time.Second
+
+// waitChange reports the store's version once it differs from since: a
+// delivery captured, a run recorded or a row deleted by this process or any
+// other. On Postgres the watcher's LISTEN wakes it when the change commits
+// (no polling); on SQLite the watcher reads data_version every 100 ms. It
+// gives up quietly when the session ends.
+func (e *env) waitChange(w *store.Watcher, since int64) tea.Cmd {
+	return func() tea.Msg {
+		ctx, cancel := context.WithTimeout(context.Background(), watchSpan)
+		defer cancel()
+		go func() {
+			select {
+			case <-e.done:
+				cancel()
+			case <-ctx.Done():
+			}
+		}()
+		v, err := w.Wait(ctx, since)
+		if err == nil {
+			return versionMsg{v: v}
+		}
+		select {
+		case <-e.done:
+			return nil
+		default:
+		}
+		rctx, rcancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer rcancel()
+		v, err = w.Version(rctx)
+		return versionMsg{v: v, err: err}
+	}
+}
+
 func send(msg tea.Msg) tea.Cmd { return func() tea.Msg { return msg } }
 
 // nav asks the root to open or close a view as soon as the current message

@@ -25,8 +25,10 @@ import (
 	"github.com/hookreplay/hookreplay/internal/store"
 )
 
-// DefaultPoll is how often the TUI looks for deliveries captured by another
-// process (one PRAGMA data_version read; nothing is reloaded unless it changed).
+// DefaultPoll is how long the TUI waits before watching the store again
+// after the watcher failed. While it works the TUI waits on it for changes
+// by any process (store.Watcher.Wait: Postgres's LISTEN, SQLite's
+// data_version), reloading only when something changed.
 const DefaultPoll = 500 * time.Millisecond
 
 // Options configure a TUI session.
@@ -40,7 +42,8 @@ type Options struct {
 	Out    io.Writer
 	// NoColor draws without colour (NO_COLOR, --no-color).
 	NoColor bool
-	// Poll is how often the store is watched (0: DefaultPoll; negative: never).
+	// Poll is the pause before watching the store again after an error
+	// (0: DefaultPoll; negative: the store is not watched).
 	Poll time.Duration
 	// ExportDir is where e writes JSONL exports and s check reports ("":
 	// the working directory).
