@@ -190,9 +190,26 @@ type Filter struct {
 	Since    time.Time
 	// Text, when set, keeps deliveries whose body contains it (ASCII case
 	// ignored).
-	Text   string
-	Limit  int // 0 means no limit
-	Oldest bool
+	Text string
+	// Status keeps deliveries whose captured response status is in it
+	// (nil: any; {0, 0}: no response recorded).
+	Status *StatusRange
+	// Headers keeps deliveries that carry every one of these headers.
+	Headers []HeaderMatch
+	Limit   int // 0 means no limit
+	Oldest  bool
+}
+
+// StatusRange is an inclusive range of HTTP statuses: {500, 599} for 5xx,
+// {502, 502} for one code.
+type StatusRange struct{ Min, Max int }
+
+// HeaderMatch is a request header a delivery must carry: Name in any case,
+// with exactly Value unless AnyValue.
+type HeaderMatch struct {
+	Name     string
+	Value    string
+	AnyValue bool
 }
 
 // where returns f's conditions as an SQL expression ("" for none) and its
@@ -227,6 +244,15 @@ func (f Filter) where(d dialect) (string, []any) {
 		cond, arg := d.bodyContains(bodyExpr, f.Text)
 		where = append(where, cond)
 		args = append(args, arg)
+	}
+	if r := f.Status; r != nil {
+		where = append(where, "response_status BETWEEN ? AND ?")
+		args = append(args, r.Min, r.Max)
+	}
+	for _, h := range f.Headers {
+		cond, hargs := d.headerMatch(h)
+		where = append(where, cond)
+		args = append(args, hargs...)
 	}
 	return strings.Join(where, " AND "), args
 }

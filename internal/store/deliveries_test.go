@@ -313,3 +313,49 @@ func derivedFromAndSettings(t *testing.T, ctx context.Context, st *Store) {
 		t.Fatalf("setting %q %v %v", v, ok, err)
 	}
 }
+
+// TestStatusAndHeaderFilters: status ranges and header matches select the
+// same deliveries on both backends (the TUI's status: and header:).
+func TestStatusAndHeaderFilters(t *testing.T) {
+	eachBackend(t, func(t *testing.T, loc string) {
+		ctx := context.Background()
+		st, err := Open(ctx, loc)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer st.Close()
+		for _, d := range []*Delivery{
+			{Method: "POST", Target: "/a", ResponseStatus: 502, Headers: message.Headers{{Name: "X-GitHub-Event", Value: "push"}}},
+			{Method: "POST", Target: "/b", ResponseStatus: 200, Headers: message.Headers{{Name: "x-github-event", Value: "Push"}}},
+			{Method: "POST", Target: "/c", Headers: message.Headers{{Name: "Content-Type", Value: "push"}}},
+		} {
+			d.Raw = []byte("POST " + d.Target + " HTTP/1.1\r\n\r\n")
+			if err := st.InsertDelivery(ctx, d); err != nil {
+				t.Fatal(err)
+			}
+		}
+		for _, tc := range []struct {
+			f    Filter
+			want []string
+		}{
+			{Filter{Status: &StatusRange{500, 599}}, []string{"/a"}},
+			{Filter{Status: &StatusRange{200, 200}}, []string{"/b"}},
+			{Filter{Status: &StatusRange{}}, []string{"/c"}},
+			{Filter{Headers: []HeaderMatch{{Name: "X-Github-Event", Value: "push"}}}, []string{"/a"}},
+			{Filter{Headers: []HeaderMatch{{Name: "x-github-event", AnyValue: true}}}, []string{"/b", "/a"}},
+			{Filter{Headers: []HeaderMatch{{Name: "x-github-event", AnyValue: true}, {Name: "content-type", AnyValue: true}}}, nil},
+		} {
+			ds, err := st.ListSummaries(ctx, tc.f, Page{Limit: 10})
+			if err != nil {
+				t.Fatal(err)
+			}
+			var got []string
+			for _, d := range ds {
+				got = append(got, d.Target)
+			}
+			if strings.Join(got, ",") != strings.Join(tc.want, ",") {
+				t.Errorf("%+v: %v, want %v", tc.f, got, tc.want)
+			}
+		}
+	})
+}

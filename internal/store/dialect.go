@@ -22,6 +22,9 @@ type dialect interface {
 	// bodyContains returns a condition that the bytes of expr contain text,
 	// ASCII case ignored, and its argument.
 	bodyContains(expr, text string) (string, any)
+	// headerMatch returns a condition that the headers column (JSON
+	// [{name, value}]) holds h, and its arguments.
+	headerMatch(h HeaderMatch) (string, []any)
 	// begin is the statement the capture writer starts a transaction with.
 	begin() string
 	// redact removes credentials from text bound for a message.
@@ -36,6 +39,14 @@ func (sqliteDialect) globMatch(col, glob string) (string, any) { return col + " 
 
 func (sqliteDialect) bodyContains(expr, text string) (string, any) {
 	return `CAST(` + expr + ` AS TEXT) LIKE ? ESCAPE '\'`, "%" + likeEscaper.Replace(text) + "%"
+}
+
+func (sqliteDialect) headerMatch(h HeaderMatch) (string, []any) {
+	q := `EXISTS (SELECT 1 FROM json_each(headers) h WHERE lower(json_extract(h.value, '$.name')) = ?`
+	if h.AnyValue {
+		return q + `)`, []any{strings.ToLower(h.Name)}
+	}
+	return q + ` AND json_extract(h.value, '$.value') = ?)`, []any{strings.ToLower(h.Name), h.Value}
 }
 
 // begin takes the write lock at once (as _txlock=immediate does for BeginTx).
@@ -127,6 +138,14 @@ func globRegexp(glob string) string {
 // in the same form, so the match is on bytes, as SQLite's is.
 func (postgresDialect) bodyContains(expr, text string) (string, any) {
 	return `encode(` + expr + `, 'escape') ILIKE ? ESCAPE '\'`, "%" + likeEscaper.Replace(byteaEscape(text)) + "%"
+}
+
+func (postgresDialect) headerMatch(h HeaderMatch) (string, []any) {
+	q := `EXISTS (SELECT 1 FROM jsonb_array_elements(headers::jsonb) h(e) WHERE lower(h.e->>'name') = ?`
+	if h.AnyValue {
+		return q + `)`, []any{strings.ToLower(h.Name)}
+	}
+	return q + ` AND h.e->>'value' = ?)`, []any{strings.ToLower(h.Name), h.Value}
 }
 
 // byteaEscape is Postgres's encode(b, 'escape').

@@ -3,6 +3,7 @@ package tui
 import (
 	"fmt"
 	"path"
+	"strconv"
 	"strings"
 	"time"
 
@@ -11,12 +12,16 @@ import (
 )
 
 // filterHelp is the one-line reminder shown while typing a filter.
-const filterHelp = "provider:stripe source:staging type:'invoice.*' event-id:evt_1 since:2h, other words: text in the body"
+const filterHelp = "provider:stripe source:staging type:'invoice.*' event-id:evt_1 since:2h status:5xx header:x-github-event=push, other words: text in the body"
 
 // parseFilter reads the `/` filter: list's flags written as name:value (or
 // --name value, --name=value) — provider, type, event-id, since — and any
 // other words as text the body must contain. source matches a capture's
-// --source name exactly (case kept: it is the user's own name).
+// --source name exactly (case kept: it is the user's own name). status and
+// header are mitmproxy's ~c and ~h: status:5xx (a class) or status:502 (a
+// code; status:none, no response recorded), header:name=value (the name in
+// any case, the value exactly) or header:name (present); each header: adds
+// one more the delivery must carry.
 func parseFilter(q string, now time.Time) (store.Filter, error) {
 	var f store.Filter
 	var text []string
@@ -62,8 +67,20 @@ func parseFilter(q string, now time.Time) (store.Filter, error) {
 				return f, fmt.Errorf("since: %v", err)
 			}
 			f.Since = now.Add(-d)
+		case "status":
+			r, err := parseStatus(value)
+			if err != nil {
+				return f, err
+			}
+			f.Status = r
+		case "header", "h":
+			n, v, hasValue := strings.Cut(value, "=")
+			if n = strings.TrimSpace(n); n == "" {
+				return f, fmt.Errorf("header %q: want header:name=value or header:name", value)
+			}
+			f.Headers = append(f.Headers, store.HeaderMatch{Name: n, Value: v, AnyValue: !hasValue})
 		default:
-			return f, fmt.Errorf("unknown filter --%s (want provider, source, type, event-id, since or words of the body)", name)
+			return f, fmt.Errorf("unknown filter --%s (want provider, source, type, event-id, since, status, header or words of the body)", name)
 		}
 	}
 	f.Text = strings.Join(text, " ")
@@ -72,7 +89,7 @@ func parseFilter(q string, now time.Time) (store.Filter, error) {
 
 func isFilterName(s string) bool {
 	switch s {
-	case "provider", "p", "source", "type", "t", "event-id", "event", "e", "since", "s":
+	case "provider", "p", "source", "type", "t", "event-id", "event", "e", "since", "s", "status", "header", "h":
 		return true
 	}
 	return false
@@ -106,4 +123,21 @@ func splitWords(q string) []string {
 		out = append(out, cur.String())
 	}
 	return out
+}
+
+// parseStatus reads status:'s value: a class (5xx), a code (502) or none
+// (no response recorded).
+func parseStatus(v string) (*store.StatusRange, error) {
+	v = strings.ToLower(strings.TrimSpace(v))
+	if v == "none" || v == "0" {
+		return &store.StatusRange{}, nil
+	}
+	if len(v) == 3 && v[0] >= '1' && v[0] <= '5' && v[1:] == "xx" {
+		c := int(v[0]-'0') * 100
+		return &store.StatusRange{Min: c, Max: c + 99}, nil
+	}
+	if n, err := strconv.Atoi(v); err == nil && n >= 100 && n <= 599 {
+		return &store.StatusRange{Min: n, Max: n}, nil
+	}
+	return nil, fmt.Errorf("status %q: want a class (2xx, 4xx, 5xx), a code (502) or none", v)
 }

@@ -101,6 +101,20 @@ func TestFilter(t *testing.T) {
 	h.typeText("ada@example")
 	h.keys("enter")
 	h.contains("1/1 deliveries matching ada@example", "> 1 ")
+	// mitmproxy's ~c and ~h: the twilio delivery was answered 502; the
+	// github one carries X-GitHub-Event: push (the name in any case).
+	h.keys("/", "ctrl+u")
+	h.typeText("status:5xx")
+	h.keys("enter")
+	h.contains("1/1 deliveries matching status:5xx", "> 6 ")
+	h.keys("/", "ctrl+u")
+	h.typeText("status:200 header:x-github-event=push")
+	h.keys("enter")
+	h.contains("1/1 deliveries matching status:200 header:x-github-event=push", "> 2 ")
+	h.keys("/", "ctrl+u")
+	h.typeText("header:x-github-event=pull_request")
+	h.keys("enter")
+	h.contains("no delivery matches header:x-github-event=pull_request")
 	h.keys("/", "ctrl+u")
 	h.typeText("since:nonsense")
 	h.keys("enter")
@@ -135,6 +149,12 @@ func TestParseFilter(t *testing.T) {
 		{q: `"a:b c"`, want: store.Filter{Text: "a:b c"}},
 		{q: "source:Staging-1 provider:stripe", want: store.Filter{Source: "Staging-1", Provider: "stripe"}},
 		{q: "--source=ci source", want: store.Filter{Source: "ci", Text: "source"}},
+		{q: "status:5xx header:X-GitHub-Event=push h:x-hub-signature", want: store.Filter{Status: &store.StatusRange{Min: 500, Max: 599},
+			Headers: []store.HeaderMatch{{Name: "X-GitHub-Event", Value: "push"}, {Name: "x-hub-signature", AnyValue: true}}}},
+		{q: "status:502", want: store.Filter{Status: &store.StatusRange{Min: 502, Max: 502}}},
+		{q: "status:none", want: store.Filter{Status: &store.StatusRange{}}},
+		{q: "status:6xx", err: "want a class"},
+		{q: "header:=x", err: "want header:name=value"},
 		{q: "type:[x", err: "malformed glob"},
 		{q: "--colour red", err: "unknown filter --colour"},
 	} {
