@@ -41,6 +41,7 @@ type keycheckOptions struct {
 	ReuseStatus, InFlightStatus, KeyTooLongStatus, MaxKeyLength, OutageStatus int
 	ReplayHeader                                                              string
 	Replay5xx                                                                 string
+	WhitespaceReuse                                                           string
 
 	OtherAccount []string
 	SlowBody     string
@@ -174,6 +175,7 @@ func keycheckFlags(fl *pflag.FlagSet, o *keycheckOptions, checks *string) {
 	fl.IntVar(&o.OutageStatus, "outage-status", -1, "override the profile: the status while the idempotency store is down")
 	fl.StringVar(&o.ReplayHeader, "replay-header", "", "override the profile: the header marking a replay, 'Name: value' or Name (value true), or none")
 	fl.StringVar(&o.Replay5xx, "replay-5xx", "", "override the profile: true if a stored 5xx is replayed (stripe), false if the retry runs")
+	fl.StringVar(&o.WhitespaceReuse, "whitespace-reuse", "", "override the profile: true if the same JSON with other whitespace is another request (bird, ietf), false if parameters are compared (stripe)")
 	fl.StringArrayVar(&o.OtherAccount, "other-account", nil, "a header that makes a request another account's, 'Name: value' (repeatable; enables scope)")
 	fl.StringVar(&o.SlowBody, "slow-body", "", "a body the API takes long on, e.g. 600ms (enables in-flight): JSON, @FILE or -")
 	fl.StringVar(&o.FailBody, "fail-body", "", "a body that gets a 5xx the first time its {{nonce}} is seen (enables 5xx): JSON, @FILE or -")
@@ -310,6 +312,14 @@ func keycheckProfile(o *keycheckOptions) (keycheck.Profile, error) {
 		}
 		p.Replays5xx = b
 		changed = append(changed, "replay-5xx")
+	}
+	if o.WhitespaceReuse != "" {
+		b, err := strconv.ParseBool(o.WhitespaceReuse)
+		if err != nil {
+			return p, usageErr("--whitespace-reuse %q: want true or false", o.WhitespaceReuse)
+		}
+		p.WhitespaceIsReuse = b
+		changed = append(changed, "whitespace-reuse")
 	}
 	if len(changed) > 0 {
 		p.Name += " (" + strings.Join(changed, ", ") + " overridden)"

@@ -33,6 +33,10 @@ type Profile struct {
 	// OutageStatus answers, before doing anything, when the idempotency
 	// store is unavailable (0: the contract does not say).
 	OutageStatus int
+	// WhitespaceIsReuse: the same JSON with other whitespace is another
+	// request (a fingerprint of the bytes: bird, ietf); false when the
+	// API compares parsed parameters (stripe), so it gets the stored answer.
+	WhitespaceIsReuse bool
 	// Window is how long a key is kept at least (informational; --ttl
 	// tests expiry).
 	Window time.Duration
@@ -43,10 +47,10 @@ var (
 	// Bird is one messaging API's published contract, the default.
 	Bird = Profile{Name: "bird", Source: "the bird messaging API's published Idempotency-Key contract",
 		ReuseStatus: 409, InFlightStatus: 409, MaxKeyLength: 255, KeyTooLongStatus: 422,
-		ReplayHeader: "Idempotency-Replay", ReplayValue: "true", OutageStatus: 503, Window: 3 * time.Hour}
+		ReplayHeader: "Idempotency-Replay", ReplayValue: "true", OutageStatus: 503, WhitespaceIsReuse: true, Window: 3 * time.Hour}
 	// IETF is the httpapi working group's draft (draft-ietf-httpapi-idempotency-key-header).
 	IETF = Profile{Name: "ietf", Source: "draft-ietf-httpapi-idempotency-key-header",
-		ReuseStatus: 422, InFlightStatus: 409, OutageStatus: 503}
+		ReuseStatus: 422, InFlightStatus: 409, OutageStatus: 503, WhitespaceIsReuse: true}
 	// Stripe is Stripe's API ("Idempotent requests").
 	Stripe = Profile{Name: "stripe", Source: "Stripe API reference, Idempotent requests",
 		ReuseStatus: 400, InFlightStatus: 409, MaxKeyLength: 255, KeyTooLongStatus: 400,
@@ -95,6 +99,11 @@ func (p Profile) Rules() []string {
 	}
 	if p.OutageStatus != 0 {
 		out = append(out, fmt.Sprintf("store down → %d", p.OutageStatus))
+	}
+	if p.WhitespaceIsReuse {
+		out = append(out, "JSON whitespace is part of the request")
+	} else {
+		out = append(out, "JSON whitespace is not part of the request")
 	}
 	return out
 }

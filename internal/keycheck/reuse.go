@@ -8,6 +8,7 @@ import (
 
 	"github.com/hookreplay/hookreplay/internal/replay"
 	"github.com/hookreplay/hookreplay/internal/report"
+	"github.com/hookreplay/hookreplay/internal/store"
 )
 
 // The reuse checks send the body with a fresh key, then another request
@@ -91,6 +92,11 @@ func (r *runner) reuse(ctx context.Context, name string, mk func(req) variant) (
 	}
 	res := &report.KeyCheckResult{Sent: "the body with a fresh key, then " + v.desc + " with the same key",
 		Expected: fmt.Sprintf("%d (reuse) for the second; effect +0 from it", p.ReuseStatus)}
+	// A profile that compares parsed parameters sees the same request.
+	same := name == nameReuseWhitespace && !p.WhitespaceIsReuse
+	if same {
+		res.Expected = "the stored answer for the second (the same parameters); effect +0 from it"
+	}
 	from, err := r.before(ctx, name)
 	if err != nil {
 		return res, err
@@ -118,6 +124,10 @@ func (r *runner) reuse(ctx context.Context, name string, mk func(req) variant) (
 	switch {
 	case !is2xx(a1):
 		res.Status, res.Why = report.Inconclusive, fmt.Sprintf("the first request answered %s", answerText(a1))
+	case same && a2.Status == p.ReuseStatus && e.none():
+		res.Status, res.Why = report.Warn, fmt.Sprintf("%s answered %d (reuse): stricter than %s, which compares the parameters", v.desc, a2.Status, p.title())
+	case same:
+		res.Status, res.Why = r.judgeReplays(a1, []store.Attempt{a2}, e, v.desc)
 	case is2xx(a2) && sameAnswer(a1, a2):
 		res.Status, res.Why = report.Fail, fmt.Sprintf("no fingerprint: %s got the stored answer (%s)", v.desc, answerText(a2))
 	case !e.none():
