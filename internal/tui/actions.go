@@ -14,11 +14,42 @@ import (
 	"github.com/hookreplay/hookreplay/internal/store"
 )
 
-// copyCurl loads delivery id, puts it on the terminal's clipboard as the
-// curl command 'hookreplay export --format curl' writes for it (OSC 52)
-// and, since not every terminal honours OSC 52, also writes it to a file
-// the status bar names (a body curl must read from a file goes beside it).
-func copyCurl(e *env, id int64) tea.Cmd {
+// What y copies: the request as curl, its body alone or its headers alone
+// (as Hookdeck offers all three). y asks which, and the next key picks.
+type copyKind int
+
+const (
+	copyCurl copyKind = iota
+	copyBody
+	copyHeaders
+)
+
+// copyPrompt is the status bar while y waits for its second key.
+const copyPrompt = "copy delivery %d as: y curl · b body · h headers (any other key cancels)"
+
+// copyAskMsg asks the root to wait for the key that says what y copies.
+type copyAskMsg struct{ id int64 }
+
+// copyWhat is the kind the key after y names (ok false: cancelled).
+func copyWhat(k string) (copyKind, bool) {
+	switch k {
+	case "y", "c":
+		return copyCurl, true
+	case "b":
+		return copyBody, true
+	case "h":
+		return copyHeaders, true
+	}
+	return 0, false
+}
+
+// copyDelivery loads delivery id and puts what kind names on the terminal's
+// clipboard (OSC 52): the curl command 'hookreplay export --format curl'
+// writes for it, its body's bytes, or its headers as "Name: value" lines in
+// their order and case. Since not every terminal honours OSC 52 it is also
+// written to a file the status bar names (a body curl must read from a file
+// goes beside it).
+func copyDelivery(e *env, id int64, kind copyKind) tea.Cmd {
 	st, out := e.st, e.clipboard
 	return func() tea.Msg {
 		d, err := st.GetDelivery(context.Background(), id)
@@ -34,24 +65,40 @@ func copyCurl(e *env, id int64) tea.Cmd {
 		path := ""
 		dir, err := os.MkdirTemp("", "hookreplay-curl-")
 		if err == nil {
-			path = filepath.Join(dir, fmt.Sprintf("delivery-%d.sh", id))
+			path = filepath.Join(dir, fmt.Sprintf("delivery-%d%s", id, [...]string{".sh", ".body", ".headers"}[kind]))
 		} else {
 			werr = err
 		}
 		var c bytes.Buffer
-		if err := exchange.WriteCurlCommand(&c, d, exchange.WriteOptions{Output: path, Count: 1}); err != nil {
-			return statusMsg{err: err}
+		what := " as curl"
+		switch kind {
+		case copyCurl:
+			if err := exchange.WriteCurlCommand(&c, d, exchange.WriteOptions{Output: path, Count: 1}); err != nil {
+				return statusMsg{err: err}
+			}
+		case copyBody:
+			c.Write(d.Body)
+			what = fmt.Sprintf("'s body (%s)", plural(len(d.Body), "byte", "bytes"))
+		case copyHeaders:
+			for _, h := range d.Headers {
+				c.WriteString(h.Name + ": " + h.Value + "\n")
+			}
+			what = fmt.Sprintf("'s headers (%s)", plural(len(d.Headers), "header", "headers"))
 		}
 		if werr == nil {
 			werr = writeNew(path, c.Bytes())
 		}
 		if out != nil {
-			fmt.Fprintf(out, "\x1b]52;c;%s\x07", base64.StdEncoding.EncodeToString(bytes.TrimSuffix(c.Bytes(), []byte("\n"))))
+			clip := c.Bytes()
+			if kind == copyCurl {
+				clip = bytes.TrimSuffix(clip, []byte("\n"))
+			}
+			fmt.Fprintf(out, "\x1b]52;c;%s\x07", base64.StdEncoding.EncodeToString(clip))
 		}
 		if werr != nil {
-			return statusMsg{text: fmt.Sprintf("copied delivery %d as curl via OSC 52 (if your terminal ignores OSC 52, nothing was copied: %v)", id, werr)}
+			return statusMsg{text: fmt.Sprintf("copied delivery %d%s via OSC 52 (if your terminal ignores OSC 52, nothing was copied: %v)", id, what, werr)}
 		}
-		return statusMsg{text: fmt.Sprintf("copied delivery %d as curl via OSC 52; if your terminal ignores OSC 52 it is in %s", id, path)}
+		return statusMsg{text: fmt.Sprintf("copied delivery %d%s via OSC 52; if your terminal ignores OSC 52 it is in %s", id, what, path)}
 	}
 }
 

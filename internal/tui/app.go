@@ -1,6 +1,7 @@
 package tui
 
 import (
+	"fmt"
 	"strings"
 
 	"github.com/charmbracelet/bubbles/help"
@@ -40,6 +41,9 @@ type model struct {
 	helpTop  int // the first line of a help too long for the window
 	help     help.Model
 	version  int64
+	// copying is the delivery y asked about: the next key says what to
+	// copy (0: not asking).
+	copying int64
 	// watchErr: m.err is the watcher's (cleared once it reads again).
 	watchErr bool
 	quitting bool
@@ -149,6 +153,9 @@ func (m *model) route(msg tea.Msg) tea.Cmd {
 		return m.quickReplay(msg)
 	case openCheckMsg:
 		return m.openCheck(msg)
+	case copyAskMsg:
+		m.copying = msg.id
+		return nil
 	case backMsg:
 		if len(m.views) > 1 {
 			m.views = m.views[:len(m.views)-1]
@@ -206,6 +213,14 @@ func (m *model) key(msg tea.KeyMsg) tea.Cmd {
 	if msg.Type == tea.KeyCtrlC {
 		return m.quit()
 	}
+	if id := m.copying; id != 0 {
+		m.copying = 0
+		if kind, ok := copyWhat(msg.String()); ok {
+			return copyDelivery(m.env, id, kind)
+		}
+		m.note = "nothing copied"
+		return nil
+	}
 	if m.showHelp {
 		if m.scrollHelp(msg) {
 			return nil
@@ -256,6 +271,8 @@ func (m *model) View() string {
 	body = lipgloss.NewStyle().Height(m.bodyHeight()).MaxHeight(m.bodyHeight()).MaxWidth(m.width).Render(body)
 	var bar string
 	switch {
+	case m.copying != 0:
+		bar = st.Warn.Render(fmt.Sprintf(copyPrompt, m.copying))
 	case m.err != nil:
 		bar = st.StatusErr.Render("error: " + oneLineText(m.err.Error()))
 	case m.note != "":

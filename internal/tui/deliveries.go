@@ -265,7 +265,7 @@ func (m *deliveriesModel) key(msg tea.KeyMsg) tea.Cmd {
 		}
 	case key.Matches(msg, k.Copy):
 		if id := m.selected(); id != 0 {
-			return copyCurl(m.env, id)
+			return m.env.nav(copyAskMsg{id: id})
 		}
 	case key.Matches(msg, k.Export):
 		if ids := m.selection(); len(ids) > 0 {

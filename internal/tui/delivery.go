@@ -172,7 +172,7 @@ func (m *deliveryModel) Update(msg tea.Msg) tea.Cmd {
 		case key.Matches(msg, k.Check):
 			return m.env.nav(openCheckMsg{ids: []int64{m.id}})
 		case key.Matches(msg, k.Copy):
-			return copyCurl(m.env, m.id)
+			return m.env.nav(copyAskMsg{id: m.id})
 		case key.Matches(msg, k.Export):
 			return exportJSONL(m.env, []int64{m.id})
 		default:

@@ -3,6 +3,7 @@ package tui
 import (
 	"bytes"
 	"context"
+	"encoding/base64"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -312,6 +313,8 @@ func TestCopyAndExport(t *testing.T) {
 	}
 	h := newHarness(t, fixtureStore(t), 120, 30)
 	h.keys("G", "y")
+	h.contains("copy delivery 1 as: y curl · b body · h headers")
+	h.keys("y")
 	if !strings.HasPrefix(h.clip.String(), "\x1b]52;c;") {
 		t.Errorf("no OSC 52 sequence written: %q", h.clip.String())
 	}
@@ -349,6 +352,40 @@ func TestCopyAndExport(t *testing.T) {
 	if !strings.Contains(exported.String(), string(b)) {
 		t.Errorf("the copied command is not the exported one:\n%s\nexported:\n%s", b, exported.String())
 	}
+	// y b copies the body alone, y h the headers alone, each to OSC 52 and
+	// a file; any other key cancels.
+	for _, tc := range []struct {
+		key, ext, status string
+		want            []byte
+	}{
+		{"b", ".body", "copied delivery 1's body (159 bytes)", d.Body},
+		{"h", ".headers", "copied delivery 1's headers (7 headers)", []byte("Host: 127.0.0.1:8080\r\n")},
+	} {
+		h.clip.Reset()
+		h.keys("y", tc.key)
+		h.contains(tc.status)
+		files, _ := filepath.Glob(filepath.Join(tmp, "hookreplay-curl-*", "delivery-1"+tc.ext))
+		if len(files) != 1 {
+			t.Fatalf("y %s wrote %v", tc.key, files)
+		}
+		b, _ := os.ReadFile(files[0])
+		want := tc.want
+		if tc.key == "h" {
+			var hs bytes.Buffer
+			for _, hd := range d.Headers {
+				hs.WriteString(hd.Name + ": " + hd.Value + "\n")
+			}
+			want = hs.Bytes()
+		}
+		if !bytes.Equal(b, want) {
+			t.Errorf("y %s wrote %q, want %q", tc.key, b, want)
+		}
+		if got := h.clip.String(); got != "\x1b]52;c;"+base64.StdEncoding.EncodeToString(want)+"\x07" {
+			t.Errorf("y %s put %q on the clipboard", tc.key, got)
+		}
+	}
+	h.keys("y", "x")
+	h.contains("nothing copied")
 	h.keys("e")
 	h.contains("exported 1 delivery to ")
 	files, _ = filepath.Glob(filepath.Join(h.env.exportDir, "*.jsonl"))
