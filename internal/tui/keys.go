@@ -38,7 +38,7 @@ func newKeyMap() keyMap {
 		ReplayForm: key.NewBinding(key.WithKeys("o"), key.WithHelp("o", "replay form")),
 		Check:      key.NewBinding(key.WithKeys("c"), key.WithHelp("c", "check")),
 		Runs:       key.NewBinding(key.WithKeys("R"), key.WithHelp("R", "runs")),
-		Copy:       key.NewBinding(key.WithKeys("y"), key.WithHelp("y", "copy (curl, body, headers)")),
+		Copy:       key.NewBinding(key.WithKeys("y"), key.WithHelp("y", "copy as…")),
 		Export:     key.NewBinding(key.WithKeys("e"), key.WithHelp("e", "export JSONL")),
 		Delete:     key.NewBinding(key.WithKeys("d", "delete"), key.WithHelp("d", "delete")),
 		Save:       key.NewBinding(key.WithKeys("s"), key.WithHelp("s", "save report")),

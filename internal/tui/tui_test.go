@@ -356,7 +356,7 @@ func TestCopyAndExport(t *testing.T) {
 	// a file; any other key cancels.
 	for _, tc := range []struct {
 		key, ext, status string
-		want            []byte
+		want             []byte
 	}{
 		{"b", ".body", "copied delivery 1's body (159 bytes)", d.Body},
 		{"h", ".headers", "copied delivery 1's headers (7 headers)", []byte("Host: 127.0.0.1:8080\r\n")},
