@@ -7,13 +7,14 @@ import (
 	"os"
 	"os/signal"
 	"runtime/pprof"
+	"sync"
 	"syscall"
 
 	"github.com/hookreplay/hookreplay/cmd"
 )
 
 func main() {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	ctx, got, stop := notifyContext()
 	stopProfile := startProfile()
 	ee := cmd.Execute(ctx)
 	stop()
@@ -21,10 +22,65 @@ func main() {
 	if ee == nil {
 		return
 	}
+	if sig := got(); sig != nil && ee.Code == cmd.ExitInterrupted {
+		// Stopped by a signal: the shell convention, 128 + its number
+		// (Ctrl-C 130, SIGTERM 143, SIGHUP 129), so a script or CI runner
+		// can tell a closed terminal from a timeout.
+		ee.Code = 128 + int(sig.(syscall.Signal))
+	}
 	if msg := ee.Error(); msg != "" {
 		fmt.Fprintln(os.Stderr, "hookreplay: "+msg)
 	}
 	os.Exit(ee.Code)
+}
+
+// stopSignals are the signals that stop a command the way Ctrl-C does:
+// SIGTERM (a CI runner or a service manager) and SIGHUP (a closed terminal,
+// a dropped ssh session) too, so that a check stops its --serve handler and
+// writes its reports whichever way it is stopped.
+var stopSignals = []os.Signal{os.Interrupt, syscall.SIGTERM, syscall.SIGHUP}
+
+// notifyContext returns a context cancelled by the first of stopSignals,
+// a function that tells which one came (nil when none did), and the
+// function that stops listening. A second signal while the command is
+// still stopping ends the process at once.
+func notifyContext() (context.Context, func() os.Signal, func()) {
+	ctx, cancel := context.WithCancelCause(context.Background())
+	ch := make(chan os.Signal, 2)
+	signal.Notify(ch, stopSignals...)
+	var mu sync.Mutex
+	var first os.Signal
+	quit := make(chan struct{})
+	go func() {
+		for {
+			select {
+			case sig := <-ch:
+				mu.Lock()
+				again := first != nil
+				if !again {
+					first = sig
+				}
+				mu.Unlock()
+				if again {
+					os.Exit(128 + int(sig.(syscall.Signal)))
+				}
+				cancel(cmd.Interrupt{Signal: sig})
+			case <-quit:
+				return
+			}
+		}
+	}()
+	got := func() os.Signal {
+		mu.Lock()
+		defer mu.Unlock()
+		return first
+	}
+	stop := func() {
+		signal.Stop(ch)
+		close(quit)
+		cancel(nil)
+	}
+	return ctx, got, stop
 }
 
 // startProfile writes a CPU profile of the whole run to the file

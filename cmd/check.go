@@ -110,7 +110,9 @@ with = inside, URLs and commands setting an upper-case variable
 
 Exit codes: 0 every judged phase passed, 1 a violation, 2 usage or setup error
 (including a probe that cannot be read), 3 inconclusive (the probes saw no
-effect of the first delivery).`,
+effect of the first delivery), 130 interrupted (143 SIGTERM, 129 SIGHUP): the
+reports are written for what was judged, the phase in progress marked
+interrupted, and the --serve handler is stopped.`,
 		Example: `  # the last captured Stripe delivery against a local handler, probing its database
   hookreplay check --last --to http://localhost:3000/webhooks/stripe \
     --probe-sql "SELECT balance FROM wallets WHERE customer='cus_QpB3d9uYnWx2Ke'" \
@@ -447,7 +449,7 @@ func checkRun(ctx context.Context, o *checkOptions) error {
 	if err != nil && c == nil {
 		return err
 	}
-	if werr := checkWriteReports(o, c); werr != nil {
+	if werr := checkWriteReports(o, c, err == errInterrupted); werr != nil {
 		return werr
 	}
 	if err != nil {
@@ -461,8 +463,9 @@ func checkRun(ctx context.Context, o *checkOptions) error {
 }
 
 // checkWriteReports writes c as the flags ask: the text report (or --json)
-// on stdout, and every --report.
-func checkWriteReports(o *checkOptions, c *report.Check) error {
+// on stdout, and every --report. An interrupted run's is not paged: the user
+// stopped it, possibly by closing the terminal.
+func checkWriteReports(o *checkOptions, c *report.Check, interrupted bool) error {
 	// A --report FORMAT=- takes stdout instead of the text report, so stdout
 	// always holds one document.
 	toStdout := false
@@ -471,7 +474,7 @@ func checkWriteReports(o *checkOptions, c *report.Check) error {
 			toStdout = true
 		}
 	}
-	if !toStdout {
+	if !toStdout && !interrupted {
 		startPager(o.IO)
 		defer o.IO.StopPager()
 	}
@@ -536,8 +539,9 @@ func checkEngine(ctx context.Context, o *checkOptions, u *url.URL, st *store.Sto
 		}
 		if ctx.Err() != nil {
 			// Interrupted: whatever failed on the way out (a store write
-			// with the cancelled context) is not the error to report.
-			return nil, context.Canceled
+			// with the cancelled context) is not the error to report; the
+			// report of what was judged is written all the same.
+			return c, errInterrupted
 		}
 		return c, checkErr(err)
 	}

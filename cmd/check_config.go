@@ -126,7 +126,7 @@ func checkConfigRun(ctx context.Context, cmd *cobra.Command, base *checkOptions,
 			if !errors.As(err, &ee) {
 				ee = &ExitError{Code: 2, Err: err}
 			}
-			if ee.Code == 130 || errors.Is(err, context.Canceled) {
+			if ee.Code == ExitInterrupted || errors.Is(err, context.Canceled) {
 				return err
 			}
 			code = ee.Code

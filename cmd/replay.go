@@ -78,7 +78,8 @@ random order reproducible with --seed; reverse sends deliveries newest-given
 first.
 
 Exit status: 0 when the run completed (whatever the handler answered), 2 for
-usage errors or when no copy could connect at all, 130 when interrupted.`,
+usage errors or when no copy could connect at all, 130 when interrupted (143
+on SIGTERM, 129 on SIGHUP).`,
 		Example: `  hookreplay replay 42 --to http://localhost:3000/webhooks/stripe -n 10
   hookreplay replay --last --to http://localhost:3000 -n 20 --order burst --secret-env STRIPE_WEBHOOK_SECRET
   hookreplay replay 41 42 43 --to http://localhost:3000 -n 3 --order shuffle --seed 7

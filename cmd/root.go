@@ -9,6 +9,7 @@ import (
 	"os"
 	"runtime/debug"
 	"strings"
+	"syscall"
 
 	"github.com/spf13/cobra"
 
@@ -206,8 +207,39 @@ func silentExit(code int) error {
 	return &ExitError{Code: code}
 }
 
-// errInterrupted ends a run stopped by SIGINT or SIGTERM.
-var errInterrupted = &ExitError{Code: 130, Err: errors.New("interrupted")}
+// ExitInterrupted is the exit code of a command stopped by a signal; main
+// makes it 128 + the signal's number (130 Ctrl-C, 143 SIGTERM, 129 SIGHUP).
+const ExitInterrupted = 130
+
+// Interrupt is the cause a command's context is cancelled with when a
+// signal stops it (main cancels it so): check names the signal in its
+// report (check.Signaller).
+type Interrupt struct{ Signal os.Signal }
+
+func (i Interrupt) Error() string { return "interrupted by " + i.SignalName() }
+
+// SignalName is the signal's usual name: SIGINT, SIGTERM, SIGHUP.
+func (i Interrupt) SignalName() string {
+	switch i.Signal {
+	case os.Interrupt:
+		return "SIGINT"
+	case syscall.SIGTERM:
+		return "SIGTERM"
+	case syscall.SIGHUP:
+		return "SIGHUP"
+	}
+	return i.Signal.String()
+}
+
+// errInterrupted ends a run stopped by SIGINT, SIGTERM or SIGHUP.
+var errInterrupted = &ExitError{Code: ExitInterrupted, Err: interrupted{}}
+
+// interrupted is errInterrupted's message; it is a context.Canceled, as the
+// TUI and callers that stop a run themselves test for.
+type interrupted struct{}
+
+func (interrupted) Error() string        { return "interrupted" }
+func (interrupted) Is(target error) bool { return target == context.Canceled }
 
 // asExitError gives what the command tree returned its exit code: an
 // *ExitError keeps its own, an interrupted context is 130, and anything else

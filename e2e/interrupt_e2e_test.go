@@ -2,19 +2,27 @@ package e2e
 
 // End-to-end test of Ctrl-C: capture, replay and check each stop promptly on
 // SIGINT while busy with a handler that never answers, and exit with their
-// documented code (capture 0 after draining, replay and check 130).
+// documented code (capture 0 after draining, replay and check 130); check
+// writes its reports on SIGINT, SIGTERM and SIGHUP and never leaves its
+// --serve handler behind, even when killed with kill -9.
 
 import (
 	"bufio"
+	"encoding/json"
 	"fmt"
 	"io"
 	"net"
 	"net/http"
+	"os"
 	"path/filepath"
+	"runtime"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/hookreplay/hookreplay/internal/report"
 )
 
 func TestInterruptE2EEveryCommandStopsOnCtrlC(t *testing.T) {
@@ -108,4 +116,135 @@ func captureExchangeNoFatal(addr, data string) captureAnswer {
 	b, _ := io.ReadAll(resp.Body)
 	resp.Body.Close()
 	return captureAnswer{Status: resp.StatusCode, Header: resp.Header, Body: b}
+}
+
+// SIGINT, SIGTERM and SIGHUP during check --serve: every requested report
+// is written for what was judged (the phase in progress marked
+// interrupted), the run is stored as interrupted, the handler's process
+// group is stopped (its port is free) and the exit code is 128 + the
+// signal's number.
+func TestInterruptE2ECheckServeWritesReportsOnEverySignal(t *testing.T) {
+	for _, c := range []struct {
+		sig  syscall.Signal
+		name string
+		code int
+	}{{syscall.SIGINT, "SIGINT", 130}, {syscall.SIGTERM, "SIGTERM", 143}, {syscall.SIGHUP, "SIGHUP", 129}} {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			dir := t.TempDir()
+			db := filepath.Join(dir, "h.db")
+			id := checkStripeDelivery(t, db)
+			addr := freeAddr(t)
+			walletDB := filepath.Join(dir, "wallet.db")
+			// Each copy takes 300 ms inside the handler: the signal comes
+			// while dups is sending. The handler is a process tree (sh, then
+			// the wallet in the background), as npm or a wrapper script
+			// starts one.
+			serve := fmt.Sprintf("%s demo serve fixed --listen %s --db %s --secret %s --delay 300ms --quiet & wait", binPath, addr, walletDB, checkSecret)
+			jsonPath, junitPath := filepath.Join(dir, "r.json"), filepath.Join(dir, "r.xml")
+			p := startBin(t, db, "check", fmt.Sprint(id), "--to", "http://"+addr+"/webhooks/stripe", "--probe-sql", checkBalanceSQL,
+				"--dsn", "sqlite:"+walletDB, "--secret", checkSecret, "--settle", "100ms", "--phases", "first,dups", "--serve", serve,
+				"--json", "--report", "json="+jsonPath, "--report", "junit="+junitPath)
+			waitStderr(t, p, "dups", 20*time.Second)
+			time.Sleep(200 * time.Millisecond) // a copy in flight
+			p.cmd.Process.Signal(c.sig)
+			select {
+			case <-p.done:
+			case <-time.After(15 * time.Second):
+				t.Fatalf("check did not stop within 15s of %s", c.name)
+			}
+			stdout, stderr := p.Output()
+			if code := p.cmd.ProcessState.ExitCode(); code != c.code {
+				t.Fatalf("exit %d after %s, want %d\n%s", code, c.name, c.code, stderr)
+			}
+			waitClosed(t, addr)
+			for what, raw := range map[string]string{"stdout": stdout, "--report json": readFile(t, jsonPath)} {
+				var rc report.Check
+				if err := json.Unmarshal([]byte(raw), &rc); err != nil {
+					t.Fatalf("%s holds no JSON report after %s: %v\n%s\n%s", what, c.name, err, raw, stderr)
+				}
+				if rc.Verdict != report.VerdictInterrupted || rc.Interrupted != c.name || len(rc.Deliveries) != 1 {
+					t.Fatalf("%s: verdict %q interrupted %q, want interrupted by %s\n%s", what, rc.Verdict, rc.Interrupted, c.name, raw)
+				}
+				ph := rc.Deliveries[0].Phases
+				if len(ph) != 2 || ph[0].Phase != "first" || ph[0].Status != report.Pass || ph[1].Phase != "dups" || ph[1].Status != report.Interrupted {
+					t.Fatalf("%s: want first passed and dups interrupted, got %+v", what, ph)
+				}
+			}
+			if x := readFile(t, junitPath); !strings.Contains(x, "hookreplay.interrupted") {
+				t.Fatalf("the JUnit report does not mark the phase interrupted:\n%s", x)
+			}
+			r := runBin(t, db, nil, "runs", "--json")
+			if !strings.Contains(r.Stdout, `"interrupted"`) {
+				t.Fatalf("the run is not stored as interrupted:\n%s", r.Stdout)
+			}
+		})
+	}
+}
+
+// kill -9 of check --serve (a CI job's timeout) takes the handler with it:
+// the whole process group, a shell and the server it started in the
+// background, so the handler's port is free afterwards.
+func TestInterruptE2ECheckServeKill9FreesThePort(t *testing.T) {
+	if runtime.GOOS != "linux" && runtime.GOOS != "freebsd" {
+		t.Skip("the parent-death signal exists on Linux and FreeBSD only (docs/reliability.md)")
+	}
+	t.Parallel()
+	dir := t.TempDir()
+	db := filepath.Join(dir, "h.db")
+	id := checkStripeDelivery(t, db)
+	addr := freeAddr(t)
+	walletDB := filepath.Join(dir, "wallet.db")
+	serve := fmt.Sprintf("%s demo serve fixed --listen %s --db %s --secret %s --delay 300ms --quiet & wait", binPath, addr, walletDB, checkSecret)
+	p := startBin(t, db, "check", fmt.Sprint(id), "--to", "http://"+addr+"/webhooks/stripe", "--probe-sql", checkBalanceSQL,
+		"--dsn", "sqlite:"+walletDB, "--secret", checkSecret, "--settle", "100ms", "--phases", "first,dups", "--serve", serve)
+	t.Cleanup(func() { killServing(addr) }) // when the test fails, the orphan must not outlive it
+	waitStderr(t, p, "dups", 20*time.Second)
+	p.kill9()
+	waitClosed(t, addr)
+}
+
+// killServing kills every process whose command line names addr (the
+// handler of one test, on a port of its own): the leftovers of a failed
+// test.
+func killServing(addr string) {
+	ds, _ := os.ReadDir("/proc")
+	for _, d := range ds {
+		pid, err := strconv.Atoi(d.Name())
+		if err != nil {
+			continue
+		}
+		if b, err := os.ReadFile("/proc/" + d.Name() + "/cmdline"); err == nil && strings.Contains(string(b), addr) {
+			syscall.Kill(pid, syscall.SIGKILL)
+		}
+	}
+}
+
+// waitStderr waits until p has printed want on stderr.
+func waitStderr(t *testing.T, p *proc, want string, limit time.Duration) {
+	t.Helper()
+	deadline := time.Now().Add(limit)
+	for time.Now().Before(deadline) {
+		if _, e := p.Output(); strings.Contains(e, want) {
+			return
+		}
+		select {
+		case <-p.done:
+			_, e := p.Output()
+			t.Fatalf("exited (%d) before printing %q:\n%s", p.cmd.ProcessState.ExitCode(), want, e)
+		case <-time.After(20 * time.Millisecond):
+		}
+	}
+	_, e := p.Output()
+	t.Fatalf("no %q on stderr within %s:\n%s", want, limit, e)
+}
+
+// readFile returns the file's contents ("" when it cannot be read).
+func readFile(t *testing.T, path string) string {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Logf("read %s: %v", path, err)
+	}
+	return string(b)
 }

@@ -13,6 +13,7 @@ package check
 import (
 	"context"
 	"crypto/tls"
+	"errors"
 	"fmt"
 	"math/rand"
 	"net"
@@ -156,7 +157,9 @@ type runner struct {
 // Run performs the check and returns its report. A *SetupError (or a context
 // error) means no verdict could be reached; when the run had started judging,
 // the report of what it judged comes with it (verdict error, the phase it
-// stopped in marked error), else the report is nil.
+// stopped in marked error), else the report is nil. A run whose ctx is
+// cancelled (Ctrl-C, SIGTERM, SIGHUP) always comes with its report, verdict
+// interrupted, the phase in progress marked interrupted, and is stored so.
 func Run(ctx context.Context, o Options) (*report.Check, error) {
 	if len(o.Deliveries) == 0 {
 		return nil, setupf("no delivery to check")
@@ -179,6 +182,9 @@ func Run(ctx context.Context, o Options) (*report.Check, error) {
 		r.sinkNote()
 	}
 	r.settleNote()
+	if err != nil && errors.Is(ctx.Err(), context.Canceled) {
+		return r.interrupted(ctx), err
+	}
 	if err != nil {
 		r.failRun(ctx, err)
 		if len(r.c.Deliveries) == 0 && r.c.Order == nil {

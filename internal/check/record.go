@@ -24,7 +24,8 @@ func (r *runner) startRun(ctx context.Context) error {
 }
 
 // failRun marks the stored run as ended by err, worded by
-// Options.ErrorText.
+// Options.ErrorText: a run past --max-time (a deadline), a probe that
+// failed. A run stopped by the user is interrupted's.
 func (r *runner) failRun(ctx context.Context, err error) {
 	if r.o.Store == nil {
 		return
@@ -33,13 +34,50 @@ func (r *runner) failRun(ctx context.Context, err error) {
 	if r.o.ErrorText != nil {
 		text = r.o.ErrorText(err)
 	}
-	// Stopped by the user (Ctrl-C) is said as a replay says it, not as a
-	// failure; a run past --max-time (a deadline) is an error.
-	verdict := "error"
-	if errors.Is(ctx.Err(), context.Canceled) {
-		verdict, text = "interrupted", "interrupted"
+	_ = r.o.Store.FinishRun(context.WithoutCancel(ctx), r.runID, r.c.FinishedAt, "error", map[string]string{"error": text})
+}
+
+// Signaller is what the cause of a cancelled context may implement to name
+// the signal that stopped the run ("SIGTERM"), for the report.
+type Signaller interface{ SignalName() string }
+
+// interrupted finishes a run stopped by the user (ctx cancelled): the phase
+// in progress is marked interrupted (what it sent is stored, nothing of it
+// judged), the verdict is interrupted, and the run is stored with its
+// report and the verdicts reached, as a finished run is — stopped by the
+// user is said as a replay says it, not as a failure.
+func (r *runner) interrupted(ctx context.Context) *report.Check {
+	for i := range r.c.Deliveries {
+		for j := range r.c.Deliveries[i].Phases {
+			markInterrupted(&r.c.Deliveries[i].Phases[j])
+		}
 	}
-	_ = r.o.Store.FinishRun(context.WithoutCancel(ctx), r.runID, r.c.FinishedAt, verdict, map[string]string{"error": text})
+	if r.c.Order != nil {
+		markInterrupted(r.c.Order)
+	}
+	var s Signaller
+	if errors.As(context.Cause(ctx), &s) {
+		r.c.Interrupted = s.SignalName()
+	}
+	r.c.Latency = r.latencySummary()
+	r.c.Verdict = report.VerdictInterrupted
+	if r.o.Store != nil {
+		ctx := context.WithoutCancel(ctx)
+		_ = r.storeVerdicts(ctx)
+		_ = r.o.Store.FinishRun(ctx, r.runID, r.c.FinishedAt, report.VerdictInterrupted, r.c)
+	}
+	return r.c
+}
+
+// interruptedMessage is the message of the phase a run was stopped in.
+const interruptedMessage = "interrupted: the run was stopped during this phase; what it sent is stored, nothing of it was judged"
+
+// markInterrupted marks ph interrupted when it is the phase that was
+// stopped: the one whose result is the error the cancelled context caused.
+func markInterrupted(ph *report.PhaseResult) {
+	if ph.Status == report.Error {
+		ph.Status, ph.Message = report.Interrupted, interruptedMessage
+	}
 }
 
 // finishRun stores the verdicts and the finished report as the run's summary.
@@ -134,6 +172,10 @@ func Load(ctx context.Context, st *store.Store, runID int64) (*report.Check, err
 	var c report.Check
 	if err := json.Unmarshal(run.Summary, &c); err != nil {
 		return nil, fmt.Errorf("check run %d: read its report: %w", runID, err)
+	}
+	if c.SchemaVersion == 0 {
+		// An interrupted run stored before reports were kept for them.
+		return nil, fmt.Errorf("check run %d did not finish (verdict %q) and has no report", runID, run.Verdict)
 	}
 	return &c, nil
 }

@@ -8,6 +8,7 @@ import (
 	"net"
 	"os"
 	"os/exec"
+	"runtime"
 	"strings"
 	"sync"
 	"time"
@@ -18,7 +19,9 @@ const DefaultReadyTimeout = 15 * time.Second
 
 // Server is the handler process started with --serve: `sh -c CMD` in its own
 // process group, so that killing it (crash phase) and stopping it take every
-// child with it.
+// child with it. Where the system allows it (Linux, FreeBSD) the group dies
+// with hookreplay too, even when hookreplay is killed with kill -9
+// (serveCommand).
 type Server struct {
 	// Cmd is run by sh -c.
 	Cmd string
@@ -44,18 +47,31 @@ func (s *Server) Start(ctx context.Context) error {
 	}
 	s.mu.Lock()
 	s.out = &tailBuffer{max: 16 << 10}
-	c := exec.Command("sh", "-c", s.Cmd)
+	c := serveCommand(s.Cmd)
 	c.Stdout, c.Stderr = s.out, s.out
 	c.Env = append(os.Environ(), s.Env...)
-	ownGroup(c)
-	if err := c.Start(); err != nil {
+	done := make(chan struct{})
+	started := make(chan error, 1)
+	go func() {
+		// The parent-death signal follows the thread that started the
+		// process: this one stays alive (locked) until the process is gone,
+		// so the Go runtime never retires it under a live handler.
+		runtime.LockOSThread()
+		defer runtime.UnlockOSThread()
+		if err := c.Start(); err != nil {
+			started <- err
+			return
+		}
+		started <- nil
+		c.Wait()
+		close(done)
+	}()
+	if err := <-started; err != nil {
 		s.mu.Unlock()
 		return &ServeError{Problem: ServeNoStart, Cmd: s.Cmd, Addr: s.Addr, Err: err}
 	}
-	done := make(chan struct{})
 	s.cmd, s.done = c, done
 	s.mu.Unlock()
-	go func() { c.Wait(); close(done) }()
 	timeout := s.ReadyTimeout
 	if timeout <= 0 {
 		timeout = DefaultReadyTimeout

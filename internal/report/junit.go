@@ -207,6 +207,8 @@ func junitPhase(class string, ph *PhaseResult) junitCase {
 		tc.Failure = &junitFailure{Message: oneLine(msg), Type: "hookreplay." + oneLine(ph.Phase), Text: strings.Join(body, "\n")}
 	case Error:
 		tc.Error = &junitFailure{Message: oneLine(ph.Message), Type: "hookreplay.error", Text: oneLine(ph.Message)}
+	case Interrupted:
+		tc.Error = &junitFailure{Message: oneLine(ph.Message), Type: "hookreplay.interrupted", Text: oneLine(ph.Message)}
 	case Skip, NotJudged, Inconclusive:
 		msg := ph.Message
 		switch ph.Status {

@@ -21,6 +21,8 @@ func mdMark(s Status) string {
 		return "❔"
 	case Error:
 		return "🛑"
+	case Interrupted:
+		return "⏹️"
 	}
 	return "➖"
 }
@@ -35,6 +37,8 @@ func mdVerdict(v string) string {
 		return "❔ inconclusive"
 	case VerdictError:
 		return "🛑 error: the run stopped before it finished"
+	case VerdictInterrupted:
+		return "⏹️ interrupted: the run was stopped before it finished"
 	}
 	return v
 }
@@ -64,7 +68,7 @@ func Markdown(w io.Writer, c *Check) error {
 // exit code, and the target, run and probes.
 func writeMdHead(b *bufio.Writer, c *Check) {
 	fmt.Fprintf(b, "## hookreplay check: %s\n\n", mdVerdict(c.Verdict))
-	line := fmt.Sprintf("**%s.** Exit %d: %s.", mdText(capitalize(c.summary(c.Verdict))), ExitCode(c.Verdict), c.exitMeaning())
+	line := fmt.Sprintf("**%s.** Exit %d: %s.", mdText(capitalize(c.summary(c.Verdict))), c.ExitCode(), c.exitMeaning())
 	fmt.Fprintln(b, line)
 	fmt.Fprintln(b)
 	var facts []string
@@ -120,7 +124,7 @@ func writeMdFindings(b *bufio.Writer, c *Check) {
 		switch r.P.Status {
 		case Fail:
 			fails = append(fails, mdFailure(title, r.P))
-		case Warn, Inconclusive, NotJudged, Error:
+		case Warn, Inconclusive, NotJudged, Error, Interrupted:
 			var s strings.Builder
 			fmt.Fprintf(&s, "- %s %s: %s\n", mdMark(r.P.Status), title, mdText(r.P.Message))
 			for _, wn := range r.P.Warnings {

@@ -25,6 +25,7 @@ const (
 	Inconclusive Status = "inconclusive" // probes saw no effect of the first delivery
 	NotJudged    Status = "notjudged"    // ran, but a probe's value could not be judged
 	Error        Status = "error"        // the run stopped in this phase (a probe failed, the time ran out)
+	Interrupted  Status = "interrupted"  // the run was stopped in this phase by a signal (Ctrl-C, SIGTERM, SIGHUP)
 )
 
 // Verdicts of a whole run, with their exit codes: pass 0, fail 1, inconclusive 3.
@@ -35,18 +36,25 @@ const (
 	// VerdictError is a run that stopped before it finished (exit 2): its
 	// report holds what was judged until then.
 	VerdictError = "error"
+	// VerdictInterrupted is a run stopped by a signal (exit 128 + its
+	// number, Check.Interrupted names it): its report holds what was judged
+	// until then.
+	VerdictInterrupted = "interrupted"
 )
 
 // Check is one `hookreplay check` run as the reports see it.
 type Check struct {
-	SchemaVersion int            `json:"schema_version"`
-	RunID         int64          `json:"run_id"`
-	Target        string         `json:"target"`
-	StartedAt     time.Time      `json:"started_at"`
-	FinishedAt    time.Time      `json:"finished_at"`
-	Verdict       string         `json:"verdict"` // pass | fail | inconclusive
-	Options       map[string]any `json:"options,omitempty"`
-	Probes        []string       `json:"probes"` // probe names, e.g. "sql: SELECT balance FROM wallets" or a name given, "balance"
+	SchemaVersion int       `json:"schema_version"`
+	RunID         int64     `json:"run_id"`
+	Target        string    `json:"target"`
+	StartedAt     time.Time `json:"started_at"`
+	FinishedAt    time.Time `json:"finished_at"`
+	Verdict       string    `json:"verdict"` // pass | fail | inconclusive | error | interrupted
+	// Interrupted names the signal that stopped the run (SIGINT, SIGTERM,
+	// SIGHUP) when Verdict is interrupted.
+	Interrupted string         `json:"interrupted,omitempty"`
+	Options     map[string]any `json:"options,omitempty"`
+	Probes      []string       `json:"probes"` // probe names, e.g. "sql: SELECT balance FROM wallets" or a name given, "balance"
 	// ProbeDefs, when set, says what each probe is, as given: "balance =
 	// sql: SELECT …" for a named probe. The header shows it once; every
 	// other line uses the name.

@@ -35,6 +35,8 @@ func symbol(s Status) string {
 		return "E"
 	case Info:
 		return "i"
+	case Interrupted:
+		return "‖"
 	}
 	return "–"
 }
@@ -55,6 +57,8 @@ func PhaseTone(s Status) Tone {
 		return ToneFail
 	case Info:
 		return ToneInfo
+	case Interrupted:
+		return ToneWarn
 	}
 	return ToneMuted
 }
@@ -166,7 +170,7 @@ func Text(w io.Writer, c *Check, colorOn bool) error {
 
 	fmt.Fprintln(b)
 	fmt.Fprintf(b, "%s  %s\n", verdictText(p, c.Verdict), c.summary(c.Verdict))
-	fmt.Fprintf(b, "%s\n", p.Faint(fmt.Sprintf("exit %d: %s", ExitCode(c.Verdict), c.exitMeaning())))
+	fmt.Fprintf(b, "%s\n", p.Faint(fmt.Sprintf("exit %d: %s", c.ExitCode(), c.exitMeaning())))
 	return b.Flush()
 }
 

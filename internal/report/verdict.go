@@ -37,8 +37,23 @@ func ExitCode(verdict string) int {
 		return 1
 	case VerdictInconclusive:
 		return 3
+	case VerdictInterrupted:
+		return 130
 	}
 	return 2
+}
+
+// signalExit is the exit code of a run stopped by each signal: 128 + its
+// number, as shells report it.
+var signalExit = map[string]int{"SIGHUP": 129, "SIGINT": 130, "SIGTERM": 143}
+
+// ExitCode is the process exit code c ends with: its verdict's, and for an
+// interrupted run the code of the signal that stopped it.
+func (c *Check) ExitCode() int {
+	if code, ok := signalExit[c.Interrupted]; ok && c.Verdict == VerdictInterrupted {
+		return code
+	}
+	return ExitCode(c.Verdict)
 }
 
 // exitMeaning says in a few words what the run's exit code means.
@@ -73,6 +88,8 @@ func exitMeaning(verdict string) string {
 		return "the handler did something more than once (or wrongly) for one event"
 	case VerdictInconclusive:
 		return "nothing was proven: the probes saw no effect of the first delivery; probe what the handler changes"
+	case VerdictInterrupted:
+		return "the check was stopped before it finished; the phases above were judged, the one it was in is marked interrupted"
 	}
 	return "the check did not finish"
 }
@@ -148,6 +165,9 @@ func (c *Check) summary(verdict string) string {
 	}
 	if n := t.byStatus[Error]; n > 0 {
 		extra = append(extra, fmt.Sprintf("stopped in %d", n))
+	}
+	if n := t.byStatus[Interrupted]; n > 0 {
+		extra = append(extra, fmt.Sprintf("interrupted in %d", n))
 	}
 	var s string
 	switch verdict {
