@@ -15,9 +15,9 @@ import (
 	"github.com/hookreplay/hookreplay/internal/message"
 )
 
-func deliveriesOpen(t *testing.T, path string) *Store {
+func deliveriesOpen(t *testing.T, path string, opts ...Option) *Store {
 	t.Helper()
-	s, err := Open(context.Background(), path)
+	s, err := Open(context.Background(), path, opts...)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -50,12 +50,13 @@ func openPostgres(ctx context.Context, raw string, o options) (*Store, error) {
 	if cfg.Password != "" { // from the URL, PGPASSWORD or PGPASSFILE
 		d.secrets = append(d.secrets, cfg.Password, url.QueryEscape(cfg.Password), url.PathEscape(cfg.Password))
 	}
+	urlSchema := firstSchema(cfg.RuntimeParams["search_path"])
+	if urlSchema == "" {
+		urlSchema = DefaultSchema
+	}
 	schema := o.schema
 	if schema == "" {
-		schema = firstSchema(cfg.RuntimeParams["search_path"])
-	}
-	if schema == "" {
-		schema = DefaultSchema
+		schema = urlSchema
 	}
 	if len(schema) > 63 {
 		return nil, fmt.Errorf("open store %s: schema name %q is longer than Postgres allows (63 bytes)", display, schema)
@@ -70,7 +71,7 @@ func openPostgres(ctx context.Context, raw string, o options) (*Store, error) {
 	if cfg.ConnectTimeout == 0 {
 		cfg.ConnectTimeout = pgConnectTimeout
 	}
-	if schema != DefaultSchema && !strings.Contains(display, "search_path") {
+	if schema != urlSchema { // --db-schema: the URL alone does not say
 		display += " (schema " + schema + ")"
 	}
 	db := stdlib.OpenDB(*cfg)

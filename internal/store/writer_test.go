@@ -4,6 +4,7 @@ import (
 	"context"
 	"strings"
 	"testing"
+	"time"
 )
 
 // TestBodyStoredOnce: a body that is the raw request's tail is stored once
@@ -84,6 +85,79 @@ func testBodyStoredOnce(t *testing.T, loc string) {
 				ids = append(ids, d.Target)
 			}
 			t.Errorf("text %q matched %s, want only delivery %d", text, strings.Join(ids, ","), want)
+		}
+	}
+}
+
+// prune while a capture commits: neither fails, the old rows go, and every
+// row the writer committed after the cutoff is still there.
+func TestPruneWhileCapturing(t *testing.T) { eachBackend(t, testPruneWhileCapturing) }
+
+func testPruneWhileCapturing(t *testing.T, loc string) {
+	ctx := context.Background()
+	s := deliveriesOpen(t, loc)
+	other := deliveriesOpen(t, loc) // prune runs in another process
+	old := time.Now().Add(-48 * time.Hour)
+	for i := 0; i < 50; i++ {
+		if err := s.InsertDelivery(ctx, &Delivery{ReceivedAt: old, Method: "POST", Target: "/old", Raw: []byte("o")}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	w, err := s.NewWriter(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	cutoff := time.Now().Add(-time.Hour)
+	var committed []int64
+	done := make(chan struct{})
+	var pruned int64
+	var pruneErr error
+	go func() {
+		defer close(done)
+		for i := 0; i < 20; i++ {
+			n, err := other.PruneDeliveries(ctx, cutoff)
+			if err != nil {
+				pruneErr = err
+				return
+			}
+			pruned += n
+		}
+	}()
+	for i := 0; i < 40; i++ {
+		batch := make([]*Delivery, 5)
+		for j := range batch {
+			batch[j] = &Delivery{Method: "POST", Target: "/new", Raw: []byte("n")}
+		}
+		if err := w.Commit(ctx, batch, nil); err != nil {
+			t.Fatalf("commit while pruning: %v", err)
+		}
+		for _, d := range batch {
+			committed = append(committed, d.ID)
+		}
+	}
+	<-done
+	if pruneErr != nil {
+		t.Fatalf("prune while capturing: %v", pruneErr)
+	}
+	if n, err := other.PruneDeliveries(ctx, cutoff); err != nil {
+		t.Fatal(err)
+	} else {
+		pruned += n
+	}
+	if pruned != 50 {
+		t.Errorf("pruned %d, want the 50 old deliveries", pruned)
+	}
+	got, err := s.ListDeliveries(ctx, Filter{Oldest: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != len(committed) {
+		t.Fatalf("%d deliveries left, %d committed after the cutoff", len(got), len(committed))
+	}
+	for i, d := range got {
+		if d.ID != committed[i] || d.Target != "/new" {
+			t.Fatalf("row %d is #%d %s, want #%d /new", i, d.ID, d.Target, committed[i])
 		}
 	}
 }
