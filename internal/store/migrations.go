@@ -1,7 +1,8 @@
 package store
 
 // migrations are applied in order; PRAGMA user_version records how many ran.
-// Append only: never edit a migration that has shipped.
+// Append only: never edit a migration that has shipped. Every change here
+// needs its twin in pgMigrations below (TestSchemasMatch compares them).
 var migrations = []string{
 	// 1: deliveries, runs, attempts, probe readings, verdicts, sink effects.
 	`
