@@ -3,8 +3,8 @@ package store
 import (
 	"context"
 	"os"
-	"reflect"
 	"path/filepath"
+	"reflect"
 	"testing"
 
 	"github.com/hookreplay/hookreplay/internal/testkit"
