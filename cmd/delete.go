@@ -19,7 +19,7 @@ type deleteOptions struct {
 }
 
 func newDeleteCmd(f *factory, runF func(*deleteOptions) error) *cobra.Command {
-	o := &deleteOptions{IO: f.IO, Store: f.ExistingStore}
+	o := &deleteOptions{IO: f.IO, Store: f.ExistingWritableStore}
 	cmd := &cobra.Command{
 		Use:   "delete [ID...]",
 		Short: "Delete captured deliveries",

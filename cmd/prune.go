@@ -21,7 +21,7 @@ type pruneOptions struct {
 }
 
 func newPruneCmd(f *factory, runF func(*pruneOptions) error) *cobra.Command {
-	o := &pruneOptions{IO: f.IO, Store: f.ExistingStore, Now: time.Now}
+	o := &pruneOptions{IO: f.IO, Store: f.ExistingWritableStore, Now: time.Now}
 	var older string
 	cmd := &cobra.Command{
 		Use:     "prune --older-than AGE",

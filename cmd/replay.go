@@ -52,7 +52,7 @@ type replayOptions struct {
 }
 
 func newReplayCmd(f *factory, runF func(*replayOptions) error) *cobra.Command {
-	o := &replayOptions{IO: f.IO, Store: f.ExistingStore}
+	o := &replayOptions{IO: f.IO, Store: f.ExistingWritableStore}
 	cmd := &cobra.Command{
 		Use:   "replay [ID...] --to URL",
 		Short: "Resend stored deliveries the way providers do: copies, bursts, lost answers, retries",

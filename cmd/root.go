@@ -51,6 +51,11 @@ type factory struct {
 	// read-only command given a mistyped --db says so instead of creating an
 	// empty database and reporting that it holds nothing.
 	ExistingStore func() (*store.Store, error)
+	// ExistingWritableStore is ExistingStore for the commands that change
+	// it (replay, delete, prune): a store the user may only read (a
+	// read-only Postgres role browsing a team store) is refused before
+	// anything is sent or removed.
+	ExistingWritableStore func() (*store.Store, error)
 }
 
 func newFactory(io *iostreams.IO) *factory {
@@ -68,19 +73,19 @@ func newFactory(io *iostreams.IO) *factory {
 		}
 		return s, nil
 	}
-	f.Store = func() (*store.Store, error) {
-		s, err := open()
+	writable := func(s *store.Store, err error) (*store.Store, error) {
 		if err != nil {
 			return nil, err
 		}
-		// The commands that create the database also write to it on every
-		// delivery: a read-only file is refused now, not answered 503 later.
 		if err := s.CheckWritable(context.Background()); err != nil {
 			s.Close()
 			return nil, setupErr("%v", f.redact(err))
 		}
 		return s, nil
 	}
+	// The commands that create the database also write to it on every
+	// delivery: a read-only file is refused now, not answered 503 later.
+	f.Store = func() (*store.Store, error) { return writable(open()) }
 	f.ExistingStore = func() (*store.Store, error) {
 		if store.IsURL(f.DBPath) {
 			return open() // a Postgres store is created on first use by any command
@@ -90,6 +95,7 @@ func newFactory(io *iostreams.IO) *factory {
 		}
 		return open()
 	}
+	f.ExistingWritableStore = func() (*store.Store, error) { return writable(f.ExistingStore()) }
 	return f
 }
 

@@ -2,10 +2,12 @@ package e2e
 
 import (
 	"context"
+	"database/sql"
 	"encoding/json"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -262,5 +264,89 @@ func TestTeamLiveTUIPostgres(t *testing.T) {
 	if took := time.Since(ran); took > time.Second {
 		t.Errorf("a replay run by another process took %s to appear in the runs view, want under a second", took)
 	}
+	tm.keys("q")
+}
+
+// TestTeamReadOnlyRolePostgres: a Postgres role granted only SELECT on
+// hookreplay's schema (docs/team.md's browsing role) can list, show, export
+// and open the TUI, and every command that writes is refused with one line
+// saying the store is read-only for it, its password never shown.
+func TestTeamReadOnlyRolePostgres(t *testing.T) {
+	t.Parallel() // waits on processes and the server; asserts no timing
+	owner := testkit.PostgresSchema(t, "team_ro")
+	if r := runBin(t, owner, mustRead(t, "internal/tui/testdata/deliveries.jsonl"), "import", "-"); r.Code != 0 {
+		t.Fatalf("import as the owner: %+v", r)
+	}
+	u, err := url.Parse(owner)
+	if err != nil {
+		t.Fatal(err)
+	}
+	schema := u.Query().Get("search_path")
+	role := "hr_reader_" + strconv.FormatInt(time.Now().UnixNano(), 36)
+	db, err := sql.Open("pgx", owner)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	for _, q := range []string{
+		"CREATE ROLE " + role + " LOGIN PASSWORD 'reader-pw-123'",
+		"GRANT USAGE ON SCHEMA " + schema + " TO " + role,
+		"GRANT SELECT ON ALL TABLES IN SCHEMA " + schema + " TO " + role,
+	} {
+		if _, err := db.Exec(q); err != nil {
+			t.Fatalf("%s: %v", q, err)
+		}
+	}
+	t.Cleanup(func() {
+		db.Exec("DROP OWNED BY " + role)
+		db.Exec("DROP ROLE " + role)
+	})
+	// The owner's URL as the reader: same server (its socket or address) and
+	// schema, the reader's name and password.
+	ru := *u
+	ru.User = url.UserPassword(role, "reader-pw-123")
+	reader := ru.String()
+
+	if l := captureList(t, reader); len(l) != 6 {
+		t.Fatalf("the reader lists %d deliveries, want 6", len(l))
+	}
+	for _, args := range [][]string{{"show", "1"}, {"show", "2", "--raw"}, {"export", "--last"}, {"runs"}} {
+		if r := runBin(t, reader, nil, args...); r.Code != 0 || r.Stdout == "" {
+			t.Fatalf("reader %v: %+v", args, r)
+		}
+	}
+	handler := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		t.Errorf("the reader's %s %s reached the handler", r.Method, r.URL)
+	}))
+	defer handler.Close()
+	for _, args := range [][]string{
+		{"delete", "1"},
+		{"prune", "--older-than", "1d"},
+		{"replay", "1", "--to", handler.URL},
+		{"import", "-"},
+		{"capture", "--listen", "127.0.0.1:0"},
+		{"check", "1", "--to", handler.URL, "--probe-cmd", "echo 1"},
+	} {
+		var stdin []byte
+		if args[0] == "import" {
+			stdin = mustRead(t, "internal/tui/testdata/deliveries.jsonl")
+		}
+		r := runBin(t, reader, stdin, args...)
+		if r.Code != 2 || !strings.Contains(r.Stderr, "database is read-only") || !strings.Contains(r.Stderr, "the Postgres role may read but not write") ||
+			strings.Count(strings.TrimSpace(r.Stderr), "\n") > 1 || strings.Contains(r.Stdout+r.Stderr, "reader-pw-123") {
+			t.Errorf("reader %v: exit %d\nstdout: %s\nstderr: %s", args, r.Code, r.Stdout, r.Stderr)
+		}
+	}
+	if l := captureList(t, owner); len(l) != 6 {
+		t.Fatalf("the owner now sees %d deliveries, want the 6 untouched", len(l))
+	}
+
+	// The TUI opens and shows them (its watcher LISTENs: any role may).
+	tm := tuiTmux(t, fmt.Sprintf("NO_COLOR=1 GORACE=atexit_sleep_ms=0 %s --db '%s' tui; sleep 600", binPath, reader))
+	tm.waitFor("1/6 deliveries", "> 6 ")
+	tm.keys("d")
+	tm.waitFor("delete")
+	tm.keys("y")
+	tm.waitFor("read-only")
 	tm.keys("q")
 }

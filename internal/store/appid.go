@@ -98,6 +98,15 @@ func (s *Store) CheckWritable(ctx context.Context) error {
 	return nil
 }
 
+// writeFailed words a failed write of what: a store the role or the file
+// may only read says so (ErrReadOnly), anything else keeps its error.
+func (s *Store) writeFailed(what string, err error) error {
+	if ro := writeErr(s.Path(), s.db.d, err); errors.Is(ro, ErrReadOnly) {
+		return fmt.Errorf("%s: %w", what, ro)
+	}
+	return fmt.Errorf("%s: %w", what, err)
+}
+
 func writeErr(path string, d dialect, err error) error {
 	if _, pg := d.(postgresDialect); pg && strings.Contains(err.Error(), "permission denied") {
 		return fmt.Errorf("%w: %s (the Postgres role may read but not write hookreplay's tables: commands that store deliveries or runs need INSERT, UPDATE and DELETE on them)", ErrReadOnly, path)

@@ -323,7 +323,7 @@ func (s *Store) DeleteDeliveries(ctx context.Context, ids ...int64) (int64, erro
 	for _, id := range ids {
 		res, err := tx.ExecContext(ctx, `DELETE FROM deliveries WHERE id=?`, id)
 		if err != nil {
-			return 0, fmt.Errorf("delete delivery %d: %w", id, err)
+			return 0, s.writeFailed(fmt.Sprintf("delete delivery %d", id), err)
 		}
 		k, _ := res.RowsAffected()
 		n += k
@@ -346,7 +346,7 @@ func (s *Store) PruneDeliveries(ctx context.Context, cutoff time.Time) (int64, e
 		res, err := s.db.ExecContext(ctx, `DELETE FROM deliveries WHERE id IN
 			(SELECT id FROM deliveries WHERE received_at < ? LIMIT ?)`, cutoff.UnixNano(), pruneBatch)
 		if err != nil {
-			return n, fmt.Errorf("prune deliveries: %w", err)
+			return n, s.writeFailed("prune deliveries", err)
 		}
 		k, err := res.RowsAffected()
 		if err != nil {

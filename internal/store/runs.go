@@ -57,7 +57,7 @@ func (s *Store) CreateRun(ctx context.Context, r *Run) error {
 	}
 	if err := s.db.QueryRowContext(ctx, `INSERT INTO runs (kind, started_at, target, seed, options) VALUES (?,?,?,?,?) RETURNING id`,
 		r.Kind, r.StartedAt.UnixNano(), r.Target, r.Seed, string(opts)).Scan(&r.ID); err != nil {
-		return fmt.Errorf("create run: %w", err)
+		return s.writeFailed("create run", err)
 	}
 	return nil
 }
