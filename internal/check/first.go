@@ -72,6 +72,7 @@ func (r *runner) first(ctx context.Context, d *Delivery) (*firstResult, error) {
 	}
 	fr.before, fr.after = before, after
 	fr.effect = deltas(r.c.Probes, before.vals, after.vals)
+	r.lateEffectNote(d, fr, sentAt)
 	ph.Attempts = 1
 	ph.Statuses = countStatuses(nil, a)
 	ph.Effects = r.effects(ctx, d, PhaseFirst, before, after)

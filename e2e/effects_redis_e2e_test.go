@@ -1,0 +1,293 @@
+package e2e
+
+// Redis, queues and outboxes (issue 20 §2): handlers that deduplicate with
+// SET NX EX, hand the work to an RQ-style queue a worker drains, or write an
+// outbox row a worker sends — each correct and buggy — checked through
+// --probe-redis and --probe-sql, with the worker's effect waited for.
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/hookreplay/hookreplay/internal/report"
+	"github.com/hookreplay/hookreplay/internal/testkit"
+)
+
+// redisClient connects to url for a handler under test.
+func redisClient(t *testing.T, url string) *redis.Client {
+	t.Helper()
+	opt, err := redis.ParseURL(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := redis.NewClient(opt)
+	t.Cleanup(func() { c.Close() })
+	return c
+}
+
+// eventID reads a Stripe event's id.
+func eventID(r *http.Request) (string, bool) {
+	var ev struct {
+		ID string `json:"id"`
+	}
+	if json.NewDecoder(r.Body).Decode(&ev) != nil || ev.ID == "" {
+		return "", false
+	}
+	return ev.ID, true
+}
+
+// redisDedupeHandler credits once per event: "setnx" claims the event with
+// SET evt:<id> 1 NX EX ttl before the work (correct); "getset" looks the id
+// up, works, then records it (a check-then-act race: concurrent copies all
+// see it missing).
+type redisDedupeHandler struct {
+	c       *redis.Client
+	px      string
+	variant string
+	ttl     time.Duration
+}
+
+func (h *redisDedupeHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	id, ok := eventID(r)
+	if !ok {
+		http.Error(w, "bad event", 400)
+		return
+	}
+	ctx, key := r.Context(), h.px+"evt:"+id
+	switch h.variant {
+	case "setnx":
+		claimed, err := h.c.SetNX(ctx, key, "1", h.ttl).Result()
+		if err != nil {
+			http.Error(w, err.Error(), 500)
+			return
+		}
+		if !claimed {
+			return // a duplicate: 200, nothing done
+		}
+	case "getset":
+		n, err := h.c.Exists(ctx, key).Result()
+		if err != nil {
+			http.Error(w, err.Error(), 500)
+			return
+		}
+		if n > 0 {
+			return
+		}
+		time.Sleep(30 * time.Millisecond) // the work between the look-up and the record
+		defer h.c.Set(context.Background(), key, "1", h.ttl)
+	}
+	h.c.IncrBy(ctx, h.px+"credits", 5000)
+}
+
+func redisCheckArgs(base string, id int64, extra ...string) []string {
+	return append([]string{"--to", base + "/webhooks/stripe", "--secret", checkSecret, "-n", "3", "--burst", "8",
+		"--settle", "100ms", "--phases", "first,dups,burst", fmt.Sprint(id)}, extra...)
+}
+
+// SET NX EX before the work passes; a look-up then a later SET does the
+// work twice under a burst, and the Redis probe sees it.
+func TestCheckRedisSetNXDedupe(t *testing.T) {
+	t.Parallel() // waits on processes and probes, not on CPU: see TestMain
+	url, px := testkit.Redis(t)
+	for _, tc := range []struct {
+		variant string
+		code    int
+	}{{"setnx", 0}, {"getset", 1}} {
+		t.Run(tc.variant, func(t *testing.T) {
+			t.Parallel()
+			px := px + tc.variant + ":"
+			base := serveHandler(t, &redisDedupeHandler{c: redisClient(t, url), px: px, variant: tc.variant, ttl: time.Hour})
+			db := filepath.Join(t.TempDir(), "h.db")
+			id := checkStripeDelivery(t, db)
+			r, c := checkRunJSON(t, db, redisCheckArgs(base, id,
+				"--probe-redis", "credits="+url+" GET "+px+"credits", "--probe-redis", "seen="+url+" KEYS-COUNT '"+px+"evt:*'")...)
+			if r.Code != tc.code || c == nil {
+				t.Fatalf("want exit %d, got %d\n%s\n%s", tc.code, r.Code, r.Stdout, r.Stderr)
+			}
+			e := c.Deliveries[0].Effect
+			if len(e) != 2 || e[0].Probe != "credits" || e[0].After != "5000" || e[1].Probe != "seen" || e[1].Delta == nil || *e[1].Delta != 1 {
+				t.Fatalf("first's effect: %+v", e)
+			}
+			if tc.code == 1 && checkPhase(t, c, "burst").Status != report.Fail {
+				t.Fatalf("burst should fail: %s", checkDump(c))
+			}
+		})
+	}
+}
+
+// rqHandler enqueues a job per event on an RQ-style list (rq:queue:default)
+// that a worker drains, sending a receipt (INCR receipts) 60 ms later:
+// "dedupe" enqueues only the first delivery of an event id (SET NX EX),
+// "naive" every delivery.
+type rqHandler struct {
+	c      *redis.Client
+	px     string
+	dedupe bool
+}
+
+func (h *rqHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	id, ok := eventID(r)
+	if !ok {
+		http.Error(w, "bad event", 400)
+		return
+	}
+	if h.dedupe {
+		if claimed, err := h.c.SetNX(r.Context(), h.px+"evt:"+id, "1", 72*time.Hour).Result(); err != nil || !claimed {
+			return
+		}
+	}
+	h.c.LPush(r.Context(), h.px+"rq:queue:default", `{"event":"`+id+`"}`)
+	w.WriteHeader(202)
+}
+
+// work drains the queue until ctx ends: each job sends one receipt.
+func (h *rqHandler) work(ctx context.Context, wg *sync.WaitGroup) {
+	defer wg.Done()
+	for ctx.Err() == nil {
+		if _, err := h.c.BRPop(ctx, time.Second, h.px+"rq:queue:default").Result(); err != nil {
+			continue
+		}
+		time.Sleep(60 * time.Millisecond)
+		h.c.Incr(context.Background(), h.px+"receipts")
+	}
+}
+
+// A queue on Redis with a worker: the worker's effect lands after the
+// answer, the report says so, and the naive handler's duplicate jobs are
+// counted once the worker has done them.
+func TestCheckRedisQueueWorker(t *testing.T) {
+	t.Parallel() // waits on processes and probes, not on CPU: see TestMain
+	url, px := testkit.Redis(t)
+	for _, tc := range []struct {
+		name   string
+		dedupe bool
+		code   int
+	}{{"dedupe", true, 0}, {"naive", false, 1}} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			h := &rqHandler{c: redisClient(t, url), px: px + tc.name + ":", dedupe: tc.dedupe}
+			ctx, cancel := context.WithCancel(context.Background())
+			var wg sync.WaitGroup
+			wg.Add(1)
+			go h.work(ctx, &wg)
+			t.Cleanup(func() { cancel(); wg.Wait() })
+			base := serveHandler(t, h)
+			db := filepath.Join(t.TempDir(), "h.db")
+			id := checkStripeDelivery(t, db)
+			r, c := checkRunJSON(t, db, redisCheckArgs(base, id,
+				"--probe-redis", "receipts="+url+" GET "+h.px+"receipts", "--probe-redis", "queued="+url+" LLEN "+h.px+"rq:queue:default")...)
+			if r.Code != tc.code || c == nil {
+				t.Fatalf("want exit %d, got %d\n%s\n%s", tc.code, r.Code, r.Stdout, r.Stderr)
+			}
+			if !strings.Contains(strings.Join(c.Notes, "\n"), "effects were still arriving") {
+				t.Fatalf("the report should say the work is done behind the answer: %q", c.Notes)
+			}
+			if e := c.Deliveries[0].Effect; e[0].After != "1" || e[1].Changed {
+				t.Fatalf("first's effect should be one receipt and an empty queue again: %+v", e)
+			}
+			if tc.code == 1 {
+				// The worker did each duplicate job: the receipts count, not
+				// only the queue a copy was read on while its job waited.
+				v := checkPhase(t, c, "dups").Violations
+				if !slices.ContainsFunc(v, func(v report.Violation) bool { return v.Probe == "receipts" && v.After == "3" }) {
+					t.Fatalf("dups should count the receipts the worker sent for the duplicates: %+v", v)
+				}
+			}
+		})
+	}
+}
+
+// outboxHandler writes an outbox row per event in the handler's SQLite
+// database and a worker sends each unsent row (a row in sent): "unique"
+// keys the outbox on the event id (INSERT OR IGNORE), "naive" inserts a row
+// per delivery.
+type outboxHandler struct {
+	db     *sql.DB
+	unique bool
+}
+
+func (h *outboxHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	id, ok := eventID(r)
+	if !ok {
+		http.Error(w, "bad event", 400)
+		return
+	}
+	q := "INSERT INTO outbox (event_id) VALUES (?)"
+	if h.unique {
+		q = "INSERT OR IGNORE INTO outbox (event_id) VALUES (?)"
+	}
+	if _, err := h.db.ExecContext(r.Context(), q, id); err != nil {
+		http.Error(w, err.Error(), 500)
+	}
+}
+
+// work polls the outbox every 30 ms and sends what is unsent.
+func (h *outboxHandler) work(ctx context.Context, wg *sync.WaitGroup) {
+	defer wg.Done()
+	tick := time.NewTicker(30 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-tick.C:
+		}
+		_, _ = h.db.Exec(`INSERT INTO sent (outbox_id) SELECT id FROM outbox WHERE sent = 0`)
+		_, _ = h.db.Exec(`UPDATE outbox SET sent = 1 WHERE sent = 0`)
+	}
+}
+
+// The outbox recipe: probe the outbox rows and the worker's effect; the
+// worker's sends land after the answer and are waited for.
+func TestCheckOutboxWorker(t *testing.T) {
+	t.Parallel() // waits on processes and probes, not on CPU: see TestMain
+	for _, tc := range []struct {
+		name   string
+		unique bool
+		code   int
+	}{{"unique", true, 0}, {"naive", false, 1}} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			dir := t.TempDir()
+			appDB := filepath.Join(dir, "app.db")
+			adb, err := sql.Open("sqlite", appDB+"?_pragma=busy_timeout(5000)&_pragma=journal_mode(WAL)")
+			if err != nil {
+				t.Fatal(err)
+			}
+			adb.SetMaxOpenConns(1) // one writer: the handler and the worker take turns
+			t.Cleanup(func() { adb.Close() })
+			if _, err := adb.Exec(`CREATE TABLE outbox (id INTEGER PRIMARY KEY, event_id TEXT ` + map[bool]string{true: "UNIQUE", false: ""}[tc.unique] + `, sent INTEGER NOT NULL DEFAULT 0);
+				CREATE TABLE sent (outbox_id INTEGER NOT NULL)`); err != nil {
+				t.Fatal(err)
+			}
+			h := &outboxHandler{db: adb, unique: tc.unique}
+			ctx, cancel := context.WithCancel(context.Background())
+			var wg sync.WaitGroup
+			wg.Add(1)
+			go h.work(ctx, &wg)
+			t.Cleanup(func() { cancel(); wg.Wait() })
+			base := serveHandler(t, h)
+			db := filepath.Join(dir, "h.db")
+			id := checkStripeDelivery(t, db)
+			r, c := checkRunJSON(t, db, redisCheckArgs(base, id, "--dsn", "sqlite:"+appDB,
+				"--probe-sql", "outbox=SELECT count(*) FROM outbox", "--probe-sql", "sent=SELECT count(*) FROM sent")...)
+			if r.Code != tc.code || c == nil {
+				t.Fatalf("want exit %d, got %d\n%s\n%s", tc.code, r.Code, r.Stdout, r.Stderr)
+			}
+			if e := c.Deliveries[0].Effect; e[0].After != "1" || e[1].After != "1" {
+				t.Fatalf("first's effect should be one outbox row, sent once: %+v", e)
+			}
+		})
+	}
+}
