@@ -379,6 +379,7 @@ func scanDelivery(r scanner) (*Delivery, error) {
 	_ = json.Unmarshal([]byte(ident), &d.Identity)
 	_ = json.Unmarshal([]byte(hdrs), &d.Headers)
 	d.Headers = exactHeaders(d.Headers, d.Raw)
+	d.Target = exactTarget(d.Target, d.Raw)
 	_ = json.Unmarshal([]byte(rhdrs), &d.ResponseHeaders)
 	return &d, nil
 }
@@ -409,6 +410,26 @@ func exactHeaders(hs message.Headers, raw []byte) message.Headers {
 		}
 	}
 	return exact
+}
+
+// exactTarget returns target with the bytes it had on the wire. Postgres's
+// text holds neither NUL nor bytes that are not UTF-8 (they are stored as
+// U+FFFD): when target shows a replacement character and the raw request's
+// line has a target stored as the same text, that one is returned.
+func exactTarget(target string, raw []byte) string {
+	if !strings.ContainsRune(target, utf8.RuneError) {
+		return target
+	}
+	line, _, _ := bytes.Cut(raw, []byte("\n"))
+	parts := bytes.Split(bytes.TrimSuffix(line, []byte("\r")), []byte(" "))
+	if len(parts) != 3 {
+		return target
+	}
+	wire := string(parts[1])
+	if postgresText(wire) == target {
+		return wire
+	}
+	return target
 }
 
 func nonNilMap(m map[string]string) map[string]string {

@@ -7,6 +7,7 @@ import (
 	"regexp"
 	"strings"
 	"sync"
+	"unicode/utf8"
 )
 
 // dialect is what differs between the two backends in the SQL the store's
@@ -29,6 +30,9 @@ type dialect interface {
 	begin() string
 	// redact removes credentials from text bound for a message.
 	redact(text string) string
+	// args makes statement arguments storable: Postgres's text holds
+	// neither NUL nor bytes that are not UTF-8, which SQLite keeps.
+	args(args []any) []any
 }
 
 type sqliteDialect struct{}
@@ -53,6 +57,8 @@ func (sqliteDialect) headerMatch(h HeaderMatch) (string, []any) {
 func (sqliteDialect) begin() string { return "BEGIN IMMEDIATE" }
 
 func (sqliteDialect) redact(text string) string { return text }
+
+func (sqliteDialect) args(args []any) []any { return args }
 
 type postgresDialect struct {
 	secrets []string // the DSN's password, as written and decoded
@@ -166,6 +172,34 @@ func byteaEscape(s string) string {
 
 func (postgresDialect) begin() string { return "BEGIN" }
 
+// args replaces, in string arguments, NUL and bytes that are not UTF-8 by
+// U+FFFD (as JSON does): a delivery's exact bytes are its raw request
+// (bytea); its target is read back from them (exactTarget), its headers too
+// (exactHeaders). Byte slices go to bytea untouched.
+func (postgresDialect) args(args []any) []any {
+	var out []any // a copy, made at the first change: never the caller's slice
+	for i, a := range args {
+		if s, ok := a.(string); ok && !storableText(s) {
+			if out == nil {
+				out = append([]any(nil), args...)
+			}
+			out[i] = postgresText(s)
+		}
+	}
+	if out == nil {
+		return args
+	}
+	return out
+}
+
+// postgresText is s as Postgres's text can hold it: NUL and bytes that are
+// not UTF-8 as U+FFFD.
+func postgresText(s string) string {
+	return strings.ReplaceAll(strings.ToValidUTF8(s, "\uFFFD"), "\x00", "\uFFFD")
+}
+
+func storableText(s string) bool { return utf8.ValidString(s) && strings.IndexByte(s, 0) < 0 }
+
 func (d postgresDialect) redact(text string) string {
 	for _, s := range d.secrets {
 		if s != "" {
@@ -183,15 +217,15 @@ type pool struct {
 }
 
 func (c pool) ExecContext(ctx context.Context, q string, args ...any) (sql.Result, error) {
-	return c.DB.ExecContext(ctx, c.d.rebind(q), args...)
+	return c.DB.ExecContext(ctx, c.d.rebind(q), c.d.args(args)...)
 }
 
 func (c pool) QueryContext(ctx context.Context, q string, args ...any) (*sql.Rows, error) {
-	return c.DB.QueryContext(ctx, c.d.rebind(q), args...)
+	return c.DB.QueryContext(ctx, c.d.rebind(q), c.d.args(args)...)
 }
 
 func (c pool) QueryRowContext(ctx context.Context, q string, args ...any) *sql.Row {
-	return c.DB.QueryRowContext(ctx, c.d.rebind(q), args...)
+	return c.DB.QueryRowContext(ctx, c.d.rebind(q), c.d.args(args)...)
 }
 
 func (c pool) BeginTx(ctx context.Context, opts *sql.TxOptions) (txn, error) {
@@ -206,13 +240,28 @@ type txn struct {
 }
 
 func (t txn) ExecContext(ctx context.Context, q string, args ...any) (sql.Result, error) {
-	return t.Tx.ExecContext(ctx, t.d.rebind(q), args...)
+	return t.Tx.ExecContext(ctx, t.d.rebind(q), t.d.args(args)...)
 }
 
 func (t txn) QueryRowContext(ctx context.Context, q string, args ...any) *sql.Row {
-	return t.Tx.QueryRowContext(ctx, t.d.rebind(q), args...)
+	return t.Tx.QueryRowContext(ctx, t.d.rebind(q), t.d.args(args)...)
 }
 
-func (t txn) PrepareContext(ctx context.Context, q string) (*sql.Stmt, error) {
-	return t.Tx.PrepareContext(ctx, t.d.rebind(q))
+func (t txn) PrepareContext(ctx context.Context, q string) (stmt, error) {
+	st, err := t.Tx.PrepareContext(ctx, t.d.rebind(q))
+	return stmt{Stmt: st, d: t.d}, err
+}
+
+// stmt is a prepared statement whose arguments go through its dialect.
+type stmt struct {
+	*sql.Stmt
+	d dialect
+}
+
+func (s stmt) ExecContext(ctx context.Context, args ...any) (sql.Result, error) {
+	return s.Stmt.ExecContext(ctx, s.d.args(args)...)
+}
+
+func (s stmt) QueryRowContext(ctx context.Context, args ...any) *sql.Row {
+	return s.Stmt.QueryRowContext(ctx, s.d.args(args)...)
 }

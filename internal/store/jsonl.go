@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"bytes"
 	"context"
-	"database/sql"
 	"encoding/base64"
 	"encoding/json"
 	"errors"
@@ -371,7 +370,7 @@ func (s *Store) ImportDeliveries(ctx context.Context, ds []*Delivery) error {
 // nothing is visible before Commit, and Rollback (or an error) adds nothing.
 type Importer struct {
 	tx   txn
-	stmt *sql.Stmt
+	stmt stmt
 }
 
 // BeginImport starts an import; the caller ends it with Commit or Rollback.
@@ -398,7 +397,7 @@ func (im *Importer) Add(ctx context.Context, d *Delivery) (int64, time.Time, err
 // insertWith runs insert, a prepared insertDeliverySQL, for d and returns
 // the new id and the time d is recorded as received (d.ReceivedAt, or now
 // when unset); d itself is left as it is.
-func insertWith(ctx context.Context, insert *sql.Stmt, d *Delivery) (int64, time.Time, error) {
+func insertWith(ctx context.Context, insert stmt, d *Delivery) (int64, time.Time, error) {
 	recv := d.ReceivedAt
 	if recv.IsZero() {
 		recv = time.Now()

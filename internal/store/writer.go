@@ -21,10 +21,11 @@ import (
 // connection, so capture answers 503 while the store cannot commit and
 // recovers by itself when it can again.
 type Writer struct {
-	s                                        *Store
-	conn                                     *sql.Conn
-	begin, commit, rollback, insert, respond *sql.Stmt
-	broken                                   bool // reconnect before the next Commit
+	s                       *Store
+	conn                    *sql.Conn
+	begin, commit, rollback *sql.Stmt
+	insert, respond         stmt
+	broken                  bool // reconnect before the next Commit
 }
 
 // NewWriter opens a Writer on its own connection of s's pool. Close it
@@ -46,12 +47,13 @@ func (w *Writer) open(ctx context.Context) error {
 		return errors.New(d.redact(err.Error()))
 	}
 	w.conn = c
+	w.insert.d, w.respond.d = d, d
 	for _, p := range []struct {
 		stmt **sql.Stmt
 		sql  string
 	}{
 		{&w.begin, d.begin()}, {&w.commit, "COMMIT"}, {&w.rollback, "ROLLBACK"},
-		{&w.insert, insertDeliverySQL}, {&w.respond, setResponseSQL},
+		{&w.insert.Stmt, insertDeliverySQL}, {&w.respond.Stmt, setResponseSQL},
 	} {
 		if *p.stmt, err = c.PrepareContext(ctx, d.rebind(p.sql)); err != nil {
 			return err
@@ -134,7 +136,7 @@ func (w *Writer) lost() {
 // release closes the Writer's statements and connection.
 func (w *Writer) release() error {
 	var errs []error
-	for _, st := range []**sql.Stmt{&w.begin, &w.commit, &w.rollback, &w.insert, &w.respond} {
+	for _, st := range []**sql.Stmt{&w.begin, &w.commit, &w.rollback, &w.insert.Stmt, &w.respond.Stmt} {
 		if *st != nil {
 			errs = append(errs, (*st).Close())
 			*st = nil
