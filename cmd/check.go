@@ -176,15 +176,7 @@ interrupted, and the --serve handler is stopped.`,
 // handler, probes, phases, timing): check and tui share them.
 func checkEngineFlags(fl *pflag.FlagSet, o *checkOptions, phases *string) {
 	urlFlag(fl, &o.To, "to", "", "the handler's URL (required), e.g. http://localhost:3000/webhooks or 3000/webhooks")
-	fl.StringArrayVar(&o.ProbeSQL, "probe-sql", nil, "probe: a SQL query against --dsn, optionally named (balance='SELECT …'); a single numeric cell is compared as a number (repeatable)")
-	fl.StringVar(&o.DSN, "dsn", "", "database for --probe-sql: sqlite:PATH or postgres://...")
-	fl.StringArrayVar(&o.ProbeCmd, "probe-cmd", nil, "probe: a shell command whose trimmed stdout is the value, optionally named (emails='./count-emails') (repeatable)")
-	fl.StringArrayVar(&o.ProbeHTTP, "probe-http", nil, "probe: the body of a GET of this URL, optionally named (state=http://…) (repeatable)")
-	fl.StringArrayVar(&o.SinkMatch, "sink-match", nil, "count only the sink calls matching 'METHOD /path/glob' (e.g. 'POST /repos/*/issues/*/comments'; repeatable); others are listed apart")
-	fl.StringVar(&o.Sink, "sink", "", "serve a stand-in downstream API at ADDR ([NAME=]ADDR) that records calls; their count is a probe; a bare port means 127.0.0.1:PORT")
-	fl.StringArrayVar(&o.ProbeRedis, "probe-redis", nil, "probe: a Redis read, '[NAME=]redis://HOST:PORT/DB COMMAND', COMMAND one of "+redisCommandsHelp()+" (repeatable)")
-	fl.StringVar(&o.SMTPSink, "smtp-sink", "", "serve a stand-in mail server at ADDR ([NAME=]ADDR, probe name emails by default): every message accepted is counted as an effect; a bare port means 127.0.0.1:PORT")
-	fl.StringArrayVar(&o.SMTPMatch, "smtp-match", nil, "count only the emails matching FIELD:GLOB, FIELD to, from or subject (e.g. 'to:*@example.com', 'subject:Your receipt*'; repeatable)")
+	checkProbeFlags(fl, o)
 	fl.StringVar(&o.Secret, "secret", "", "the handler's signing secret: copies are re-signed and given fresh event ids (prefer --secret-env)")
 	fl.StringVar(&o.SecretEnv, "secret-env", "", "name of the environment variable holding the signing secret")
 	fl.IntVarP(&o.N, "copies", "n", 10, "copies of the first delivery in first+dups")
@@ -202,6 +194,21 @@ func checkEngineFlags(fl *pflag.FlagSet, o *checkOptions, phases *string) {
 	fl.DurationVar(&o.SettleMax, "settle-max", probe.DefaultSettleMax, "longest wait for probes to settle")
 	fl.BoolVar(&o.Insecure, "insecure", false, "accept an https handler's self-signed or otherwise unverifiable certificate")
 	fl.Int64Var(&o.Seed, "seed", 0, "seed of the order phase's shuffles (default: random, printed)")
+}
+
+// checkProbeFlags declares the probe flags (--probe-sql, --dsn,
+// --probe-cmd, --probe-http, --probe-redis, --sink, --smtp-sink and their
+// matches): check, tui and keycheck share them.
+func checkProbeFlags(fl *pflag.FlagSet, o *checkOptions) {
+	fl.StringArrayVar(&o.ProbeSQL, "probe-sql", nil, "probe: a SQL query against --dsn, optionally named (balance='SELECT …'); a single numeric cell is compared as a number (repeatable)")
+	fl.StringVar(&o.DSN, "dsn", "", "database for --probe-sql: sqlite:PATH or postgres://...")
+	fl.StringArrayVar(&o.ProbeCmd, "probe-cmd", nil, "probe: a shell command whose trimmed stdout is the value, optionally named (emails='./count-emails') (repeatable)")
+	fl.StringArrayVar(&o.ProbeHTTP, "probe-http", nil, "probe: the body of a GET of this URL, optionally named (state=http://…) (repeatable)")
+	fl.StringArrayVar(&o.SinkMatch, "sink-match", nil, "count only the sink calls matching 'METHOD /path/glob' (e.g. 'POST /repos/*/issues/*/comments'; repeatable); others are listed apart")
+	fl.StringVar(&o.Sink, "sink", "", "serve a stand-in downstream API at ADDR ([NAME=]ADDR) that records calls; their count is a probe; a bare port means 127.0.0.1:PORT")
+	fl.StringArrayVar(&o.ProbeRedis, "probe-redis", nil, "probe: a Redis read, '[NAME=]redis://HOST:PORT/DB COMMAND', COMMAND one of "+redisCommandsHelp()+" (repeatable)")
+	fl.StringVar(&o.SMTPSink, "smtp-sink", "", "serve a stand-in mail server at ADDR ([NAME=]ADDR, probe name emails by default): every message accepted is counted as an effect; a bare port means 127.0.0.1:PORT")
+	fl.StringArrayVar(&o.SMTPMatch, "smtp-match", nil, "count only the emails matching FIELD:GLOB, FIELD to, from or subject (e.g. 'to:*@example.com', 'subject:Your receipt*'; repeatable)")
 }
 
 // checkEngineArgs completes the engine flags once parsed: phases, seed, secret.
@@ -289,21 +296,8 @@ func checkValidate(o *checkOptions) (*url.URL, error) {
 	if err != nil {
 		return nil, err
 	}
-	var stdout []string
-	if o.JSON {
-		stdout = append(stdout, "--json")
-	}
-	for _, r := range o.Reports {
-		t, err := report.ParseTarget(r)
-		if err != nil {
-			return nil, usageErr("%v", err)
-		}
-		if t.Path == "-" {
-			stdout = append(stdout, "--report "+r)
-		}
-	}
-	if len(stdout) > 1 {
-		return nil, usageErr("%s all write to stdout: only one report can go there (write the others to files, FORMAT=PATH)", strings.Join(stdout, " and "))
+	if err := validateReportFlags(o.JSON, o.Reports); err != nil {
+		return nil, err
 	}
 	return u, nil
 }
@@ -317,45 +311,8 @@ func checkValidateEngine(o *checkOptions) (*url.URL, error) {
 	if err != nil {
 		return nil, err
 	}
-	if checkProbeSpecs(o).Empty() {
-		return nil, usageErr("no probe given: add --probe-sql QUERY --dsn DSN (or --probe-cmd CMD, --probe-http URL, --probe-redis 'URL COMMAND', --sink ADDR, --smtp-sink ADDR) so hookreplay can see what the handler changes")
-	}
-	if len(o.ProbeSQL) > 0 && o.DSN == "" {
-		return nil, usageErr("--probe-sql needs --dsn sqlite:PATH or --dsn postgres://...")
-	}
-	if len(o.SinkMatch) > 0 && o.Sink == "" {
-		return nil, usageErr("--sink-match selects calls to the sink: give --sink ADDR too")
-	}
-	if len(o.SMTPMatch) > 0 && o.SMTPSink == "" {
-		return nil, usageErr("--smtp-match selects emails sent to the SMTP sink: give --smtp-sink ADDR too")
-	}
-	if o.DSN != "" && len(o.ProbeSQL) == 0 {
-		return nil, usageErr("--dsn is given but no --probe-sql query")
-	}
-	if err := checkProbeSpecs(o).Check(); err != nil {
-		return nil, probeSpecErr(err)
-	}
-	if o.Sink != "" {
-		name, addr := probe.SplitName(o.Sink)
-		addr = listenAddr(addr)
-		if err := checkListenAddr(addr); err != nil {
-			return nil, usageErr("--sink %s: %v", addr, err)
-		}
-		if name != "" {
-			addr = name + "=" + addr
-		}
-		o.Sink = addr
-	}
-	if o.SMTPSink != "" {
-		name, addr := probe.SplitName(o.SMTPSink)
-		addr = listenAddr(addr)
-		if err := checkListenAddr(addr); err != nil {
-			return nil, usageErr("--smtp-sink %s: %v", addr, err)
-		}
-		if name != "" {
-			addr = name + "=" + addr
-		}
-		o.SMTPSink = addr
+	if err := checkValidateProbes(o, "the handler changes"); err != nil {
+		return nil, err
 	}
 	if err := intFlagIn("-n", o.N, 1, maxCopies); err != nil {
 		return nil, err
@@ -379,6 +336,53 @@ func checkValidateEngine(o *checkOptions) (*url.URL, error) {
 		return nil, checkNeedErr(phase, req)
 	}
 	return u, nil
+}
+
+// checkValidateProbes catches usage errors in the probe flags and
+// completes the sink addresses; what ends the no-probe message ("the
+// handler changes").
+func checkValidateProbes(o *checkOptions, what string) error {
+	if checkProbeSpecs(o).Empty() {
+		return usageErr("no probe given: add --probe-sql QUERY --dsn DSN (or --probe-cmd CMD, --probe-http URL, --probe-redis 'URL COMMAND', --sink ADDR, --smtp-sink ADDR) so hookreplay can see what %s", what)
+	}
+	if len(o.ProbeSQL) > 0 && o.DSN == "" {
+		return usageErr("--probe-sql needs --dsn sqlite:PATH or --dsn postgres://...")
+	}
+	if len(o.SinkMatch) > 0 && o.Sink == "" {
+		return usageErr("--sink-match selects calls to the sink: give --sink ADDR too")
+	}
+	if len(o.SMTPMatch) > 0 && o.SMTPSink == "" {
+		return usageErr("--smtp-match selects emails sent to the SMTP sink: give --smtp-sink ADDR too")
+	}
+	if o.DSN != "" && len(o.ProbeSQL) == 0 {
+		return usageErr("--dsn is given but no --probe-sql query")
+	}
+	if err := checkProbeSpecs(o).Check(); err != nil {
+		return probeSpecErr(err)
+	}
+	if o.Sink != "" {
+		name, addr := probe.SplitName(o.Sink)
+		addr = listenAddr(addr)
+		if err := checkListenAddr(addr); err != nil {
+			return usageErr("--sink %s: %v", addr, err)
+		}
+		if name != "" {
+			addr = name + "=" + addr
+		}
+		o.Sink = addr
+	}
+	if o.SMTPSink != "" {
+		name, addr := probe.SplitName(o.SMTPSink)
+		addr = listenAddr(addr)
+		if err := checkListenAddr(addr); err != nil {
+			return usageErr("--smtp-sink %s: %v", addr, err)
+		}
+		if name != "" {
+			addr = name + "=" + addr
+		}
+		o.SMTPSink = addr
+	}
+	return nil
 }
 
 // hostPort is u's host:port, with the scheme's default port.
@@ -462,40 +466,15 @@ func checkRun(ctx context.Context, o *checkOptions) error {
 	return nil
 }
 
-// checkWriteReports writes c as the flags ask: the text report (or --json)
-// on stdout, and every --report. An interrupted run's is not paged: the user
-// stopped it, possibly by closing the terminal.
+// checkWriteReports writes c as the flags ask (writeReportFlags). An
+// interrupted run's is not paged: the user stopped it, possibly by closing
+// the terminal.
 func checkWriteReports(o *checkOptions, c *report.Check, interrupted bool) error {
-	// A --report FORMAT=- takes stdout instead of the text report, so stdout
-	// always holds one document.
-	toStdout := false
-	for _, r := range o.Reports {
-		if t, _ := report.ParseTarget(r); t.Path == "-" {
-			toStdout = true
-		}
-	}
-	if !toStdout && !interrupted {
-		startPager(o.IO)
-		defer o.IO.StopPager()
-	}
-	switch {
-	case toStdout:
-	case o.JSON:
-		if err := report.JSON(o.IO.Out, c); err != nil {
-			return err
-		}
-	default:
-		if err := report.Text(o.IO.Out, c, o.IO.ColorEnabled()); err != nil {
-			return err
-		}
-	}
-	for _, r := range o.Reports {
-		t, _ := report.ParseTarget(r)
-		if err := t.Write(o.IO.Out, c); err != nil {
-			return setupErr("--report %s: %v", r, err)
-		}
-	}
-	return nil
+	return writeReportFlags(o.IO, o.JSON, o.Reports, !interrupted, reportDoc{
+		text:   func(w io.Writer, color bool) error { return report.Text(w, c, color) },
+		json:   func(w io.Writer) error { return report.JSON(w, c) },
+		target: func(t report.Target, stdout io.Writer) error { return t.Write(stdout, c) },
+	})
 }
 
 // checkEngine runs the check of ds against u as the engine flags say,

@@ -218,24 +218,7 @@ func checkOptionsFromConfig(ctx context.Context, base *checkOptions, c *config.C
 		o.OnlyProvider, o.OnlyType = d.Provider, d.Type
 	}
 	o.To, o.Serve, o.ResetCmd = c.To, c.Serve, c.Reset
-	for _, p := range c.Probes {
-		// A probe's name goes in front, as --probe-sql NAME=QUERY names one.
-		named := func(spec string) string { return p.Name + "=" + spec }
-		switch {
-		case p.SQL != "":
-			o.ProbeSQL, o.DSN = append(o.ProbeSQL, named(p.SQL)), p.DSN
-		case p.Cmd != "":
-			o.ProbeCmd = append(o.ProbeCmd, named(p.Cmd))
-		case p.HTTP != "":
-			o.ProbeHTTP = append(o.ProbeHTTP, named(p.HTTP))
-		case p.Redis != "":
-			o.ProbeRedis = append(o.ProbeRedis, named(p.Redis))
-		case p.Sink != "":
-			o.Sink, o.SinkMatch = named(p.Sink), p.Match
-		case p.SMTP != "":
-			o.SMTPSink, o.SMTPMatch = named(p.SMTP), p.Match
-		}
-	}
+	configProbes(o, c.Probes)
 	o.Phases = c.Phases
 	if c.Copies > 0 {
 		o.N = c.Copies
@@ -310,4 +293,27 @@ func configFilterIDs(ctx context.Context, o *checkOptions, d config.Deliveries) 
 	}
 	slices.Sort(ids)
 	return ids, nil
+}
+
+// configProbes sets the probe flags of o from a config file's probes (a
+// check's or a keycheck's), as the command line names them.
+func configProbes(o *checkOptions, ps []config.Probe) {
+	for _, p := range ps {
+		// A probe's name goes in front, as --probe-sql NAME=QUERY names one.
+		named := func(spec string) string { return p.Name + "=" + spec }
+		switch {
+		case p.SQL != "":
+			o.ProbeSQL, o.DSN = append(o.ProbeSQL, named(p.SQL)), p.DSN
+		case p.Cmd != "":
+			o.ProbeCmd = append(o.ProbeCmd, named(p.Cmd))
+		case p.HTTP != "":
+			o.ProbeHTTP = append(o.ProbeHTTP, named(p.HTTP))
+		case p.Redis != "":
+			o.ProbeRedis = append(o.ProbeRedis, named(p.Redis))
+		case p.Sink != "":
+			o.Sink, o.SinkMatch = named(p.Sink), p.Match
+		case p.SMTP != "":
+			o.SMTPSink, o.SMTPMatch = named(p.SMTP), p.Match
+		}
+	}
 }

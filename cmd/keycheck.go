@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"net/url"
 	"strconv"
 	"strings"
@@ -17,7 +18,6 @@ import (
 	"github.com/hookreplay/hookreplay/internal/keycheck"
 	"github.com/hookreplay/hookreplay/internal/message"
 	"github.com/hookreplay/hookreplay/internal/probe"
-	"github.com/hookreplay/hookreplay/internal/redact"
 	"github.com/hookreplay/hookreplay/internal/report"
 	"github.com/hookreplay/hookreplay/internal/store"
 )
@@ -56,12 +56,8 @@ type keycheckOptions struct {
 	Burst        int
 	Checks       []string
 
-	ProbeSQL  []string
-	DSN       string
-	ProbeCmd  []string
-	ProbeHTTP []string
-	Sink      string
-	SinkMatch []string
+	// probes holds the probe flags, declared and validated as check's.
+	probes    checkOptions
 	Serve     string
 	ResetCmd  string
 	Timeout   time.Duration
@@ -73,8 +69,6 @@ type keycheckOptions struct {
 	Reports   []string
 	JSON      bool
 	Quiet     bool
-
-	secrets redact.Secrets
 }
 
 func newKeycheckCmd(f *factory, runF func(*keycheckOptions) error) *cobra.Command {
@@ -141,7 +135,7 @@ the API refuses), 3 inconclusive (the probes saw no effect).`,
 			if runF != nil {
 				return runF(o)
 			}
-			return redactExit(keycheckRun(cmd.Context(), o), &o.secrets)
+			return redactExit(keycheckRun(cmd.Context(), o), &o.probes.secrets)
 		},
 	}
 	keycheckFlags(cmd.Flags(), o, &checks)
@@ -188,12 +182,7 @@ func keycheckFlags(fl *pflag.FlagSet, o *keycheckOptions, checks *string) {
 	fl.DurationVar(&o.TTL, "ttl", 0, "how long the API keeps keys: expiry sends a key again after it (enables expiry)")
 	fl.IntVar(&o.Burst, "burst", 20, "concurrent copies in one burst")
 	fl.StringVar(checks, "checks", "", "comma-separated checks to run: "+strings.Join(keycheck.CheckNames(), ","))
-	fl.StringArrayVar(&o.ProbeSQL, "probe-sql", nil, "probe: a SQL query against --dsn, optionally named (count='SELECT …') (repeatable)")
-	fl.StringVar(&o.DSN, "dsn", "", "database for --probe-sql: sqlite:PATH or postgres://...")
-	fl.StringArrayVar(&o.ProbeCmd, "probe-cmd", nil, "probe: a shell command whose trimmed stdout is the value, optionally named (repeatable)")
-	fl.StringArrayVar(&o.ProbeHTTP, "probe-http", nil, "probe: the body of a GET of this URL, optionally named (repeatable)")
-	fl.StringVar(&o.Sink, "sink", "", "serve a stand-in downstream API at ADDR that records calls; their count is a probe")
-	fl.StringArrayVar(&o.SinkMatch, "sink-match", nil, "count only the sink calls matching 'METHOD /path/glob' (repeatable)")
+	checkProbeFlags(fl, &o.probes)
 	fl.StringVar(&o.Serve, "serve", "", "shell command starting the API on --to's address; stopped afterwards")
 	fl.StringVar(&o.ResetCmd, "reset-cmd", "", "shell command run once before the first check (restore the API's state)")
 	fl.DurationVar(&o.Timeout, "timeout", 30*time.Second, "per request: connect, send and wait for the answer")
@@ -221,9 +210,9 @@ func keycheckArgs(fl *pflag.FlagSet, o *keycheckOptions, checks string) error {
 	}
 	o.FromSet = fl.Changed("from")
 	o.SettleSet = fl.Changed("settle")
-	o.secrets.AddURL(o.DSN)
-	for _, h := range o.ProbeHTTP {
-		o.secrets.AddURL(h)
+	o.probes.secrets.AddURL(o.probes.DSN)
+	for _, h := range o.probes.ProbeHTTP {
+		o.probes.secrets.AddURL(h)
 	}
 	return nil
 }
@@ -357,15 +346,13 @@ func keycheckRoutes(also []string) ([]keycheck.Route, error) {
 	return out, nil
 }
 
-func keycheckProbeSpecs(o *keycheckOptions) probe.Specs {
-	return probe.Specs{SQL: o.ProbeSQL, DSN: o.DSN, Cmd: o.ProbeCmd, HTTP: o.ProbeHTTP, Sink: o.Sink, SinkMatch: o.SinkMatch, Redact: o.secrets.String}
-}
+func keycheckProbeSpecs(o *keycheckOptions) probe.Specs { return checkProbeSpecs(&o.probes) }
 
 // keycheckFlag names an input by its flag.
 func keycheckFlag(in keycheck.Input) string {
 	switch in {
 	case keycheck.InputProbe:
-		return "--probe-sql/--probe-cmd/--probe-http/--sink"
+		return "--probe-sql/--probe-cmd/--probe-http/--probe-redis/--sink/--smtp-sink"
 	case keycheck.InputSlowBody:
 		return "--slow-body"
 	case keycheck.InputFailBody:
@@ -409,14 +396,8 @@ func keycheckOptionsFor(ctx context.Context, o *keycheckOptions, st *store.Store
 	if err != nil {
 		return ko, err
 	}
-	if keycheckProbeSpecs(o).Empty() {
-		return ko, usageErr("no probe given: add --probe-sql QUERY --dsn DSN (or --probe-cmd CMD, --probe-http URL, --sink ADDR) so hookreplay can count what the API does")
-	}
-	if len(o.ProbeSQL) > 0 && o.DSN == "" {
-		return ko, usageErr("--probe-sql needs --dsn sqlite:PATH or --dsn postgres://...")
-	}
-	if err := keycheckProbeSpecs(o).Check(); err != nil {
-		return ko, probeSpecErr(err)
+	if err := checkValidateProbes(&o.probes, "the API does"); err != nil {
+		return ko, err
 	}
 	if err := intFlagIn("--burst", o.Burst, 2, maxConcurrency); err != nil {
 		return ko, err
@@ -456,7 +437,7 @@ func keycheckOptionsFor(ctx context.Context, o *keycheckOptions, st *store.Store
 	}
 	for _, h := range append(append(message.Headers{}, hs...), other...) {
 		if strings.EqualFold(h.Name, "Authorization") || strings.Contains(strings.ToLower(h.Name), "key") || strings.Contains(strings.ToLower(h.Name), "token") {
-			o.secrets.Add(h.Value)
+			o.probes.secrets.Add(h.Value)
 		}
 	}
 	routes, err := keycheckRoutes(o.Also)
@@ -547,7 +528,7 @@ func keycheckRunOptions(o *keycheckOptions, p keycheck.Profile) map[string]any {
 	}
 	for k, v := range map[string]string{"serve": o.Serve, "reset_cmd": o.ResetCmd, "store_down_cmd": o.StoreDown, "store_up_cmd": o.StoreUp} {
 		if v != "" {
-			m[k] = o.secrets.String(v)
+			m[k] = o.probes.secrets.String(v)
 		}
 	}
 	return m
@@ -557,7 +538,7 @@ func keycheckRun(ctx context.Context, o *keycheckOptions) error {
 	if ctx == nil {
 		ctx = context.Background()
 	}
-	if err := keycheckValidateReports(o); err != nil {
+	if err := validateReportFlags(o.JSON, o.Reports); err != nil {
 		return err
 	}
 	st, err := o.Store()
@@ -606,7 +587,7 @@ func keycheckRun(ctx context.Context, o *keycheckOptions) error {
 			return err
 		}
 	}
-	if werr := keycheckWriteReports(o, k); werr != nil {
+	if werr := keycheckWriteReports(o, k, ctx.Err() != nil); werr != nil {
 		return werr
 	}
 	if err != nil {
@@ -627,53 +608,13 @@ func keycheckErr(err error) error {
 	return setupErr("%v", err)
 }
 
-func keycheckValidateReports(o *keycheckOptions) error {
-	var stdout []string
-	if o.JSON {
-		stdout = append(stdout, "--json")
-	}
-	for _, r := range o.Reports {
-		t, err := report.ParseTarget(r)
-		if err != nil {
-			return usageErr("%v", err)
-		}
-		if t.Path == "-" {
-			stdout = append(stdout, "--report "+r)
-		}
-	}
-	if len(stdout) > 1 {
-		return usageErr("%s all write to stdout: only one report can go there (write the others to files, FORMAT=PATH)", strings.Join(stdout, " and "))
-	}
-	return nil
-}
-
-// keycheckWriteReports writes k as the flags ask: text (or --json) on
-// stdout unless a --report takes it, and every --report.
-func keycheckWriteReports(o *keycheckOptions, k *report.KeyCheck) error {
-	toStdout := false
-	for _, r := range o.Reports {
-		if t, _ := report.ParseTarget(r); t.Path == "-" {
-			toStdout = true
-		}
-	}
-	switch {
-	case toStdout:
-	case o.JSON:
-		if err := report.KeyCheckJSON(o.IO.Out, k); err != nil {
-			return err
-		}
-	default:
-		if err := report.KeyCheckText(o.IO.Out, k, o.IO.ColorEnabled()); err != nil {
-			return err
-		}
-	}
-	for _, r := range o.Reports {
-		t, _ := report.ParseTarget(r)
-		if err := t.WriteKeyCheck(o.IO.Out, k); err != nil {
-			return setupErr("--report %s: %v", r, err)
-		}
-	}
-	return nil
+// keycheckWriteReports writes k as the flags ask (writeReportFlags).
+func keycheckWriteReports(o *keycheckOptions, k *report.KeyCheck, interrupted bool) error {
+	return writeReportFlags(o.IO, o.JSON, o.Reports, !interrupted, reportDoc{
+		text:   func(w io.Writer, color bool) error { return report.KeyCheckText(w, k, color) },
+		json:   func(w io.Writer) error { return report.KeyCheckJSON(w, k) },
+		target: func(t report.Target, stdout io.Writer) error { return t.WriteKeyCheck(stdout, k) },
+	})
 }
 
 // keycheckProgress prints one line per check on stderr.

@@ -117,7 +117,7 @@ func runConfigKeyCheck(ctx context.Context, base *keycheckOptions, cfg *config.F
 		if runF != nil {
 			err = runF(o)
 		} else {
-			err = redactExit(keycheckRun(ctx, o), &o.secrets)
+			err = redactExit(keycheckRun(ctx, o), &o.probes.secrets)
 		}
 	}
 	if err == nil {
@@ -179,19 +179,7 @@ func keycheckOptionsFromConfig(base *keycheckOptions, kc *config.KeyCheck) (*key
 			}
 		}
 	}
-	for _, p := range kc.Probes {
-		named := func(spec string) string { return p.Name + "=" + spec }
-		switch {
-		case p.SQL != "":
-			o.ProbeSQL, o.DSN = append(o.ProbeSQL, named(p.SQL)), p.DSN
-		case p.Cmd != "":
-			o.ProbeCmd = append(o.ProbeCmd, named(p.Cmd))
-		case p.HTTP != "":
-			o.ProbeHTTP = append(o.ProbeHTTP, named(p.HTTP))
-		case p.Sink != "":
-			o.Sink, o.SinkMatch = named(p.Sink), p.Match
-		}
-	}
+	configProbes(&o.probes, kc.Probes)
 	for _, r := range kc.Reports {
 		o.Reports = append(o.Reports, r.Format+"="+r.Path)
 	}

@@ -105,7 +105,7 @@ func TestKeycheckConfigMapsOntoFlags(t *testing.T) {
 	}
 	if o.To != "http://127.0.0.1:8080/v1/messages" || o.Body != `{"text":"hi {{nonce}}","to":"+31600000000"}` || o.Profile != "ietf" || o.ReuseStatus != 409 ||
 		o.Burst != 30 || !o.SettleSet || strings.Join(o.Checks, ",") != "burst,scope" || len(o.OtherAccount) != 1 || len(o.Headers) != 1 ||
-		len(o.ProbeHTTP) != 1 || !strings.HasPrefix(o.ProbeHTTP[0], "count=") || len(o.Reports) != 1 || o.InFlightStatus != -1 {
+		len(o.probes.ProbeHTTP) != 1 || !strings.HasPrefix(o.probes.ProbeHTTP[0], "count=") || len(o.Reports) != 1 || o.InFlightStatus != -1 {
 		t.Errorf("mapped %+v", o)
 	}
 }
