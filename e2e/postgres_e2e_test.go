@@ -6,6 +6,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/url"
+	"os"
+	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -190,4 +192,39 @@ func sqlExecPG(t *testing.T, dsn string, stmts ...string) {
 			t.Fatalf("%s: %v", q, err)
 		}
 	}
+}
+
+// HOOKREPLAY_DB set to a Postgres URL is the store of every command, and
+// --help, which shows the variable's value as --db's default, shows it
+// without the password.
+func TestPostgresE2EEnvURL(t *testing.T) {
+	t.Parallel() // waits on processes, not on CPU: see TestMain
+	db := pgStore(t, "e2eenv")
+	run := func(stdin []byte, args ...string) (string, string, int) {
+		t.Helper()
+		c := exec.Command(binPath, args...)
+		c.Env = append(os.Environ(), "NO_COLOR=1", "HOOKREPLAY_DB="+db)
+		c.Stdin = bytes.NewReader(stdin)
+		var out, errb bytes.Buffer
+		c.Stdout, c.Stderr = &out, &errb
+		err := c.Run()
+		code := 0
+		if ee, ok := err.(*exec.ExitError); ok {
+			code = ee.ExitCode()
+		} else if err != nil {
+			t.Fatal(err)
+		}
+		return out.String(), errb.String(), code
+	}
+	if _, stderr, code := run(mustRead(t, "testdata/export/handwritten.jsonl"), "import", "-", "--format", "jsonl"); code != 0 {
+		t.Fatalf("import with HOOKREPLAY_DB: exit %d: %s", code, stderr)
+	}
+	if l := captureList(t, db); len(l) == 0 {
+		t.Fatal("the import did not go to the store HOOKREPLAY_DB names")
+	}
+	stdout, stderr, code := run(nil, "list", "--help")
+	if code != 0 || !strings.Contains(stdout, "postgres://hookreplay@") {
+		t.Fatalf("list --help: exit %d, --db's default not the URL:\n%s%s", code, stdout, stderr)
+	}
+	pgNoPassword(t, "--help", stdout+stderr)
 }
