@@ -5,6 +5,7 @@ import (
 	"net/http/httptest"
 	"net/url"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -124,5 +125,67 @@ func TestEachMistakeIsCaughtByItsCheck(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// A correct API of each profile's contract passes every check under that
+// profile: the profile decides the codes, not the defaults.
+func TestCorrectAPIOfEachProfilePasses(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		p    keycheck.Profile
+		c    idemapi.Contract
+		skip []string
+	}{
+		{keycheck.IETF, idemapi.IETF, []string{"replay-header", "key-length", "expiry"}},
+		{keycheck.Stripe, idemapi.Stripe, []string{"expiry"}},
+	} {
+		t.Run(tc.p.Name, func(t *testing.T) {
+			t.Parallel()
+			api := idemapi.New(idemapi.Correct)
+			api.Contract = tc.c
+			k, err := keycheck.Run(context.Background(), fullOptions(t, api, tc.p))
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, c := range k.Checks {
+				want := report.Pass
+				switch {
+				case c.Name == "4xx":
+					want = report.Info
+				case slices.Contains(tc.skip, c.Name):
+					want = report.Skip
+				}
+				if c.Status != want {
+					t.Errorf("%s: %s (want %s): %s | %s", c.Name, c.Status, want, c.Why, c.Observed)
+				}
+			}
+		})
+	}
+}
+
+// Codes of another profile are a warn that names both, never a fail; an
+// API that holds a copy until the first is done is a warn too.
+func TestOtherProfilesCodesAndWaitingAreWarnings(t *testing.T) {
+	t.Parallel()
+	o := fullOptions(t, idemapi.New(idemapi.Correct), keycheck.IETF)
+	o.Checks = []string{"reuse-body"}
+	k, err := keycheck.Run(context.Background(), o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := statuses(k)["reuse-body"]; got.Status != report.Warn || got.Why != "409 for reuse: bird style; the ietf draft says 422" {
+		t.Errorf("reuse-body under ietf: %s %q", got.Status, got.Why)
+	}
+	if k.Verdict != report.VerdictPass {
+		t.Errorf("verdict %s", k.Verdict)
+	}
+	o = fullOptions(t, idemapi.New(idemapi.Blocking), keycheck.Bird)
+	o.Checks = []string{"in-flight"}
+	if k, err = keycheck.Run(context.Background(), o); err != nil {
+		t.Fatal(err)
+	}
+	if got := statuses(k)["in-flight"]; got.Status != report.Warn || !strings.Contains(got.Why, "waited, then replayed") {
+		t.Errorf("in-flight of a blocking API: %s %q", got.Status, got.Why)
 	}
 }

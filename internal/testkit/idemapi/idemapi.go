@@ -43,7 +43,44 @@ const (
 	NoReplayHeader Mistake = "replayheader"
 	// Unscoped keys are global, not per account.
 	Unscoped Mistake = "scope"
+	// Blocking holds a copy of a request in flight until the first is
+	// done, then replays it: safe, but not the contract's 409 at once.
+	Blocking Mistake = "blocking"
 )
+
+// Contract is what a correct API answers with; the zero value is the bird
+// contract.
+type Contract struct {
+	ReuseStatus, KeyTooLongStatus int    // 409, 422
+	MaxKeyLength                  int    // 255; -1: none
+	ReplayHeader                  string // Idempotency-Replay; "-": none
+	Keep5xx                       bool   // a 5xx is kept and replayed
+	// ParsedJSON compares the parsed body, not its bytes (Stripe compares parameters).
+	ParsedJSON bool
+}
+
+// Stripe is Stripe's contract: reuse 400, keys up to 255 (400 over), a
+// 500 kept, Idempotent-Replayed, parameters compared.
+var Stripe = Contract{ReuseStatus: 400, KeyTooLongStatus: 400, ReplayHeader: "Idempotent-Replayed", Keep5xx: true, ParsedJSON: true}
+
+// IETF is the draft's: reuse 422, no replay header, no maximum key length.
+var IETF = Contract{ReuseStatus: 422, MaxKeyLength: -1, ReplayHeader: "-"}
+
+func (c Contract) withDefaults() Contract {
+	if c.ReuseStatus == 0 {
+		c.ReuseStatus = 409
+	}
+	if c.KeyTooLongStatus == 0 {
+		c.KeyTooLongStatus = 422
+	}
+	if c.MaxKeyLength == 0 {
+		c.MaxKeyLength = 255
+	}
+	if c.ReplayHeader == "" {
+		c.ReplayHeader = "Idempotency-Replay"
+	}
+	return c
+}
 
 // Mistakes lists every mistake.
 var Mistakes = []Mistake{Race, Store5xx, NoFingerprint, NoInFlight, NoReplayHeader, Unscoped}
@@ -52,6 +89,7 @@ type entry struct {
 	fp     string
 	at     time.Time // when it was done
 	done   bool
+	gone   bool // removed: the operation failed
 	status int
 	body   []byte
 }
@@ -63,6 +101,8 @@ type API struct {
 	StoreDown string
 	// TTL, when set, is how long a completed key is kept.
 	TTL time.Duration
+	// Contract holds the codes and rules the API answers by (zero: bird).
+	Contract Contract
 
 	mu       sync.Mutex
 	keys     map[string]*entry
@@ -130,8 +170,9 @@ func (a *API) get(w http.ResponseWriter, r *http.Request) {
 // idempotent is the middleware: claim the key, run the operation, keep
 // the answer (a 5xx is not kept), replay a completed one.
 func (a *API) idempotent(w http.ResponseWriter, r *http.Request, acct, key string, body []byte) {
-	if len(key) > 255 {
-		writeJSON(w, 422, map[string]string{"error": "Idempotency-Key longer than 255 characters"})
+	c := a.Contract.withDefaults()
+	if c.MaxKeyLength > 0 && len(key) > c.MaxKeyLength {
+		writeJSON(w, c.KeyTooLongStatus, map[string]string{"error": "Idempotency-Key too long"})
 		return
 	}
 	if a.StoreDown != "" {
@@ -144,7 +185,14 @@ func (a *API) idempotent(w http.ResponseWriter, r *http.Request, acct, key strin
 	if a.Mistake == Unscoped {
 		sk = key
 	}
-	h := sha256.Sum256(append([]byte(r.Method+" "+r.URL.RequestURI()+"\n"), body...))
+	fpBody := body
+	if c.ParsedJSON {
+		var v any
+		if json.Unmarshal(body, &v) == nil {
+			fpBody, _ = json.Marshal(v)
+		}
+	}
+	h := sha256.Sum256(append([]byte(r.Method+" "+r.URL.RequestURI()+"\n"), fpBody...))
 	fp := string(h[:])
 	claim := func() (*entry, bool) { // an existing entry, or claimed
 		a.mu.Lock()
@@ -178,11 +226,17 @@ func (a *API) idempotent(w http.ResponseWriter, r *http.Request, acct, key strin
 	}
 	status, b := a.operate(r, body)
 	a.mu.Lock()
+	e := a.keys[sk]
+	if e == nil || e.fp != fp {
+		e = &entry{fp: fp}
+	}
 	switch {
-	case status >= 500 && a.Mistake != Store5xx:
+	case status >= 500 && a.Mistake != Store5xx && !c.Keep5xx:
 		delete(a.keys, sk)
+		e.gone = true
 	default:
-		a.keys[sk] = &entry{fp: fp, done: true, status: status, body: b, at: time.Now()}
+		e.done, e.status, e.body, e.at = true, status, b, time.Now()
+		a.keys[sk] = e
 	}
 	a.mu.Unlock()
 	w.Header().Set("Content-Type", "application/json")
@@ -196,17 +250,24 @@ func (a *API) expired(e *entry) bool {
 }
 
 func (a *API) existing(w http.ResponseWriter, e *entry, fp string) {
+	c := a.Contract.withDefaults()
 	a.mu.Lock()
 	done, efp, status, body := e.done, e.fp, e.status, e.body
 	a.mu.Unlock()
+	for gone := false; a.Mistake == Blocking && !done && !gone && efp == fp; {
+		time.Sleep(5 * time.Millisecond)
+		a.mu.Lock()
+		done, gone, status, body = e.done, e.gone, e.status, e.body
+		a.mu.Unlock()
+	}
 	switch {
 	case efp != fp && a.Mistake != NoFingerprint:
-		writeJSON(w, 409, map[string]string{"error": "Idempotency-Key reused with another request"})
+		writeJSON(w, c.ReuseStatus, map[string]string{"error": "Idempotency-Key reused with another request"})
 	case !done:
 		writeJSON(w, 409, map[string]string{"error": "a request with this Idempotency-Key is in progress"})
 	default:
-		if a.Mistake != NoReplayHeader {
-			w.Header().Set("Idempotency-Replay", "true")
+		if a.Mistake != NoReplayHeader && c.ReplayHeader != "-" {
+			w.Header().Set(c.ReplayHeader, "true")
 		}
 		w.Header().Set("Content-Type", "application/json")
 		w.WriteHeader(status)
