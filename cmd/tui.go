@@ -81,6 +81,11 @@ re-signs replays.`,
 					return err
 				}
 				o.target = u
+			} else if o.Check.To != "" {
+				// --to alone: where r replays; c needs probes too.
+				if _, err := handlerAddr("--to", o.Check.To); err != nil {
+					return err
+				}
 			}
 			if runF != nil {
 				return runF(o)
@@ -118,10 +123,10 @@ func tuiQuery(f *deliveryFilter) string {
 	return strings.Join(q, " ")
 }
 
-// tuiChecks reports whether any check flag was given (then --to and a probe
-// are required, as for check).
+// tuiChecks reports whether a probe was given (then --to is required and
+// everything is checked as for check). --to alone is where r replays.
 func tuiChecks(o *checkOptions) bool {
-	return o.To != "" || !checkProbeSpecs(o).Empty() || o.DSN != ""
+	return !checkProbeSpecs(o).Empty() || o.DSN != ""
 }
 
 // tuiSession is what capture --tui adds to a TUI session.

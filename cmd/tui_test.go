@@ -25,7 +25,9 @@ func TestTUIFlags(t *testing.T) {
 		}, ""},
 		{[]string{"--type", "[x"}, nil, "malformed glob"},
 		{[]string{"--probe-cmd", "echo 1"}, nil, "--to URL is required"},
-		{[]string{"--to", "http://127.0.0.1:3000/h"}, nil, "no probe given"},
+		// --to alone is where r replays: no check, no error.
+		{[]string{"--to", "3000/h"}, func(o *tuiOptions) bool { return o.target == nil && o.Check.To == "http://127.0.0.1:3000/h" }, ""},
+		{[]string{"--to", "ftp://x/h"}, nil, "--to"},
 		{[]string{"--to", "http://x/h", "--probe-cmd", "echo 1", "--phases", "crash"}, nil, "--serve"},
 		{[]string{"7"}, nil, "unknown command"},
 	} {

@@ -298,3 +298,57 @@ func TestTUIE2ECaptureTUI(t *testing.T) {
 		t.Fatalf("list after capture --tui: %s %s", r.Stdout, r.Stderr)
 	}
 }
+
+// TestTUIE2EEditAndCopy: in the real binary, E edits a copy of a delivery
+// in $EDITOR (Bubble Tea hands the terminal to it), r stores it as a new
+// delivery derived from the original and replays it at once; y b writes the
+// body alone to a file; show --json names the original.
+func TestTUIE2EEditAndCopy(t *testing.T) {
+	captureFastExit(t)
+	bodies := make(chan string, 4)
+	handler := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		b, _ := io.ReadAll(r.Body)
+		bodies <- string(b)
+	}))
+	defer handler.Close()
+	dir := t.TempDir()
+	db := filepath.Join(dir, "hookreplay.db")
+	if r := runBin(t, db, mustRead(t, "internal/tui/testdata/deliveries.jsonl"), "import", "-"); r.Code != 0 {
+		t.Fatalf("import: %d %s", r.Code, r.Stderr)
+	}
+	tm := tuiTmux(t, fmt.Sprintf("cd %s && NO_COLOR=1 TMPDIR=%s VISUAL='sed -i s/ada@example.com/eve@example.com/' GORACE=atexit_sleep_ms=0 %s --db %s tui --to %s/hooks; echo \"tui exited $?\"; sleep 600",
+		dir, dir, binPath, db, handler.URL))
+	tm.waitFor("1/6 deliveries")
+	tm.keys("G")
+	tm.waitFor("6/6 deliveries")
+	tm.keys("E")
+	tm.waitFor("edit a copy of delivery 1")
+	tm.keys("j", "e")
+	tm.waitFor("changed: editor: body")
+	tm.keys("r")
+	tm.waitFor("summary 1 attempt, 1 reached the handler")
+	if b := <-bodies; !strings.Contains(b, "eve@example.com") {
+		t.Fatalf("the handler got %s, want the edited body", b)
+	}
+	r := runBin(t, db, nil, "show", "7", "--json")
+	if r.Code != 0 || !strings.Contains(r.Stdout, `"derived_from": 1`) && !strings.Contains(r.Stdout, `"derived_from":1`) {
+		t.Fatalf("show 7 --json: %d %s %s", r.Code, r.Stdout, r.Stderr)
+	}
+	tm.keys("Escape")
+	tm.waitFor("edit a copy of delivery 1")
+	tm.keys("Escape")
+	tm.waitFor("> 1 ", "  7  ")
+	tm.keys("y")
+	tm.waitFor("copy delivery 1 as:")
+	tm.keys("b")
+	s := tm.waitFor("copied delivery 1's body")
+	files, _ := filepath.Glob(filepath.Join(dir, "hookreplay-curl-*", "delivery-1.body"))
+	if len(files) != 1 {
+		t.Fatalf("y b wrote %v:\n%s", files, s)
+	}
+	if b := mustRead(t, files[0]); !strings.Contains(string(b), "ada@example.com") {
+		t.Fatalf("y b wrote %s", b)
+	}
+	tm.keys("q")
+	tm.waitFor("tui exited 0")
+}

@@ -119,14 +119,45 @@ func ParseEditorText(text []byte, orig *message.Request) (*message.Request, erro
 // on the given terminal streams and returns the edited request and a
 // description of what changed ("" when nothing did).
 func EditInEditor(req *message.Request, in io.Reader, out, errOut io.Writer) (*message.Request, string, error) {
+	ed, err := NewEditorSession(EditorText(req))
+	if err != nil {
+		return nil, "", err
+	}
+	defer ed.Close()
+	c := ed.Cmd()
+	c.Stdin, c.Stdout, c.Stderr = in, out, errOut
+	if err := ed.Done(c.Run()); err != nil {
+		return nil, "", err
+	}
+	text, err := ed.Text()
+	if err != nil {
+		return nil, "", err
+	}
+	edited, err := ParseEditorText(text, req)
+	if err != nil {
+		return nil, "", err
+	}
+	return edited, DescribeChange(req, edited), nil
+}
+
+// EditorSession is text in a temporary file, to be edited by the user's
+// editor ($VISUAL, $EDITOR, else vi): replay --edit runs it on the terminal,
+// the TUI hands Cmd to Bubble Tea (which gives the editor the terminal).
+type EditorSession struct {
+	path   string
+	editor string
+}
+
+// NewEditorSession writes text to a new temporary file (0600, a fresh name).
+func NewEditorSession(text []byte) (*EditorSession, error) {
 	f, err := os.CreateTemp("", "hookreplay-edit-*.http")
 	if err != nil {
-		return nil, "", fmt.Errorf("edit: %w", err)
+		return nil, fmt.Errorf("edit: %w", err)
 	}
-	defer os.Remove(f.Name())
-	if _, err := f.Write(EditorText(req)); err != nil {
+	if _, err := f.Write(text); err != nil {
 		f.Close()
-		return nil, "", fmt.Errorf("edit: %w", err)
+		os.Remove(f.Name())
+		return nil, fmt.Errorf("edit: %w", err)
 	}
 	f.Close()
 	editor := os.Getenv("VISUAL")
@@ -136,24 +167,38 @@ func EditInEditor(req *message.Request, in io.Reader, out, errOut io.Writer) (*m
 	if editor == "" {
 		editor = "vi"
 	}
-	c := exec.Command("sh", "-c", editor+` "$1"`, "editor", f.Name())
-	c.Stdin, c.Stdout, c.Stderr = in, out, errOut
-	if err := c.Run(); err != nil {
-		return nil, "", fmt.Errorf("edit: editor %q: %w", editor, err)
-	}
-	text, err := os.ReadFile(f.Name())
-	if err != nil {
-		return nil, "", fmt.Errorf("edit: %w", err)
-	}
-	edited, err := ParseEditorText(text, req)
-	if err != nil {
-		return nil, "", err
-	}
-	return edited, describeChange(req, edited), nil
+	return &EditorSession{path: f.Name(), editor: editor}, nil
 }
 
-// describeChange summarises how b differs from a, for Attempt.Edit.
-func describeChange(a, b *message.Request) string {
+// Cmd is the editor's command on the file (through sh, so EDITOR may carry
+// arguments: "code --wait").
+func (e *EditorSession) Cmd() *exec.Cmd {
+	return exec.Command("sh", "-c", e.editor+` "$1"`, "editor", e.path)
+}
+
+// Done words the editor's exit error (nil when it succeeded).
+func (e *EditorSession) Done(runErr error) error {
+	if runErr != nil {
+		return fmt.Errorf("edit: editor %q: %w", e.editor, runErr)
+	}
+	return nil
+}
+
+// Text is the file as the editor left it.
+func (e *EditorSession) Text() ([]byte, error) {
+	b, err := os.ReadFile(e.path)
+	if err != nil {
+		return nil, fmt.Errorf("edit: %w", err)
+	}
+	return b, nil
+}
+
+// Close removes the file.
+func (e *EditorSession) Close() { os.Remove(e.path) }
+
+// DescribeChange summarises how b differs from a, for Attempt.Edit ("" when
+// nothing did).
+func DescribeChange(a, b *message.Request) string {
 	var d []string
 	if a.Method != b.Method || a.Target != b.Target {
 		d = append(d, fmt.Sprintf("request line %s %s", b.Method, b.Target))

@@ -153,6 +153,8 @@ func (m *model) route(msg tea.Msg) tea.Cmd {
 		return m.quickReplay(msg)
 	case openCheckMsg:
 		return m.openCheck(msg)
+	case openEditMsg:
+		return m.push(newEdit(m.env, msg.id))
 	case copyAskMsg:
 		m.copying = msg.id
 		return nil

@@ -102,7 +102,7 @@ func (m *deliveriesModel) Keys() []key.Binding {
 	}
 	// ? and q come early: at 80 columns the footer is cut after seven or so,
 	// and a first-time user needs those two most.
-	return []key.Binding{k.Open, k.Filter, k.Replay, k.Check, k.Help, k.Quit, k.ReplayForm, k.Runs, k.Mark, k.Copy, k.Export, k.Delete}
+	return []key.Binding{k.Open, k.Filter, k.Replay, k.Check, k.Help, k.Quit, k.ReplayForm, k.Edit, k.Runs, k.Mark, k.Copy, k.Export, k.Delete}
 }
 
 // Status is the status bar's text when nothing else is to be said.
@@ -274,6 +274,10 @@ func (m *deliveriesModel) key(msg tea.KeyMsg) tea.Cmd {
 	case key.Matches(msg, k.Replay):
 		if ids := m.selection(); len(ids) > 0 {
 			return quickReplay(m.env, ids)
+		}
+	case key.Matches(msg, k.Edit):
+		if id := m.selected(); id != 0 {
+			return m.env.nav(openEditMsg{id: id})
 		}
 	case key.Matches(msg, k.ReplayForm):
 		if ids := m.selection(); len(ids) > 0 {

@@ -167,6 +167,8 @@ func (m *deliveryModel) Update(msg tea.Msg) tea.Cmd {
 			return m.env.nav(backMsg{})
 		case key.Matches(msg, k.Replay):
 			return quickReplay(m.env, []int64{m.id})
+		case key.Matches(msg, k.Edit):
+			return m.env.nav(openEditMsg{id: m.id})
 		case key.Matches(msg, k.ReplayForm):
 			return m.env.nav(openReplayMsg{ids: []int64{m.id}})
 		case key.Matches(msg, k.Check):
@@ -313,6 +315,9 @@ func (m *deliveryModel) signature() string {
 	row("received", d.ReceivedAt.Local().Format("2006-01-02 15:04:05.000000000 MST"))
 	row("from", d.RemoteAddr)
 	row("source", d.Source)
+	if d.DerivedFrom != 0 {
+		row("edited from", fmt.Sprintf("delivery %d (E)", d.DerivedFrom))
+	}
 	row("size", fmt.Sprintf("%d bytes on the wire, body %d bytes", len(d.Raw), len(d.Body)))
 	return strings.TrimRight(b.String(), "\n")
 }

@@ -13,7 +13,7 @@ type keyMap struct {
 	Open, Back, NextTab, PrevTab            key.Binding
 	Filter, Mark                            key.Binding
 	Replay, ReplayForm, Check, Runs         key.Binding
-	Copy, Export                            key.Binding
+	Copy, Export, Edit                      key.Binding
 	Delete, Save, Help, Quit                key.Binding
 	Confirm, Cancel                         key.Binding
 }
@@ -40,6 +40,7 @@ func newKeyMap() keyMap {
 		Runs:       key.NewBinding(key.WithKeys("R"), key.WithHelp("R", "runs")),
 		Copy:       key.NewBinding(key.WithKeys("y"), key.WithHelp("y", "copy as…")),
 		Export:     key.NewBinding(key.WithKeys("e"), key.WithHelp("e", "export JSONL")),
+		Edit:       key.NewBinding(key.WithKeys("E"), key.WithHelp("E", "edit, replay")),
 		Delete:     key.NewBinding(key.WithKeys("d", "delete"), key.WithHelp("d", "delete")),
 		Save:       key.NewBinding(key.WithKeys("s"), key.WithHelp("s", "save report")),
 		Help:       key.NewBinding(key.WithKeys("?"), key.WithHelp("?", "help")),
@@ -59,8 +60,8 @@ func (k keyMap) FullHelp() [][]key.Binding {
 	return [][]key.Binding{
 		{k.Up, k.Down, k.PageUp, k.PageDown, k.Top, k.Bottom},
 		{k.Open, k.Back, k.NextTab, k.PrevTab, k.Filter, k.Mark},
-		{k.Replay, k.ReplayForm, k.Check, k.Runs, k.Copy, k.Export},
-		{k.Delete, k.Save, k.Help, k.Quit},
+		{k.Replay, k.ReplayForm, k.Edit, k.Check, k.Runs, k.Copy},
+		{k.Export, k.Delete, k.Save, k.Help, k.Quit},
 	}
 }
 

@@ -12,6 +12,7 @@ import (
 	"io"
 	"net/url"
 	"os"
+	"os/exec"
 	"sync"
 	"time"
 
@@ -90,6 +91,8 @@ type env struct {
 
 	// defaultTarget prefills the replay form (check's --to).
 	defaultTarget string
+	// exec runs an editor with the terminal (tea.ExecProcess).
+	exec func(c *exec.Cmd, done func(error) tea.Msg) tea.Cmd
 	// forward is capture's --forward base URL (nil: not under capture
 	// --tui --forward).
 	forward    *url.URL
@@ -115,7 +118,7 @@ func newEnv(o Options, r *lipgloss.Renderer) *env {
 		secret: o.Secret, color: r.ColorProfile() != termenv.Ascii, poll: o.Poll, clipboard: o.Out,
 		exportDir: o.ExportDir, defaultTarget: o.Target, check: o.Check, checkSetup: o.CheckSetup,
 		notes: o.Notes, banner: o.Banner,
-		cancels: map[int]context.CancelFunc{}, done: make(chan struct{})}
+		cancels: map[int]context.CancelFunc{}, done: make(chan struct{}), exec: execEditor}
 	if e.poll == 0 {
 		e.poll = DefaultPoll
 	}
