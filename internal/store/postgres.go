@@ -349,7 +349,9 @@ func (s *Store) watchPostgres(ctx context.Context) (*pgWatch, error) {
 func (s *Store) listen(ctx context.Context) (*pgx.Conn, error) {
 	c, err := pgx.ConnectConfig(ctx, s.pg.cfg)
 	if err != nil {
-		return nil, fmt.Errorf("watch database: %s", s.db.d.redact(oneLine(err)))
+		// Shown in the TUI's status bar while the server is away: the one
+		// line open gives, not pgx's "failed to connect to `user=…`".
+		return nil, fmt.Errorf("watch database: connection lost: %s", s.db.d.redact(connectErr(s.pg.cfg, err)))
 	}
 	if _, err := c.Exec(ctx, "LISTEN "+notifyChannel); err != nil {
 		c.Close(context.Background())

@@ -1,0 +1,58 @@
+//go:build slow
+
+package e2e
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/hookreplay/hookreplay/internal/testkit"
+)
+
+// TestTeamTUIStoreDown: docs/team.md's "when the store is down" for the
+// TUI. With the Postgres server stopped, a TUI open on it says so in its
+// status bar (and keeps its rows); once the server is back the message goes
+// and a delivery captured then appears live. A private server
+// (testkit.StartPostgres): the shared one is not stopped under other tests.
+func TestTeamTUIStoreDown(t *testing.T) {
+	captureFastExit(t)
+	srv := testkit.StartPostgres(t)
+	db := srv.DSN()
+	_, addr := captureStart(t, db, "--source", "staging", "--quiet")
+	gh := mustRead(t, "testdata/export/github.http")
+	first := captureAckID(t, captureExchange(t, addr, gh, 1)[0])
+
+	tm := tuiTmux(t, fmt.Sprintf("NO_COLOR=1 GORACE=atexit_sleep_ms=0 %s --db '%s' tui; sleep 600", binPath, db))
+	tm.waitFor("1/1 deliveries", fmt.Sprintf("> %d ", first))
+
+	srv.Stop()
+	down := time.Now()
+	s := tm.waitFor("connection lost")
+	for _, l := range strings.Split(s, "\n") {
+		if strings.Contains(l, "connection lost") {
+			t.Logf("%s after the server stopped the TUI said: %s", time.Since(down).Round(10*time.Millisecond), strings.TrimSpace(l))
+		}
+	}
+	if !strings.Contains(s, fmt.Sprintf("> %d ", first)) {
+		t.Fatalf("the TUI dropped its rows while the store was down:\n%s", s)
+	}
+
+	srv.Start()
+	// capture answers 503 until its writer reconnects; the sender retries.
+	var id int64
+	for deadline := time.Now().Add(20 * time.Second); id == 0 && time.Now().Before(deadline); {
+		if a := captureExchange(t, addr, gh, 1)[0]; a.Status == 200 {
+			id = captureAckID(t, a)
+		} else {
+			time.Sleep(200 * time.Millisecond)
+		}
+	}
+	if id == 0 {
+		t.Fatal("capture did not store again after the server came back")
+	}
+	tm.waitFor("1/2 deliveries", fmt.Sprintf("> %d ", id))
+	tm.waitGone("connection lost")
+	tm.keys("q")
+}
