@@ -103,17 +103,8 @@ func prepareDocs(root *cobra.Command) {
 // number of pages written.
 func writeReference(root *cobra.Command, dir string) (int, error) {
 	prepareDocs(root)
-	if err := os.MkdirAll(dir, 0o755); err != nil {
+	if err := clearPages(dir, "hookreplay*.md"); err != nil {
 		return 0, err
-	}
-	old, err := filepath.Glob(filepath.Join(dir, "hookreplay*.md"))
-	if err != nil {
-		return 0, err
-	}
-	for _, p := range old {
-		if err := os.Remove(p); err != nil {
-			return 0, err
-		}
 	}
 	prepend := func(string) string {
 		return "<!-- Generated from the command tree by 'hookreplay docs docs/reference' (go generate ./...). Do not edit. -->\n\n"
@@ -126,11 +117,31 @@ func writeReference(root *cobra.Command, dir string) (int, error) {
 	return len(pages), err
 }
 
+// clearPages makes dir and removes the pages (glob) a previous run wrote:
+// pages of commands that are gone go, and the generator, which creates
+// each page with os.Create, never writes through a symbolic link planted
+// at a page's name (removing a link removes the link, not its target).
+func clearPages(dir, glob string) error {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	old, err := filepath.Glob(filepath.Join(dir, glob))
+	if err != nil {
+		return err
+	}
+	for _, p := range old {
+		if err := os.Remove(p); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 // writeMan writes a section-1 man page per available command into dir and
 // returns how many.
 func writeMan(root *cobra.Command, dir string) (int, error) {
 	prepareDocs(root)
-	if err := os.MkdirAll(dir, 0o755); err != nil {
+	if err := clearPages(dir, "hookreplay*.1"); err != nil {
 		return 0, err
 	}
 	date := time.Now()

@@ -117,6 +117,33 @@ func TestManPages(t *testing.T) {
 	}
 }
 
+// TestDocsAndManIgnorePlantedLinks: a link planted at a page's name is
+// replaced by the page, never written through.
+func TestDocsAndManIgnorePlantedLinks(t *testing.T) {
+	for cmd, page := range map[string]string{"docs": "hookreplay_check.md", "man": "hookreplay-check.1"} {
+		dir := t.TempDir()
+		victim := filepath.Join(t.TempDir(), "victim")
+		if err := os.WriteFile(victim, []byte("untouched"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Symlink(victim, filepath.Join(dir, page)); err != nil {
+			t.Fatal(err)
+		}
+		io, _, _, _ := iostreams.Test()
+		root := NewRootCmd(io)
+		root.SetArgs([]string{cmd, dir})
+		if err := root.Execute(); err != nil {
+			t.Fatal(err)
+		}
+		if b, _ := os.ReadFile(victim); string(b) != "untouched" {
+			t.Errorf("%s wrote through a link planted at %s", cmd, page)
+		}
+		if fi, err := os.Lstat(filepath.Join(dir, page)); err != nil || !fi.Mode().IsRegular() {
+			t.Errorf("%s: %s is not a regular file: %v", cmd, page, err)
+		}
+	}
+}
+
 func mdPages(t *testing.T, dir string) []string {
 	t.Helper()
 	m, err := filepath.Glob(filepath.Join(dir, "hookreplay*.md"))
