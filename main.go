@@ -11,6 +11,7 @@ import (
 	"syscall"
 
 	"github.com/hookreplay/hookreplay/cmd"
+	"github.com/hookreplay/hookreplay/internal/message"
 )
 
 func main() {
@@ -29,7 +30,9 @@ func main() {
 		ee.Code = 128 + int(sig.(syscall.Signal))
 	}
 	if msg := ee.Error(); msg != "" {
-		fmt.Fprintln(os.Stderr, "hookreplay: "+msg)
+		// The one line may hold text from outside (a file name, a
+		// handler's output): escaped like everything else shown.
+		fmt.Fprintln(os.Stderr, "hookreplay: "+message.PrintableText(msg))
 	}
 	os.Exit(ee.Code)
 }

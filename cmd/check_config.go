@@ -20,6 +20,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/hookreplay/hookreplay/internal/config"
+	"github.com/hookreplay/hookreplay/internal/message"
 	"github.com/hookreplay/hookreplay/internal/store"
 )
 
@@ -131,7 +132,7 @@ func checkConfigRun(ctx context.Context, cmd *cobra.Command, base *checkOptions,
 			}
 			code = ee.Code
 			if ee.Err != nil {
-				fmt.Fprintf(base.IO.ErrOut, "hookreplay: check %s (%s:%d): %v\n", c.Name, cfg.Path, c.Line, ee.Err)
+				fmt.Fprintf(base.IO.ErrOut, "hookreplay: check %s (%s:%d): %v\n", c.Name, cfg.Path, c.Line, message.PrintableText(ee.Err.Error()))
 			}
 		}
 		outcomes = append(outcomes, configOutcome{c.Name, code})

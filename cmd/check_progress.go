@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/hookreplay/hookreplay/internal/check"
+	"github.com/hookreplay/hookreplay/internal/message"
 	"github.com/hookreplay/hookreplay/internal/report"
 	"github.com/hookreplay/hookreplay/internal/store"
 )
@@ -34,7 +35,10 @@ func (p checkProgress) PhaseStarted(s check.PhaseStart) {
 
 var _ check.Observer = checkProgress{}
 
-func (p checkProgress) line(format string, a ...any) { fmt.Fprintf(p.w, format+"\n", a...) }
+func (p checkProgress) line(format string, a ...any) {
+	// A line quotes answers and errors of the handler: text from outside.
+	fmt.Fprintln(p.w, message.Printable(fmt.Sprintf(format, a...)))
+}
 
 // Step writes the step's line.
 func (p checkProgress) Step(s check.Step) {
@@ -124,7 +128,12 @@ func checkErr(err error) error {
 	return setupErr("%s", checkErrText(err))
 }
 
-func checkErrText(err error) string {
+// checkErrText is the words for err. They may quote a handler's output
+// or the sender's fields, so they are escaped (message.PrintableText)
+// wherever they are shown: stderr, the progress lines, the reports.
+func checkErrText(err error) string { return message.PrintableText(checkErrWords(err)) }
+
+func checkErrWords(err error) string {
 	var (
 		sv  *check.ServeError
 		mi  *check.MissingInput

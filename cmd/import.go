@@ -3,7 +3,6 @@ package cmd
 import (
 	"bufio"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -15,6 +14,8 @@ import (
 	"github.com/hookreplay/hookreplay/internal/capture"
 	"github.com/hookreplay/hookreplay/internal/exchange"
 	"github.com/hookreplay/hookreplay/internal/iostreams"
+	"github.com/hookreplay/hookreplay/internal/message"
+	"github.com/hookreplay/hookreplay/internal/report"
 	"github.com/hookreplay/hookreplay/internal/store"
 	"github.com/hookreplay/hookreplay/internal/verify"
 )
@@ -112,36 +113,38 @@ func importRun(ctx context.Context, o *importOptions) error {
 		}
 		in, name, dir = f, o.File, filepath.Dir(o.File)
 	}
+	// The file's name as shown: a name is text from outside too.
+	shown := message.Printable(name)
 	br := bufio.NewReaderSize(in, detectPeek)
 	format := exchange.Format(o.Format)
 	if format == "" {
 		head, err := br.Peek(detectPeek)
 		if err != nil && !errors.Is(err, io.EOF) && !errors.Is(err, bufio.ErrBufferFull) {
-			return usageErr("import %s: %v", name, err)
+			return usageErr("import %s: %v", shown, err)
 		}
 		if format, err = exchange.Detect(head); err != nil {
-			return usageErr("import %s: %v", name, err)
+			return usageErr("import %s: %v", shown, err)
 		}
 	}
 	ro := exchange.ReadOptions{
 		Name: name, MaxBody: o.MaxBody, ReadFile: exchange.LimitedReadFile(dir, o.MaxBody),
-		Note: func(s string) { fmt.Fprintf(o.IO.ErrOut, "import %s: %s\n", name, s) }}
+		Note: func(s string) { fmt.Fprintf(o.IO.ErrOut, "import %s: %s\n", shown, s) }}
 	if format == exchange.JSONL {
-		return importJSONL(ctx, o, br, name, ro)
+		return importJSONL(ctx, o, br, shown, ro)
 	}
 	if size > exchange.MaxFile {
-		return usageErr("import %s: %d MiB is larger than the %d MiB one %s import reads; split it", o.File, size>>20, exchange.MaxFile>>20, format)
+		return usageErr("import %s: %d MiB is larger than the %d MiB one %s import reads; split it", shown, size>>20, exchange.MaxFile>>20, format)
 	}
 	data, err := exchange.ReadAll(br)
 	if err != nil {
-		return usageErr("import %s: %v", name, err)
+		return usageErr("import %s: %v", shown, err)
 	}
 	ds, err := exchange.Read(data, format, ro)
 	if err != nil {
-		return usageErr("import %s (%s): %v", name, format, err)
+		return usageErr("import %s (%s): %v", shown, format, err)
 	}
 	if len(ds) == 0 {
-		return usageErr("import %s: no deliveries in it (want one JSON object per line, as 'hookreplay export' writes)", name)
+		return usageErr("import %s: no deliveries in it (want one JSON object per line, as 'hookreplay export' writes)", shown)
 	}
 	for _, d := range ds {
 		detectProvider(d)
@@ -158,7 +161,7 @@ func importRun(ctx context.Context, o *importOptions) error {
 	for i, d := range ds {
 		ids[i] = d.ID
 	}
-	return importDone(o, name, ids)
+	return importDone(o, shown, ids)
 }
 
 // importJSONL streams a JSONL import (what export writes, whatever the
@@ -233,7 +236,7 @@ func detectProvider(d *store.Delivery) {
 // importDone says what was imported.
 func importDone(o *importOptions, name string, ids []int64) error {
 	if o.JSON {
-		return json.NewEncoder(o.IO.Out).Encode(struct {
+		return report.NewJSONEncoder(o.IO.Out).Encode(struct {
 			Imported int     `json:"imported"`
 			IDs      []int64 `json:"ids"`
 		}{len(ids), ids})

@@ -22,6 +22,10 @@ import (
 	"text/template"
 
 	"github.com/itchyny/gojq"
+
+	"github.com/hookreplay/hookreplay/internal/iostreams"
+	"github.com/hookreplay/hookreplay/internal/message"
+	"github.com/hookreplay/hookreplay/internal/report"
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 )
@@ -160,10 +164,17 @@ func (j *jsonOutput) shaped() bool {
 	return j != nil && len(j.fields) > 0 || j.code != nil || j.tmpl != nil
 }
 
-// write prints the JSON document render produces, narrowed and filtered as asked.
-func (j *jsonOutput) write(w io.Writer, render func(io.Writer) error) error {
+// write prints the JSON document render produces on ios.Out, narrowed and
+// filtered as asked. JSON is escaped by report.NewJSONEncoder; what --jq
+// prints as raw strings and what --template renders is text, escaped by
+// message.PrintableText on a terminal and byte-exact through a pipe.
+func (j *jsonOutput) write(ios *iostreams.IO, render func(io.Writer) error) error {
+	w := ios.Out
 	if !j.shaped() {
 		return render(w)
+	}
+	if ios.IsTerminal() {
+		w = printableWriter{w}
 	}
 	var buf bytes.Buffer
 	if err := render(&buf); err != nil {
@@ -190,7 +201,7 @@ func (j *jsonOutput) write(w io.Writer, render func(io.Writer) error) error {
 		}
 		return nil
 	}
-	enc := json.NewEncoder(w)
+	enc := report.NewJSONEncoder(w)
 	enc.SetIndent("", "  ")
 	enc.SetEscapeHTML(false)
 	return enc.Encode(doc)
@@ -279,6 +290,7 @@ func (j *jsonOutput) runJQ(w io.Writer, doc any) error {
 		if err != nil {
 			return err
 		}
+		b = message.EscapeJSON(b)
 		if _, err := fmt.Fprintf(w, "%s\n", b); err != nil {
 			return err
 		}
@@ -310,4 +322,16 @@ func joinJSONFields(root *cobra.Command, args []string) []string {
 		out = append(out, a)
 	}
 	return out
+}
+
+// printableWriter writes text for a terminal: each Write through
+// message.PrintableText. A character split between two writes is shown as
+// its bytes (\x..), never as a control.
+type printableWriter struct{ w io.Writer }
+
+func (p printableWriter) Write(b []byte) (int, error) {
+	if _, err := io.WriteString(p.w, message.PrintableText(string(b))); err != nil {
+		return 0, err
+	}
+	return len(b), nil
 }

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/hookreplay/hookreplay/internal/capture"
+	"github.com/hookreplay/hookreplay/internal/message"
 )
 
 // The largest values a user may type. Every number on the command line is
@@ -93,7 +94,7 @@ func openErr(flag, path string, err error) error {
 	case errors.As(err, &pe):
 		why = pe.Err.Error()
 	}
-	return usageErr("%s %s: %s", flag, path, why)
+	return usageErr("%s %s: %s", flag, message.Printable(path), message.Printable(why))
 }
 
 // readCapped reads r whole, refusing more than maxInputBody bytes; what names

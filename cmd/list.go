@@ -67,7 +67,7 @@ func listRun(ctx context.Context, o *listOptions) error {
 		// Streamed: a whole store is listed one summary at a time, bodies
 		// never read (held whole only when --json FIELDS, --jq or
 		// --template shape it).
-		return o.jsonOut.write(o.IO.Out, func(w io.Writer) error {
+		return o.jsonOut.write(o.IO, func(w io.Writer) error {
 			js := report.NewDeliveriesJSON(w)
 			if err := st.EachSummary(ctx, f, store.Page{Limit: f.Limit}, js.Add); err != nil {
 				return setupErr("%v", err)

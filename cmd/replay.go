@@ -381,5 +381,5 @@ func writeReplayJSON(o *replayOptions, rec *replay.Recorded, job *replay.Job) er
 	if err != nil {
 		return setupErr("%v", err)
 	}
-	return o.jsonOut.write(o.IO.Out, func(w io.Writer) error { return report.ReplayJSON(w, rec, job.Warnings, as) })
+	return o.jsonOut.write(o.IO, func(w io.Writer) error { return report.ReplayJSON(w, rec, job.Warnings, as) })
 }

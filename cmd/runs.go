@@ -127,7 +127,7 @@ func runsListRun(ctx context.Context, o *runsOptions) error {
 		}
 	}
 	if o.JSON {
-		return o.jsonOut.write(o.IO.Out, func(w io.Writer) error { return report.RunsJSON(w, runs, counts) })
+		return o.jsonOut.write(o.IO, func(w io.Writer) error { return report.RunsJSON(w, runs, counts) })
 	}
 	return report.Runs(o.IO.Out, report.Colors(o.IO.ColorEnabled()), runs, counts, o.Kind)
 }
@@ -161,7 +161,7 @@ func runsShowRun(ctx context.Context, o *runsOptions) error {
 		return setupErr("%v", err)
 	}
 	if o.JSON {
-		return o.jsonOut.write(o.IO.Out, func(w io.Writer) error { return report.RunJSONDoc(w, r, as) })
+		return o.jsonOut.write(o.IO, func(w io.Writer) error { return report.RunJSONDoc(w, r, as) })
 	}
 	return report.Run(o.IO.Out, report.Colors(o.IO.ColorEnabled()), r, as)
 }

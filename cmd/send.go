@@ -2,7 +2,6 @@ package cmd
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
@@ -236,7 +235,7 @@ func sendList(o *sendOptions) error {
 		for i, f := range fx {
 			items[i] = sendListItem{f.Provider, f.Event, f.Summary}
 		}
-		enc := json.NewEncoder(o.IO.Out)
+		enc := report.NewJSONEncoder(o.IO.Out)
 		enc.SetIndent("", "  ")
 		return enc.Encode(items)
 	}
@@ -295,7 +294,7 @@ func sendRun(ctx context.Context, o *sendOptions) error {
 	if o.JSON {
 		j := sendJSON{Provider: o.Provider, Event: event, EventID: id.EventID, To: o.To, Via: o.Via, SentTo: sentTo,
 			Status: a.Status, LatencyMS: a.Latency.Milliseconds(), Error: a.Err}
-		enc := json.NewEncoder(o.IO.Out)
+		enc := report.NewJSONEncoder(o.IO.Out)
 		enc.SetIndent("", "  ")
 		if err := enc.Encode(j); err != nil {
 			return setupErr("write: %v", err)

@@ -2,7 +2,6 @@ package cmd
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -15,6 +14,7 @@ import (
 
 	"github.com/hookreplay/hookreplay/internal/iostreams"
 	"github.com/hookreplay/hookreplay/internal/message"
+	"github.com/hookreplay/hookreplay/internal/report"
 	"github.com/hookreplay/hookreplay/internal/store"
 	"github.com/hookreplay/hookreplay/internal/verify"
 )
@@ -263,8 +263,8 @@ func verifyRun(ctx context.Context, o *verifyOptions) error {
 			j.CheckedAt = r.CheckedAt.UTC().Format(time.RFC3339Nano)
 			j.AgeSeconds = r.CheckedAt.Sub(r.SignedAt).Seconds()
 		}
-		err := o.jsonOut.write(o.IO.Out, func(w io.Writer) error {
-			enc := json.NewEncoder(w)
+		err := o.jsonOut.write(o.IO, func(w io.Writer) error {
+			enc := report.NewJSONEncoder(w)
 			enc.SetIndent("", "  ")
 			return enc.Encode(j)
 		})

@@ -10,7 +10,6 @@ import (
 	"io"
 	"net/http"
 	"strings"
-	"unicode/utf8"
 )
 
 // Header is one header line as it appeared on the wire: name in its original case.
@@ -207,46 +206,6 @@ func ParseHeaderLine(s string) (Header, error) {
 		return Header{}, fmt.Errorf("header %q: the value contains a control character (a line break would add a header line)", Printable(s))
 	}
 	return Header{Name: name, Value: value}, nil
-}
-
-// Printable returns s safe to print on a terminal: control characters (C0,
-// DEL, C1), and bytes that are not UTF-8 are written as Go escapes (\x1b,
-// \r, \n, \t, \x9b, \u009b) so that text from a sender (event ids, types,
-// header values) cannot move the cursor, clear the screen, set the title or
-// write the clipboard. Other text, including non-ASCII letters, is unchanged.
-func Printable(s string) string {
-	clean := true
-	for _, r := range s {
-		if r == utf8.RuneError || r < 0x20 || r == 0x7f || (r >= 0x80 && r < 0xa0) {
-			clean = false
-			break
-		}
-	}
-	if clean {
-		return s
-	}
-	var b strings.Builder
-	for i := 0; i < len(s); {
-		r, n := utf8.DecodeRuneInString(s[i:])
-		switch {
-		case r == utf8.RuneError && n == 1:
-			fmt.Fprintf(&b, `\x%02x`, s[i])
-		case r == '\n':
-			b.WriteString(`\n`)
-		case r == '\r':
-			b.WriteString(`\r`)
-		case r == '\t':
-			b.WriteString(`\t`)
-		case r < 0x20 || r == 0x7f:
-			fmt.Fprintf(&b, `\x%02x`, r)
-		case r >= 0x80 && r < 0xa0:
-			fmt.Fprintf(&b, `\u%04x`, r)
-		default:
-			b.WriteString(s[i : i+n])
-		}
-		i += n
-	}
-	return b.String()
 }
 
 // MaxResponseHead and MaxResponseHeadLines bound what a HeadRecorder

@@ -116,7 +116,7 @@ type DeliveriesJSONStream struct {
 // NewDeliveriesJSON starts an array on w; Add each delivery, then Close.
 func NewDeliveriesJSON(w io.Writer) *DeliveriesJSONStream {
 	s := &DeliveriesJSONStream{w: w}
-	s.enc = json.NewEncoder(&s.buf)
+	s.enc = NewJSONEncoder(&s.buf)
 	s.enc.SetIndent("  ", "  ")
 	s.enc.SetEscapeHTML(false)
 	return s
@@ -268,9 +268,6 @@ func CaptureLine(p Painter, d *store.Delivery, latency time.Duration) string {
 	}
 	return strings.TrimRight(line, " ")
 }
-
-// safe makes sender-controlled text safe for the terminal (message.Printable).
-func safe(s string) string { return message.Printable(s) }
 
 func dash(s string) string {
 	if s == "" {

@@ -51,7 +51,7 @@ func writeDeliveryHead(b *bytes.Buffer, p Painter, d *store.Delivery) {
 		title += "  " + safe(d.EventID)
 	}
 	fmt.Fprintln(b, p.Bold(title))
-	fmt.Fprintf(b, "received  %s from %s", d.ReceivedAt.Local().Format("2006-01-02 15:04:05.000000000 MST"), dash(d.RemoteAddr))
+	fmt.Fprintf(b, "received  %s from %s", d.ReceivedAt.Local().Format("2006-01-02 15:04:05.000000000 MST"), dash(safe(d.RemoteAddr)))
 	if d.Source != "" {
 		fmt.Fprintf(b, " (source %s)", safe(d.Source))
 	}
@@ -156,14 +156,16 @@ func writeBody(b *bytes.Buffer, p Painter, id int64, contentType string, body []
 	if len(trimmed) > 0 && (trimmed[0] == '{' || trimmed[0] == '[') && json.Valid(trimmed) {
 		var out bytes.Buffer
 		if json.Indent(&out, trimmed, "", "  ") == nil {
-			b.Write(out.Bytes())
+			// JSON escapes C0 in strings, not DEL, C1 or bidi controls.
+			b.WriteString(message.PrintableText(out.String()))
 			b.WriteString("\n")
 			return
 		}
 	}
-	if printable(body) {
-		b.Write(body)
-		if body[len(body)-1] != '\n' {
+	if utf8.Valid(body) && bytes.IndexByte(body, 0) < 0 {
+		s := message.PrintableText(string(body))
+		b.WriteString(s)
+		if !strings.HasSuffix(s, "\n") {
 			b.WriteString("\n")
 		}
 		return
@@ -173,16 +175,4 @@ func writeBody(b *bytes.Buffer, p Painter, id int64, contentType string, body []
 		desc = contentType
 	}
 	fmt.Fprintln(b, p.Faint(fmt.Sprintf("(%d bytes of %s; hookreplay show %d %s writes them)", len(body), desc, id, flag)))
-}
-
-func printable(b []byte) bool {
-	if !utf8.Valid(b) {
-		return false
-	}
-	for _, r := range string(b) {
-		if r < 0x20 && r != '\n' && r != '\r' && r != '\t' || r >= 0x7f && r < 0xa0 {
-			return false
-		}
-	}
-	return true
 }

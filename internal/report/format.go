@@ -5,8 +5,9 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"unicode"
 	"unicode/utf8"
+
+	"github.com/hookreplay/hookreplay/internal/message"
 )
 
 // normalized returns a copy of c ready to render: schema version and verdict
@@ -51,31 +52,10 @@ func normalizedPhase(p PhaseResult) PhaseResult {
 	return p
 }
 
-// oneLine makes text from the handler or the payload safe to print on one
-// line: control characters (which could drive a terminal) are escaped and
-// invalid UTF-8 is replaced.
-func oneLine(s string) string {
-	if !strings.ContainsFunc(s, func(r rune) bool { return unicode.IsControl(r) || r == utf8.RuneError }) {
-		return s
-	}
-	var b strings.Builder
-	for _, r := range strings.ToValidUTF8(s, "\uFFFD") {
-		switch {
-		case r == '\n':
-			b.WriteString(`\n`)
-		case r == '\r':
-			b.WriteString(`\r`)
-		case r == '\t':
-			b.WriteString(`\t`)
-		case unicode.IsControl(r):
-			q := strconv.QuoteRune(r)
-			b.WriteString(q[1 : len(q)-1])
-		default:
-			b.WriteRune(r)
-		}
-	}
-	return b.String()
-}
+// safe makes text from outside (the sender, the handler, an import, the
+// store) safe to print on one line: message.Printable, the one escape for
+// terminal output. Every renderer here passes such text through it.
+func safe(s string) string { return message.Printable(s) }
 
 // truncate shortens s to at most n runes, marking the cut with an ellipsis.
 func truncate(s string, n int) string {
@@ -129,7 +109,7 @@ func deliveryTitle(d *DeliveryResult) string {
 	if d.EventID != "" {
 		parts = append(parts, d.EventID)
 	}
-	return oneLine(strings.Join(parts, " · "))
+	return safe(strings.Join(parts, " · "))
 }
 
 // deltaText prints a probe's change: "0 → 5000 (+5000)" or "unchanged (3)".
@@ -149,7 +129,7 @@ func valueText(v string) string {
 	if v == "" {
 		return "(empty)"
 	}
-	return truncate(oneLine(v), 120)
+	return truncate(safe(v), 120)
 }
 
 // violationWhere says which copy did it: "copy 2 (event evt_1)", leaving out
@@ -162,9 +142,9 @@ func violationWhere(v Violation) string {
 	}
 	if v.EventID != "" && !strings.Contains(v.Message, v.EventID) {
 		if s != "" {
-			return s + " (event " + oneLine(v.EventID) + ")"
+			return s + " (event " + safe(v.EventID) + ")"
 		}
-		return "event " + oneLine(v.EventID)
+		return "event " + safe(v.EventID)
 	}
 	return s
 }
@@ -187,13 +167,13 @@ func violationValues(v Violation) string {
 	s := strings.Join(parts, ", ")
 	if v.Probe != "" {
 		if s != "" {
-			s = "probe " + oneLine(v.Probe) + ": " + s
+			s = "probe " + safe(v.Probe) + ": " + s
 		} else {
-			s = "probe " + oneLine(v.Probe)
+			s = "probe " + safe(v.Probe)
 		}
 	}
 	if v.Detail != "" {
-		s += " — " + truncate(oneLine(v.Detail), 200)
+		s += " — " + truncate(safe(v.Detail), 200)
 	}
 	return s
 }

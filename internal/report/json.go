@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+
+	"github.com/hookreplay/hookreplay/internal/message"
 )
 
 // JSON writes c as pretty-printed JSON in the stable schema of model.go:
@@ -15,7 +17,7 @@ func JSON(w io.Writer, c *Check) error {
 	if err != nil {
 		return fmt.Errorf("encode json report: %w", err)
 	}
-	b = append(b, '\n')
+	b = append(message.EscapeJSON(b), '\n')
 	_, err = w.Write(b)
 	return err
 }

@@ -94,7 +94,7 @@ func JUnit(w io.Writer, c *Check) error {
 				junitProperty{"event_id", d.EventID})}
 		var out []string
 		for _, e := range d.Effect {
-			out = append(out, fmt.Sprintf("effect of the first copy: %s: %s", oneLine(e.Probe), deltaText(e)))
+			out = append(out, fmt.Sprintf("effect of the first copy: %s: %s", safe(e.Probe), deltaText(e)))
 		}
 		s.SystemOut = strings.Join(out, "\n")
 		class := classname(d)
@@ -157,20 +157,20 @@ func classname(d *DeliveryResult) string {
 	} else {
 		parts = append(parts, fmt.Sprintf("delivery%d", d.DeliveryID))
 	}
-	return oneLine(strings.Join(parts, "."))
+	return safe(strings.Join(parts, "."))
 }
 
 func junitPhase(class string, ph *PhaseResult) junitCase {
-	tc := junitCase{Classname: class, Name: oneLine(ph.Phase), Time: seconds(ph.Duration)}
+	tc := junitCase{Classname: class, Name: safe(ph.Phase), Time: seconds(ph.Duration)}
 	var out []string
 	if ph.Message != "" {
-		out = append(out, oneLine(ph.Message))
+		out = append(out, safe(ph.Message))
 	}
 	if f := phaseFacts(ph); f != "" {
 		out = append(out, f)
 	}
 	for _, wn := range ph.Warnings {
-		out = append(out, "warning: "+oneLine(wn))
+		out = append(out, "warning: "+safe(wn))
 	}
 	if h := warnHint(ph); h != "" {
 		out = append(out, "fix: "+h)
@@ -186,7 +186,7 @@ func junitPhase(class string, ph *PhaseResult) junitCase {
 		}
 		var body []string
 		for i, v := range ph.Violations {
-			line := oneLine(v.Message)
+			line := safe(v.Message)
 			if where := violationWhere(v); where != "" {
 				line = where + ": " + line
 			}
@@ -202,13 +202,13 @@ func junitPhase(class string, ph *PhaseResult) junitCase {
 			}
 		}
 		if len(body) == 0 {
-			body = append(body, oneLine(ph.Message))
+			body = append(body, safe(ph.Message))
 		}
-		tc.Failure = &junitFailure{Message: oneLine(msg), Type: "hookreplay." + oneLine(ph.Phase), Text: strings.Join(body, "\n")}
+		tc.Failure = &junitFailure{Message: safe(msg), Type: "hookreplay." + safe(ph.Phase), Text: strings.Join(body, "\n")}
 	case Error:
-		tc.Error = &junitFailure{Message: oneLine(ph.Message), Type: "hookreplay.error", Text: oneLine(ph.Message)}
+		tc.Error = &junitFailure{Message: safe(ph.Message), Type: "hookreplay.error", Text: safe(ph.Message)}
 	case Interrupted:
-		tc.Error = &junitFailure{Message: oneLine(ph.Message), Type: "hookreplay.interrupted", Text: oneLine(ph.Message)}
+		tc.Error = &junitFailure{Message: safe(ph.Message), Type: "hookreplay.interrupted", Text: safe(ph.Message)}
 	case Skip, NotJudged, Inconclusive:
 		msg := ph.Message
 		switch ph.Status {
@@ -217,7 +217,7 @@ func junitPhase(class string, ph *PhaseResult) junitCase {
 		case Inconclusive:
 			msg = "inconclusive: " + msg
 		}
-		tc.Skipped = &junitSkipped{Message: oneLine(strings.TrimSuffix(msg, ": "))}
+		tc.Skipped = &junitSkipped{Message: safe(strings.TrimSuffix(msg, ": "))}
 	}
 	tc.SystemOut = strings.Join(out, "\n")
 	return tc

@@ -119,25 +119,25 @@ func KeyCheckText(w io.Writer, k *KeyCheck, colorOn bool) error {
 		if c.Status == Skip || line == "" {
 			line = c.Why
 		}
-		fmt.Fprintf(b, "%s %-*s  %s\n", phaseStatus(p, c.Status, symbol(c.Status)+" "+fmt.Sprintf("%-5s", c.Status)), width, c.Name, safe(oneLine(line)))
+		fmt.Fprintf(b, "%s %-*s  %s\n", phaseStatus(p, c.Status, symbol(c.Status)+" "+fmt.Sprintf("%-5s", c.Status)), width, c.Name, safe(safe(line)))
 		if c.Status == Pass || c.Status == Skip {
 			continue
 		}
 		if c.Why != "" && c.Why != line {
-			fmt.Fprintf(b, "        %s %s\n", phaseStatus(p, c.Status, "why:"), safe(oneLine(c.Why)))
+			fmt.Fprintf(b, "        %s %s\n", phaseStatus(p, c.Status, "why:"), safe(safe(c.Why)))
 		}
 		if c.Sent != "" {
-			fmt.Fprintf(b, "        %s %s\n", p.Faint("sent:"), safe(oneLine(c.Sent)))
+			fmt.Fprintf(b, "        %s %s\n", p.Faint("sent:"), safe(safe(c.Sent)))
 		}
 		if c.Expected != "" {
-			fmt.Fprintf(b, "        %s %s\n", p.Faint("expected:"), safe(oneLine(c.Expected)))
+			fmt.Fprintf(b, "        %s %s\n", p.Faint("expected:"), safe(safe(c.Expected)))
 		}
 		if c.Effect != "" {
-			fmt.Fprintf(b, "        %s %s\n", p.Faint("effect:"), safe(oneLine(c.Effect)))
+			fmt.Fprintf(b, "        %s %s\n", p.Faint("effect:"), safe(safe(c.Effect)))
 		}
 	}
 	for _, n := range k.Notes {
-		fmt.Fprintf(b, "\n%s %s", p.Faint("note:"), safe(oneLine(n)))
+		fmt.Fprintf(b, "\n%s %s", p.Faint("note:"), safe(safe(n)))
 	}
 	if len(k.Notes) > 0 {
 		b.WriteString("\n")
@@ -250,17 +250,17 @@ func KeyCheckMarkdown(w io.Writer, k *KeyCheck) error {
 		if c.Status == Skip {
 			obs = c.Why
 		}
-		fmt.Fprintf(b, "| %s | %s %s | %s | %s | %s |\n", c.Name, mdMark(keyMdStatus(c.Status)), c.Status, mdText(oneLine(obs)), mdText(oneLine(c.Expected)), mdText(c.Effect))
+		fmt.Fprintf(b, "| %s | %s %s | %s | %s | %s |\n", c.Name, mdMark(keyMdStatus(c.Status)), c.Status, mdText(safe(obs)), mdText(safe(c.Expected)), mdText(c.Effect))
 	}
 	b.WriteString("\n")
 	for _, c := range k.Checks {
 		if c.Status == Pass || c.Status == Skip || c.Why == "" {
 			continue
 		}
-		fmt.Fprintf(b, "- **%s** (%s): %s\n", c.Name, c.Status, mdText(oneLine(c.Why)))
+		fmt.Fprintf(b, "- **%s** (%s): %s\n", c.Name, c.Status, mdText(safe(c.Why)))
 	}
 	for _, n := range k.Notes {
-		fmt.Fprintf(b, "\n> %s\n", mdText(oneLine(n)))
+		fmt.Fprintf(b, "\n> %s\n", mdText(safe(n)))
 	}
 	return b.Flush()
 }

@@ -263,7 +263,7 @@ func mdValues(v Violation) string {
 // line, HTML and the characters that start formatting or break a table
 // escaped.
 func mdText(s string) string {
-	s = oneLine(s)
+	s = safe(s)
 	var b strings.Builder
 	for _, r := range s {
 		switch r {
@@ -286,7 +286,7 @@ func mdText(s string) string {
 // mdCode shows s as inline code, choosing a fence longer than any run of
 // backticks inside it; "|" is escaped so tables stay intact.
 func mdCode(s string) string {
-	s = strings.ReplaceAll(truncate(oneLine(s), 200), "|", `\|`)
+	s = strings.ReplaceAll(truncate(safe(s), 200), "|", `\|`)
 	fence := "`"
 	for strings.Contains(s, fence) {
 		fence += "`"

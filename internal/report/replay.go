@@ -1,7 +1,6 @@
 package report
 
 import (
-	"encoding/json"
 	"fmt"
 	"io"
 	"slices"
@@ -81,7 +80,7 @@ func AttemptLine(p Painter, a store.Attempt, multi bool) string {
 	switch replay.Outcome(a) {
 	case "":
 	case replay.OutcomeError:
-		b.WriteString(p.Paint(ToneFail, "ERR") + "  " + a.Err)
+		b.WriteString(p.Paint(ToneFail, "ERR") + "  " + safe(a.Err))
 	case replay.OutcomeLost:
 		b.WriteString(p.Paint(ToneLost, "lost"))
 		b.WriteString("  answer not read (connection closed after the request)")
@@ -273,7 +272,7 @@ func ReplayJSON(w io.Writer, rec *replay.Recorded, warnings []string, attempts [
 // \u003c, \u003e and \u0026 (the run documents always did, the delivery
 // documents never).
 func writeJSON(w io.Writer, v any, escapeHTML bool) error {
-	enc := json.NewEncoder(w)
+	enc := NewJSONEncoder(w)
 	enc.SetIndent("", "  ")
 	enc.SetEscapeHTML(escapeHTML)
 	return enc.Encode(v)

@@ -102,8 +102,8 @@ func Runs(w io.Writer, p Painter, runs []*store.Run, counts []int, kind string) 
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "RUN\tKIND\tSTARTED\tTOOK\tATTEMPTS\tVERDICT\tTARGET")
 	for i, r := range runs {
-		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%d\t%s\t%s\n", r.ID, r.Kind, r.StartedAt.Local().Format("2006-01-02 15:04:05"),
-			runTook(r), counts[i], runVerdict(p, r), r.Target)
+		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%d\t%s\t%s\n", r.ID, safe(r.Kind), r.StartedAt.Local().Format("2006-01-02 15:04:05"),
+			runTook(r), counts[i], runVerdict(p, r), safe(r.Target))
 	}
 	return tw.Flush()
 }
@@ -149,7 +149,7 @@ func Run(w io.Writer, p Painter, r *store.Run, as []*store.Attempt) error {
 }
 
 func writeRunHead(w io.Writer, p Painter, r *store.Run) {
-	fmt.Fprintf(w, "%s %d  %s → %s\n", p.Bold("run"), r.ID, r.Kind, r.Target)
+	fmt.Fprintf(w, "%s %d  %s → %s\n", p.Bold("run"), r.ID, safe(r.Kind), safe(r.Target))
 	fmt.Fprintf(w, "  started   %s", r.StartedAt.Local().Format("2006-01-02 15:04:05.000"))
 	if !r.FinishedAt.IsZero() {
 		fmt.Fprintf(w, ", took %s", runTook(r))
@@ -169,7 +169,7 @@ func writeRunHead(w io.Writer, p Painter, r *store.Run) {
 		var parts []string
 		for _, k := range keys {
 			v, _ := json.Marshal(r.Options[k])
-			parts = append(parts, k+"="+string(v))
+			parts = append(parts, safe(k+"="+string(v)))
 		}
 		fmt.Fprintf(w, "  options   %s\n", strings.Join(parts, " "))
 	}
@@ -201,7 +201,7 @@ func writeRunAttempts(w io.Writer, p Painter, r *store.Run, as []*store.Attempt)
 		if a.Latency > 0 {
 			lat = Duration(a.Latency)
 		}
-		fmt.Fprintf(tw, "%d\t%s\t%d\t%d\t%s\t%s\t%s\t%s\t%s\n", a.ID, a.Phase, a.DeliveryID, a.Copy, conn, sent, status, lat, attemptNote(a))
+		fmt.Fprintf(tw, "%d\t%s\t%d\t%d\t%s\t%s\t%s\t%s\t%s\n", a.ID, safe(a.Phase), a.DeliveryID, a.Copy, conn, sent, status, lat, safe(attemptNote(a)))
 	}
 	return tw.Flush()
 }

@@ -111,7 +111,7 @@ func Text(w io.Writer, c *Check, colorOn bool) error {
 		head += fmt.Sprintf(" · run %d", c.RunID)
 	}
 	if c.Target != "" {
-		head += " → " + oneLine(c.Target)
+		head += " → " + safe(c.Target)
 	}
 	fmt.Fprintln(b, p.Bold(head))
 	probes := c.Probes
@@ -123,7 +123,7 @@ func Text(w io.Writer, c *Check, colorOn bool) error {
 		if i > 0 {
 			label = "       "
 		}
-		fmt.Fprintf(b, "%s %s\n", p.Faint(label), oneLine(pr))
+		fmt.Fprintf(b, "%s %s\n", p.Faint(label), safe(pr))
 	}
 
 	width := phaseWidth(c)
@@ -132,7 +132,7 @@ func Text(w io.Writer, c *Check, colorOn bool) error {
 		fmt.Fprintln(b)
 		fmt.Fprintln(b, p.Bold(deliveryTitle(d)))
 		for _, e := range d.Effect {
-			fmt.Fprintf(b, "  %s %s: %s\n", p.Faint("effect of the first copy:"), oneLine(e.Probe), deltaText(e))
+			fmt.Fprintf(b, "  %s %s: %s\n", p.Faint("effect of the first copy:"), safe(e.Probe), deltaText(e))
 		}
 		for j := range d.Phases {
 			writeTextPhase(b, p, &d.Phases[j], width)
@@ -157,14 +157,14 @@ func Text(w io.Writer, c *Check, colorOn bool) error {
 	if len(c.Notes) > 0 {
 		fmt.Fprintln(b)
 		for _, n := range c.Notes {
-			fmt.Fprintf(b, "%s %s\n", p.Faint("note:"), oneLine(n))
+			fmt.Fprintf(b, "%s %s\n", p.Faint("note:"), safe(n))
 		}
 	}
 
 	if len(c.Warnings) > 0 {
 		fmt.Fprintln(b)
 		for _, w := range c.Warnings {
-			fmt.Fprintf(b, "%s %s\n", phaseStatus(p, Warn, "! warning:"), oneLine(w))
+			fmt.Fprintf(b, "%s %s\n", phaseStatus(p, Warn, "! warning:"), safe(w))
 		}
 	}
 
@@ -186,8 +186,8 @@ func phaseWidth(c *Check) int {
 }
 
 func writeTextPhase(b *bufio.Writer, p Painter, ph *PhaseResult, width int) {
-	name := fmt.Sprintf("%-*s", width, oneLine(ph.Phase))
-	line := fmt.Sprintf("  %s %s  %s", phaseStatus(p, ph.Status, symbol(ph.Status)), phaseStatus(p, ph.Status, name), oneLine(ph.Message))
+	name := fmt.Sprintf("%-*s", width, safe(ph.Phase))
+	line := fmt.Sprintf("  %s %s  %s", phaseStatus(p, ph.Status, symbol(ph.Status)), phaseStatus(p, ph.Status, name), safe(ph.Message))
 	if ph.Status == NotJudged && !strings.Contains(ph.Message, "not judged") {
 		line += p.Faint(" (not judged)")
 	}
@@ -197,7 +197,7 @@ func writeTextPhase(b *bufio.Writer, p Painter, ph *PhaseResult, width int) {
 	fmt.Fprintln(b, strings.TrimRight(line, " "))
 	indent := strings.Repeat(" ", width+5)
 	for _, wn := range ph.Warnings {
-		fmt.Fprintf(b, "%s%s %s\n", indent, phaseStatus(p, Warn, "!"), oneLine(wn))
+		fmt.Fprintf(b, "%s%s %s\n", indent, phaseStatus(p, Warn, "!"), safe(wn))
 	}
 	if h := warnHint(ph); h != "" {
 		fmt.Fprintf(b, "%s  %s %s\n", indent, p.Paint(ToneInfo, "fix:"), h)
@@ -206,12 +206,12 @@ func writeTextPhase(b *bufio.Writer, p Painter, ph *PhaseResult, width int) {
 		if i == maxViolationsShown {
 			fmt.Fprintf(b, "%s%s … and %d more (all are in --report json)\n", indent, phaseStatus(p, Fail, "✗"), len(ph.Violations)-i)
 			if h := ph.Violations[len(ph.Violations)-1].Hint; h != "" && !showHint(ph.Violations, i-1) {
-				fmt.Fprintf(b, "%s  %s %s\n", indent, p.Paint(ToneInfo, "fix:"), oneLine(h))
+				fmt.Fprintf(b, "%s  %s %s\n", indent, p.Paint(ToneInfo, "fix:"), safe(h))
 			}
 			break
 		}
 		where := violationWhere(v)
-		msg := oneLine(v.Message)
+		msg := safe(v.Message)
 		if where != "" {
 			msg = where + ": " + msg
 		}
@@ -223,7 +223,7 @@ func writeTextPhase(b *bufio.Writer, p Painter, ph *PhaseResult, width int) {
 			fmt.Fprintf(b, "%s  answered %d\n", indent, v.Status)
 		}
 		if showHint(ph.Violations, i) {
-			fmt.Fprintf(b, "%s  %s %s\n", indent, p.Paint(ToneInfo, "fix:"), oneLine(v.Hint))
+			fmt.Fprintf(b, "%s  %s %s\n", indent, p.Paint(ToneInfo, "fix:"), safe(v.Hint))
 		}
 	}
 }
@@ -264,13 +264,13 @@ func writeTextEffects(b *bufio.Writer, p Painter, phases []PhaseResult) {
 				continue
 			}
 			if i == maxEffectsShown {
-				fmt.Fprintf(b, "    %-8s … and %d more\n", oneLine(ph.Phase), countKind(ph.Effects, "")-maxEffectsShown)
+				fmt.Fprintf(b, "    %-8s … and %d more\n", safe(ph.Phase), countKind(ph.Effects, "")-maxEffectsShown)
 				break
 			}
 			i++
-			line := fmt.Sprintf("    %-8s %s %s", oneLine(ph.Phase), oneLine(e.Method), oneLine(e.Path))
+			line := fmt.Sprintf("    %-8s %s %s", safe(ph.Phase), safe(e.Method), safe(e.Path))
 			if e.Body != "" {
-				line += "  " + truncate(oneLine(e.Body), 80)
+				line += "  " + truncate(safe(e.Body), 80)
 			}
 			fmt.Fprintln(b, line)
 		}
@@ -290,7 +290,7 @@ func writeTextEmails(b *bufio.Writer, p Painter, phases []PhaseResult) {
 	fmt.Fprintf(b, "  %s\n", p.Faint(fmt.Sprintf("the smtp sink accepted %s:", plural(total, "email", "emails"))))
 	for _, ph := range phases {
 		if s := EmailSummary(ph.Effects); s != "" {
-			fmt.Fprintf(b, "    %-8s %s\n", oneLine(ph.Phase), s)
+			fmt.Fprintf(b, "    %-8s %s\n", safe(ph.Phase), s)
 		}
 	}
 }

@@ -1,0 +1,192 @@
+package e2e
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"unicode/utf8"
+)
+
+// onTerminal runs hookreplay with its stdout and stderr on a pseudo-
+// terminal (util-linux script) and returns the bytes written to it, as a
+// terminal receives them. Colour is off (NO_COLOR) and the pager is cat, so
+// every escape sequence in the output came from somewhere else.
+func onTerminal(t *testing.T, db string, args ...string) ([]byte, int) {
+	t.Helper()
+	if db != "" {
+		args = append([]string{"--db", db}, args...)
+	}
+	line := shQuote(binPath)
+	for _, a := range args {
+		line += " " + shQuote(a)
+	}
+	c := exec.Command("script", "-qec", line, "/dev/null")
+	// TERM=dumb: bubbletea's init asks the terminal for its background
+	// colour (OSC 11) and waits 5 s for an answer script's pty never gives.
+	c.Env = append(os.Environ(), "NO_COLOR=1", "PAGER=cat", "HOOKREPLAY_PAGER=cat", "TERM=dumb", "GORACE=atexit_sleep_ms=0")
+	out, err := c.Output()
+	code := 0
+	var ee *exec.ExitError
+	if errors.As(err, &ee) {
+		code = ee.ExitCode()
+	} else if err != nil {
+		t.Fatalf("script %v: %v", args, err)
+	}
+	return out, code
+}
+
+func shQuote(s string) string { return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'" }
+
+// terminalClean returns what in out a terminal would act on, or "": an
+// ESC or other C0 control but line breaks and tabs, DEL, a C1 control
+// (U+0080-U+009F, or a raw byte 0x80-0x9f that is not UTF-8), a bidi
+// control.
+func terminalClean(out []byte) string {
+	for i := 0; i < len(out); {
+		r, n := utf8.DecodeRune(out[i:])
+		switch {
+		case r == utf8.RuneError && n == 1:
+			return fmt.Sprintf("byte %#x (not UTF-8) at %d", out[i], i)
+		case r == '\n', r == '\r', r == '\t':
+		case r < 0x20, r == 0x7f, r >= 0x80 && r < 0xa0,
+			r == 0x61c, r == 0x200e, r == 0x200f, r >= 0x202a && r <= 0x202e, r >= 0x2066 && r <= 0x2069:
+			return fmt.Sprintf("%U at %d: %q", r, i, out[max(0, i-30):min(len(out), i+30)])
+		}
+		i += n
+	}
+	return ""
+}
+
+// TestTerminalGetsNoForeignControlsE2E: text a sender or an import file
+// chose (body, headers, event id, remote address, source, a handler's
+// answer and output, a file name) reaches a terminal escaped, whatever
+// command prints it; --body and --raw refuse a terminal when their bytes
+// would act on it and stay byte-exact through a pipe; JSON escapes C1 and
+// bidi controls.
+func TestTerminalGetsNoForeignControlsE2E(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	db := filepath.Join(dir, "h.db")
+	fixture, err := os.ReadFile("testdata/hostile/terminal.jsonl")
+	if err != nil {
+		t.Fatal(err)
+	}
+	// A file name is text from outside too.
+	name := filepath.Join(dir, "evil\x1b]0;name-title\x07\u202e.jsonl")
+	if err := os.WriteFile(name, fixture, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	clean := func(what string, out []byte) {
+		t.Helper()
+		if bad := terminalClean(out); bad != "" {
+			t.Errorf("%s wrote %s to the terminal", what, bad)
+		}
+	}
+	out, code := onTerminal(t, db, "import", name)
+	if code != 0 || !bytes.Contains(out, []byte(`imported 2 deliveries from `)) {
+		t.Fatalf("import: exit %d: %q", code, out)
+	}
+	clean("import", out)
+
+	for _, args := range [][]string{{"show", "1"}, {"show", "2"}, {"list"}, {"list", "--json"}, {"show", "1", "--json"},
+		{"list", "--jq", ".[].event_id"}, {"show", "1", "--template", "{{.remote_addr}} {{.event_type}}"}} {
+		out, code := onTerminal(t, db, args...)
+		if code != 0 {
+			t.Errorf("%v: exit %d: %q", args, code, out)
+		}
+		clean(strings.Join(args, " "), out)
+	}
+	out, _ = onTerminal(t, db, "show", "1")
+	for _, want := range []string{`from 10.0.0.1\x1b]0;remote-title\x07`, `X-Bidi: invoice\u202efdp.exe`, `X-Raw: a\x9bb`,
+		`"note": "\u009b31m\u009d0;c1-title\u009c"`, `"bidi": "amount 1\u202e0001"`, `"del": "\x7f"`} {
+		if !bytes.Contains(out, []byte(want)) {
+			t.Errorf("show 1 lacks %s:\n%s", want, out)
+		}
+	}
+	out, _ = onTerminal(t, db, "show", "2")
+	if !bytes.Contains(out, []byte(`hello \x1b]0;text-title\x07 world`)) || !bytes.Contains(out, []byte(`over\rwrite \u009b2J`)) {
+		t.Errorf("show 2 does not show its text body escaped:\n%s", out)
+	}
+
+	// --body and --raw: refused on a terminal, exact through a pipe.
+	for _, flag := range []string{"--body", "--raw"} {
+		for _, id := range []string{"1", "2"} {
+			out, code := onTerminal(t, db, "show", id, flag)
+			if code != 2 || !bytes.Contains(out, []byte("pipe it ('hookreplay show "+id+" "+flag+" | less', '> file')")) {
+				t.Errorf("show %s %s on a terminal: exit %d: %q", id, flag, code, out)
+			}
+			clean("show "+id+" "+flag, out)
+		}
+	}
+	r := runBin(t, db, nil, "show", "2", "--body")
+	if r.Code != 0 || r.Stdout != "hello \x1b]0;text-title\x07 world\r\nover\rwrite \u009b2J\n" {
+		t.Errorf("show 2 --body through a pipe: exit %d: %q", r.Code, r.Stdout)
+	}
+	r = runBin(t, db, nil, "show", "1", "--raw")
+	if r.Code != 0 || !strings.Contains(r.Stdout, "X-Raw: a\x9bb\r\n") || !strings.Contains(r.Stdout, "\"bidi\":\"amount 1\u202e0001\"") {
+		t.Errorf("show 1 --raw through a pipe is not exact: exit %d: %q", r.Code, r.Stdout)
+	}
+	// Clean text goes to a terminal as it is.
+	out, code = onTerminal(t, "", "send", "--list")
+	if code != 0 {
+		t.Fatalf("send --list: %d %q", code, out)
+	}
+
+	// JSON through a pipe: C1 and bidi escaped, the same value decoded.
+	r = runBin(t, db, nil, "show", "1", "--json")
+	for _, want := range []string{`\u001b]0;remote-title\u0007`, `evt\u001b[2J\u009b`, `invoice.\u202epaid`, `src\u202e`} {
+		if !strings.Contains(r.Stdout, want) {
+			t.Errorf("show 1 --json lacks %s:\n%.600s", want, r.Stdout)
+		}
+	}
+	if bad := terminalClean([]byte(r.Stdout)); bad != "" {
+		t.Errorf("show 1 --json holds %s", bad)
+	}
+	var doc struct {
+		EventID string `json:"event_id"`
+		Source  string `json:"source"`
+	}
+	if err := json.Unmarshal([]byte(r.Stdout), &doc); err != nil || doc.EventID != "evt\x1b[2J\u009b" || doc.Source != "src\u202e" {
+		t.Errorf("show 1 --json decodes to %+v, %v", doc, err)
+	}
+	r = runBin(t, db, nil, "list", "--json")
+	if bad := terminalClean([]byte(r.Stdout)); bad != "" || !strings.Contains(r.Stdout, `evt\u001b[2J\u009b`) {
+		t.Errorf("list --json holds %s:\n%.400s", bad, r.Stdout)
+	}
+
+	// A handler's answer, in replay's lines and in runs.
+	h := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("X-Evil", "a\u202eb")
+		w.WriteHeader(200)
+		w.Write([]byte("ok \x1b]0;handler-title\x07 \u009b2J \u202edone"))
+	}))
+	defer h.Close()
+	out, code = onTerminal(t, db, "replay", "1", "--to", h.URL)
+	if code != 0 {
+		t.Fatalf("replay: exit %d: %q", code, out)
+	}
+	clean("replay", out)
+	for _, args := range [][]string{{"runs"}, {"runs", "show", "1"}, {"runs", "show", "1", "--json"}} {
+		out, code := onTerminal(t, db, args...)
+		if code != 0 {
+			t.Errorf("%v: exit %d: %q", args, code, out)
+		}
+		clean(strings.Join(args, " "), out)
+	}
+
+	// An error that quotes a handler's output: check --serve.
+	out, code = onTerminal(t, db, "check", "1", "--to", "http://127.0.0.1:9", "--probe-cmd", "echo 1",
+		"--serve", `printf 'crash \033]0;serve-title\007 \302\233 \342\200\256'; exit 3`)
+	if code != 2 || !bytes.Contains(out, []byte(`its output:`)) || !bytes.Contains(out, []byte(`crash \x1b]0;serve-title\x07 \u009b \u202e`)) {
+		t.Errorf("check --serve: exit %d: %q", code, out)
+	}
+	clean("check --serve", out)
+}
