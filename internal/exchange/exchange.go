@@ -173,7 +173,7 @@ func isRequestLine(l string) bool {
 // fn stops the reading and is returned as is.
 func EachJSONL(r io.Reader, o ReadOptions, fn func(*store.Delivery) error) error {
 	origin := string(JSONL) + ":" + o.name()
-	return store.EachJSONL(r, func(line int, d *store.Delivery) error {
+	return store.EachJSONL(r, o.maxBody(), func(line int, d *store.Delivery) error {
 		if int64(len(d.Body)) > o.maxBody() {
 			return fmt.Errorf("line %d: %s", line, bodyTooLarge(len(d.Body), o.maxBody()))
 		}

@@ -160,7 +160,9 @@ func harDelivery(e harEntry, o ReadOptions) (*store.Delivery, error) {
 		}
 		if ds, err := store.ReadJSONL(&line); err == nil && len(ds) == 1 {
 			d := ds[0]
-			if d.Method == method && d.Target == target && bytes.Equal(d.Body, body) && sameHeaders(d.Headers, hs) {
+			// The line's strings are compared as JSON carries them (its
+			// request is raw's, byte for byte; the entry's is JSON text).
+			if d.Method == method && store.JSONText(d.Target) == store.JSONText(target) && bytes.Equal(d.Body, body) && sameHeaders(d.Headers, hs) {
 				if int64(len(d.Body)) > o.maxBody() {
 					return nil, errors.New(bodyTooLarge(len(d.Body), o.maxBody()))
 				}
@@ -239,7 +241,7 @@ func sameHeaders(a, b message.Headers) bool {
 		return false
 	}
 	for i := range a {
-		if a[i] != b[i] {
+		if a[i].Name != b[i].Name || store.JSONText(a[i].Value) != store.JSONText(b[i].Value) {
 			return false
 		}
 	}

@@ -11,8 +11,10 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/hookreplay/hookreplay/internal/message"
 )
@@ -21,9 +23,20 @@ import (
 // reader refuses lines of a newer version rather than guess at them.
 const JSONLVersion = 1
 
-// maxJSONLLine bounds one line of a JSONL file; a delivery's raw bytes and
-// body are both in it, base64-encoded.
-const maxJSONLLine = 256 << 20
+// DefaultJSONLMaxBody is the body bound of ReadJSONL: capture's and
+// import's default --max-body.
+const DefaultJSONLMaxBody = 10 << 20
+
+// JSONLLineLimit is the longest line a delivery whose body is at most
+// maxBody takes in JSONL: its raw bytes (the body with chunk framing, which
+// capture bounds to twice the body, and the head) and its body, both in
+// base64 (4 bytes for 3), plus 10 MiB for the head, the stored response
+// (capture keeps 1 MiB of it), the headers as JSON and the other fields. A
+// longer line is refused as it is read, before it is held whole: a line of
+// several GB takes no more memory than this bound.
+func JSONLLineLimit(maxBody int64) int64 {
+	return 4*maxBody + 10<<20 // base64 of 3×maxBody is 4×maxBody
+}
 
 // jsonlDelivery is one line of a JSONL export: every field of a Delivery,
 // byte fields in standard base64, times in RFC 3339 with nanoseconds (UTC).
@@ -134,7 +147,7 @@ func (j *JSONLWriter) Flush() error {
 // absent). Errors name the line: "line 3: raw: illegal base64 data ...".
 func ReadJSONL(r io.Reader) ([]*Delivery, error) {
 	var out []*Delivery
-	err := EachJSONL(r, func(_ int, d *Delivery) error {
+	err := EachJSONL(r, DefaultJSONLMaxBody, func(_ int, d *Delivery) error {
 		out = append(out, d)
 		return nil
 	})
@@ -146,12 +159,14 @@ func ReadJSONL(r io.Reader) ([]*Delivery, error) {
 
 // EachJSONL reads deliveries as ReadJSONL does, calling fn with each and
 // the number of its line as soon as the line is read: a file of any length
-// is read holding one line. An error from fn stops the reading and is
-// returned as is.
-func EachJSONL(r io.Reader, fn func(line int, d *Delivery) error) error {
+// is read holding one line, and a line longer than JSONLLineLimit(maxBody)
+// is refused before it is held whole. An error from fn stops the reading
+// and is returned as is.
+func EachJSONL(r io.Reader, maxBody int64, fn func(line int, d *Delivery) error) error {
 	br := bufio.NewReaderSize(r, 64<<10)
+	limit := JSONLLineLimit(maxBody)
 	for n := 1; ; n++ {
-		line, err := readLine(br)
+		line, err := readLine(br, limit, maxBody)
 		if len(line) > 0 {
 			if n == 1 {
 				line = bytes.TrimPrefix(line, []byte("\xef\xbb\xbf")) // a BOM from an editor
@@ -175,17 +190,30 @@ func EachJSONL(r io.Reader, fn func(line int, d *Delivery) error) error {
 	}
 }
 
-func readLine(br *bufio.Reader) ([]byte, error) {
-	var line []byte
+// readLine reads one line of at most limit bytes; a longer one is refused
+// once limit bytes of it are read (maxBody is named in the error). The line
+// is gathered in pieces and joined once it ends: growing one slice by
+// appending would leave each smaller copy behind as garbage, so a refused
+// line took about three times the limit (a 56 MB line 160-190 MiB of RSS);
+// in pieces it takes the limit.
+func readLine(br *bufio.Reader, limit, maxBody int64) ([]byte, error) {
+	var pieces [][]byte
+	var n int64
 	for {
 		chunk, err := br.ReadSlice('\n')
-		if len(line)+len(chunk) > maxJSONLLine {
-			return nil, fmt.Errorf("longer than %d MiB", maxJSONLLine>>20)
+		if n += int64(len(chunk)); n > limit {
+			return nil, fmt.Errorf("longer than %s, the most a delivery with a body of up to %s takes in JSONL (raw and body in base64): its body is over the limit",
+				sizeText(limit), sizeText(maxBody))
 		}
-		line = append(line, chunk...)
 		if errors.Is(err, bufio.ErrBufferFull) {
+			pieces = append(pieces, bytes.Clone(chunk))
 			continue
 		}
+		line := make([]byte, 0, n)
+		for _, p := range pieces {
+			line = append(line, p...)
+		}
+		line = append(line, chunk...)
 		return bytes.TrimSuffix(line, []byte("\n")), err
 	}
 }
@@ -260,31 +288,24 @@ func parseJSONLLine(line []byte) (*Delivery, error) {
 // completeRequest fills what a hand-written line left out: the request from
 // the raw bytes, or the raw bytes from the request; then checks that the
 // request could be sent as it is.
+//
+// When a line has raw bytes, they are what the delivery is: show --raw
+// prints them, while replay and check send the request from the fields. So
+// raw must be an HTTP request and every field the line gives must say what
+// raw says: a line whose raw is "POST /webhooks/stripe" and whose fields
+// are "DELETE /admin/users/1" is refused, never imported as one request
+// shown and another sent.
 func completeRequest(d *Delivery, j jsonlDelivery) error {
 	if len(d.Raw) == 0 && d.Method == "" {
 		return errors.New("delivery has neither raw bytes (raw) nor a request (method, target, headers, body)")
 	}
-	if len(d.Raw) > 0 && (d.Method == "" || d.Target == "" || j.Headers == nil || j.Body == "") {
+	if len(d.Raw) > 0 {
 		req, err := message.Parse(d.Raw)
-		switch {
-		case err != nil && (d.Method == "" || d.Target == ""):
+		if err != nil {
 			return fmt.Errorf("raw: not an HTTP request: %v", err)
-		case err == nil:
-			if d.Method == "" {
-				d.Method = req.Method
-			}
-			if d.Target == "" {
-				d.Target = req.Target
-			}
-			if d.Proto == "" {
-				d.Proto = req.Proto
-			}
-			if j.Headers == nil {
-				d.Headers = req.Headers
-			}
-			if j.Body == "" {
-				d.Body = req.Body
-			}
+		}
+		if err := fromRaw(d, j, req); err != nil {
+			return err
 		}
 	}
 	if d.Proto == "" {
@@ -301,6 +322,113 @@ func completeRequest(d *Delivery, j jsonlDelivery) error {
 		d.Raw = (&message.Request{Method: d.Method, Target: d.Target, Headers: d.Headers, Body: d.Body}).Encode(host, d.Target)
 	}
 	return nil
+}
+
+// fromRaw sets d's request from req, the request its raw bytes hold,
+// after checking each request field the line gives against it. A field
+// agrees when it is raw's value, or raw's as JSON carries it (JSON strings
+// cannot hold invalid UTF-8: each such byte is written as U+FFFD); raw's
+// value is kept. Headers are compared without the framing ones
+// (Content-Length, Transfer-Encoding: a request is always sent with its own)
+// and without a Host the fields leave out (deliveries built from a HAR or a
+// curl command have raw bytes whose Host and framing were added).
+func fromRaw(d *Delivery, j jsonlDelivery, req *message.Request) error {
+	differ := func(field, got, want string) error {
+		return fmt.Errorf("%s %s disagrees with raw, whose request says %s: fields must say what raw says (leave them out and they are read from raw)",
+			field, clip(got), clip(want))
+	}
+	switch {
+	case d.Method != "" && !sameText(d.Method, req.Method):
+		return differ("method", d.Method, req.Method)
+	case d.Target != "" && !sameText(d.Target, req.Target):
+		return differ("target", d.Target, req.Target)
+	case d.Proto != "" && !sameText(d.Proto, req.Proto):
+		return differ("proto", d.Proto, req.Proto)
+	case j.Body != "" && !bytes.Equal(d.Body, req.Body):
+		return fmt.Errorf("body (%d bytes) disagrees with the body raw holds (%d bytes): fields must say what raw says (leave body out and it is read from raw)", len(d.Body), len(req.Body))
+	}
+	d.Method, d.Target, d.Proto, d.Body = req.Method, req.Target, req.Proto, req.Body
+	if j.Headers == nil {
+		d.Headers = req.Headers
+		return nil
+	}
+	given, hasHost := compared(d.Headers, true)
+	inRaw, _ := compared(req.Headers, hasHost)
+	for i := 0; i < max(len(given), len(inRaw)); i++ {
+		var got, want string
+		if i < len(given) {
+			got = d.Headers[given[i]].Name + ": " + d.Headers[given[i]].Value
+		}
+		if i < len(inRaw) {
+			want = req.Headers[inRaw[i]].Name + ": " + req.Headers[inRaw[i]].Value
+		}
+		if !sameText(got, want) {
+			return fmt.Errorf("header %d %s disagrees with raw, whose header there is %s: fields must say what raw says (leave headers out and they are read from raw)",
+				i+1, clip(orNone(got)), clip(orNone(want)))
+		}
+	}
+	hs := slices.Clone(d.Headers)
+	for i, k := range given {
+		hs[k] = req.Headers[inRaw[i]]
+	}
+	d.Headers = hs
+	return nil
+}
+
+// compared returns the indexes of hs's headers that are compared with raw:
+// all but the framing ones, and Host only when host; and whether hs has a Host.
+func compared(hs message.Headers, host bool) (idx []int, hasHost bool) {
+	for i, h := range hs {
+		switch {
+		case strings.EqualFold(h.Name, "Content-Length"), strings.EqualFold(h.Name, "Transfer-Encoding"):
+		case strings.EqualFold(h.Name, "Host"):
+			hasHost = true
+			if host {
+				idx = append(idx, i)
+			}
+		default:
+			idx = append(idx, i)
+		}
+	}
+	return idx, hasHost
+}
+
+// sameText reports whether field, a string read from JSON, is raw's text
+// s: equal, or equal to s as JSON carries it (JSONText).
+func sameText(field, s string) bool { return field == s || field == JSONText(s) }
+
+// JSONText is s as a JSON string carries it: each byte that is not UTF-8
+// becomes U+FFFD (as encoding/json writes it), the rest is unchanged.
+func JSONText(s string) string {
+	if utf8.ValidString(s) {
+		return s
+	}
+	var b strings.Builder
+	for i := 0; i < len(s); {
+		r, n := utf8.DecodeRuneInString(s[i:])
+		if r == utf8.RuneError && n == 1 {
+			b.WriteRune(utf8.RuneError)
+		} else {
+			b.WriteString(s[i : i+n])
+		}
+		i += n
+	}
+	return b.String()
+}
+
+// clip quotes s for an error, escaped, cut to 80 bytes.
+func clip(s string) string {
+	if len(s) > 80 {
+		return fmt.Sprintf("%q…", s[:80])
+	}
+	return fmt.Sprintf("%q", s)
+}
+
+func orNone(s string) string {
+	if s == "" {
+		return "(none)"
+	}
+	return s
 }
 
 // checkRequest refuses what would corrupt the request when it is sent again:
@@ -509,4 +637,15 @@ func fileKind(m os.FileMode) string {
 		return "a device"
 	}
 	return "a special file"
+}
+
+// sizeText is n bytes in MiB (KiB, bytes) when that is exact, else bytes.
+func sizeText(n int64) string {
+	switch {
+	case n >= 1<<20 && n%(1<<20) == 0:
+		return fmt.Sprintf("%d MiB", n>>20)
+	case n >= 1<<10 && n%(1<<10) == 0:
+		return fmt.Sprintf("%d KiB", n>>10)
+	}
+	return fmt.Sprintf("%d bytes", n)
 }

@@ -229,6 +229,11 @@ func TestReadJSONLErrors(t *testing.T) {
 		{"header_injection.jsonl", "line 1: header X-A: value holds a line break"},
 		{"bad_target.jsonl", `line 1: target "/x y" is not a request target`},
 		{"bad_raw.jsonl", "line 1: raw: not an HTTP request"},
+		// Fields that say another request than raw: show --raw would show
+		// one request and replay send the other.
+		{"raw_disagrees_request.jsonl", `line 2: method "DELETE" disagrees with raw, whose request says "POST"`},
+		{"raw_disagrees_header.jsonl", `line 1: header 2 "Content-Type: text/plain" disagrees with raw, whose header there is "Content-Type: application/json"`},
+		{"raw_disagrees_body.jsonl", "line 1: body (12 bytes) disagrees with the body raw holds (12 bytes)"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.file, func(t *testing.T) {
@@ -335,4 +340,34 @@ func jsonlLines(t *testing.T, b []byte) []jsonlDelivery {
 		out = append(out, j)
 	}
 	return out
+}
+
+// endlessLine is a JSONL line that never ends: a raw field of 'A's.
+type endlessLine struct{ read int64 }
+
+func (e *endlessLine) Read(p []byte) (int, error) {
+	start := 0
+	if e.read == 0 {
+		start = copy(p, `{"raw":"`)
+	}
+	for i := start; i < len(p); i++ {
+		p[i] = 'A'
+	}
+	e.read += int64(len(p))
+	return len(p), nil
+}
+
+// TestJSONLLineBoundedWhileReading: a line longer than a delivery with a
+// body of max-body can take is refused once that much of it is read, not
+// after it is held whole (a multi-GB line would exhaust memory).
+func TestJSONLLineBoundedWhileReading(t *testing.T) {
+	const maxBody = 64 << 10
+	in := &endlessLine{}
+	err := EachJSONL(in, maxBody, func(int, *Delivery) error { t.Fatal("a delivery from an endless line"); return nil })
+	if err == nil || !strings.Contains(err.Error(), "line 1: longer than 10496 KiB, the most a delivery with a body of up to 64 KiB takes in JSONL") {
+		t.Fatalf("error %v", err)
+	}
+	if limit := JSONLLineLimit(maxBody); in.read > limit+128<<10 {
+		t.Errorf("read %d bytes of the line before refusing it; the bound is %d", in.read, limit)
+	}
 }
