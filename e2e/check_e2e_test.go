@@ -297,7 +297,7 @@ func TestCheckConflictFailsDupsOnStatus(t *testing.T) {
 	c, _ := checkWalletFails(t, wallet.Conflict, nil, "--phases", "first,dups")
 	d := checkPhase(t, c, "dups")
 	if d.Status != report.Fail || d.Violations[0].Status != 409 || d.Violations[0].Probe != "" ||
-		!strings.Contains(d.Violations[0].Message, "makes the provider retry again") {
+		!strings.Contains(d.Violations[0].Message, "retry after a retry-later answer was answered 409") {
 		t.Fatalf("conflict dups: %s\n%s", d.Status, checkDump(c))
 	}
 }

@@ -25,6 +25,7 @@ func (r *runner) burst(ctx context.Context, d *Delivery, fr *firstResult) (*repo
 	}
 	bad, sent := 0, 0
 	firstErr := "" // what the first copy without an answer met, for the warning
+	answers := &answerTally{what: "concurrent copies", followUp: true}
 	var j judgement
 	var id string
 	round := 0
@@ -42,19 +43,31 @@ func (r *runner) burst(ctx context.Context, d *Delivery, fr *firstResult) (*repo
 		if err != nil {
 			return nil, err
 		}
-		bad += notOK(as)
+		bad += otherNotOK(as)
 		if firstErr == "" {
 			firstErr = firstError(as)
 		}
+		answers.add(as...)
 		sent += len(as)
 		countStatuses(ph.Statuses, as...)
 		if sp := replay.Spread(as); sp > ph.BurstSpread {
 			ph.BurstSpread = sp
 		}
+		if asked(as) {
+			// Copies asked to come back later: the provider does, once.
+			sent++
+			a, later, err := r.retryLater(ctx, d, PhaseBurst, t.req, t.id, sent, after)
+			if err != nil {
+				return nil, err
+			}
+			countStatuses(ph.Statuses, a)
+			judgeRetryLater(ph, a, t.id)
+			after = later
+		}
 		ph.Effects = append(ph.Effects, r.effects(ctx, d, PhaseBurst, t.before, after)...)
 		j = r.judge(fr, t, after)
 		r.step(Step{Phase: PhaseBurst, DeliveryID: d.ID, N: round, Attempts: as, Spread: replay.Spread(as), Status: j.status})
-		if j.status != report.Pass {
+		if j.status != report.Pass || answers.failed() || len(ph.Violations) > 0 {
 			break // a violation is proven, or the effect cannot be judged: more rounds add nothing
 		}
 	}
@@ -66,11 +79,19 @@ func (r *runner) burst(ctx context.Context, d *Delivery, fr *firstResult) (*repo
 	if j.status == report.Fail {
 		what = fmt.Sprintf("burst %d: %d concurrent copies of fresh event %s", round, r.o.Burst, id)
 	}
-	ph.Status, ph.Message, ph.Warnings = j.status, what+": "+j.message, j.warnings
+	retryViolations := ph.Violations
+	ph.Status, ph.Message, ph.Warnings, ph.Violations = j.status, what+": "+j.message, j.warnings, nil
 	for _, v := range j.violations {
 		v.EventID = id
 		ph.Violations = append(ph.Violations, v)
 	}
+	if len(retryViolations) > 0 {
+		ph.Violations = append(ph.Violations, retryViolations...)
+		if ph.Status != report.Fail {
+			ph.Status, ph.Message = report.Fail, what+": "+retryViolations[0].Message
+		}
+	}
+	answers.conclude(ph, what)
 	if bad > 0 {
 		why := statuses(ph.Statuses)
 		if firstErr != "" {
@@ -115,13 +136,12 @@ func firstError(as []store.Attempt) string {
 	return ""
 }
 
-// notOK counts the attempts that got no answer or one other than 2xx.
-func notOK(as []store.Attempt) int {
-	n := 0
+// asked reports whether any of as was asked to retry later.
+func asked(as []store.Attempt) bool {
 	for _, a := range as {
-		if a.Err != "" || !is2xx(a.Status) {
-			n++
+		if retryAsked(a) {
+			return true
 		}
 	}
-	return n
+	return false
 }

@@ -152,6 +152,9 @@ type runner struct {
 	gen       atomic.Int64
 	lastQuiet *reading
 	quietGen  int64
+	// controlPhases names the phases that will run and judge fresh events
+	// against the control event (controlPhasesToRun).
+	controlPhases []string
 }
 
 // Run performs the check and returns its report. A *SetupError (or a context
@@ -172,6 +175,7 @@ func Run(ctx context.Context, o Options) (*report.Check, error) {
 		return nil, err
 	}
 	r := newRunner(o)
+	r.controlPhases = r.controlPhasesToRun()
 	r.routeWarnings()
 	if err := r.startRun(ctx); err != nil {
 		return nil, err

@@ -170,12 +170,14 @@ type crashPhase struct {
 	kills     [3]int
 	midJudged int
 	notJudged int
+	// answers counts the copies answered 5xx or asked to retry later.
+	answers answerTally
 }
 
 func (r *runner) crash(ctx context.Context, d *Delivery, fr *firstResult) (*report.PhaseResult, error) {
 	start := time.Now()
 	ph := &report.PhaseResult{Phase: PhaseCrash, Statuses: map[string]int{}}
-	c := &crashPhase{r: r, d: d, fr: fr, ph: ph}
+	c := &crashPhase{r: r, d: d, fr: fr, ph: ph, answers: answerTally{what: "copies answered (warm-ups, timed answers, retries after a restart)"}}
 	if err := c.learnRestart(ctx); err != nil {
 		return nil, err
 	}
@@ -192,7 +194,7 @@ func (r *runner) crash(ctx context.Context, d *Delivery, fr *firstResult) (*repo
 		if why != "" {
 			return skipped(ph, why), nil
 		}
-		if res == report.Fail {
+		if res == report.Fail || c.answers.failed() {
 			break // proven; later trials would only repeat it
 		}
 		if i == len(plan)-1 && c.midJudged < minMidKills && extra < maxExtraTrials {
@@ -202,6 +204,7 @@ func (r *runner) crash(ctx context.Context, d *Delivery, fr *firstResult) (*repo
 	}
 	ph.Duration = time.Since(start)
 	c.conclude()
+	c.answers.conclude(ph, "crash")
 	return ph, nil
 }
 
@@ -245,6 +248,7 @@ func (c *crashPhase) sendFresh(ctx context.Context, why string) (store.Attempt, 
 	}
 	c.ph.Attempts++
 	countStatuses(c.ph.Statuses, a)
+	c.answers.add(a)
 	c.cold = false
 	var lag time.Duration
 	if !a.CompletedAt.IsZero() {
@@ -414,6 +418,7 @@ func (c *crashPhase) killTrial(ctx context.Context, t *trial, i int, k killPlan)
 			return nil, err
 		}
 		c.cold = false
+		c.answers.add(ct.a2)
 		countStatuses(ph.Statuses, ct.a1, ct.a2)
 		ph.Attempts += 2
 		ct.what += fmt.Sprintf(" (first copy: %s), restarted, retry answered %s", statusText(ct.a1), statusText(ct.a2))
@@ -455,7 +460,7 @@ func judgeCrash(ph *report.PhaseResult, t *trial, i int, c *crashed, j judgement
 	for _, w := range j.warnings {
 		ph.Warnings = append(ph.Warnings, c.what+": "+w)
 	}
-	if !c.acked && (c.a2.Err != "" || !is2xx(c.a2.Status)) {
+	if !c.acked && (c.a2.Err != "" || !is2xx(c.a2.Status)) && !isServerError(c.a2) {
 		ph.Warnings = append(ph.Warnings, fmt.Sprintf("trial %d: the retry after the restart was answered %s (want 2xx)", i+1, statusText(c.a2)))
 	}
 }

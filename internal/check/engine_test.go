@@ -42,6 +42,10 @@ type handler struct {
 	mu     sync.Mutex
 	seen   map[string]bool
 	effect atomic.Int64
+	// busy is held while an event is handled by the busy kinds; customer
+	// is set once the state kind has created its customer.
+	busy     sync.Mutex
+	customer bool
 }
 
 func newHandler(t *testing.T, kind string) (*handler, *url.URL) {
@@ -95,6 +99,55 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	switch h.kind {
+	case "busy500", "busy409":
+		// Correct one copy at a time; a copy arriving while another is
+		// handled is refused: with an error (a shared connection already
+		// in a transaction), or with 409, asking to retry later.
+		if !h.busy.TryLock() {
+			if h.kind == "busy500" {
+				http.Error(w, "cannot start a transaction within a transaction", http.StatusInternalServerError)
+			} else {
+				http.Error(w, "event already in progress", http.StatusConflict)
+			}
+			return
+		}
+		time.Sleep(20 * time.Millisecond)
+		h.mu.Lock()
+		if !h.seen[ev.ID] {
+			h.seen[ev.ID] = true
+			h.effect.Add(1)
+		}
+		h.mu.Unlock()
+		h.busy.Unlock()
+	case "dup409": // deduplicates, and answers a duplicate 409
+		h.mu.Lock()
+		dup := h.seen[ev.ID]
+		if !dup {
+			h.seen[ev.ID] = true
+			h.effect.Add(1)
+		}
+		h.mu.Unlock()
+		if dup {
+			http.Error(w, "already processed", http.StatusConflict)
+			return
+		}
+	case "state": // deduplicates, but creates the event's customer: unique
+		h.mu.Lock()
+		defer h.mu.Unlock()
+		if h.seen[ev.ID] {
+			break
+		}
+		if h.customer {
+			http.Error(w, "UNIQUE constraint failed: customers.id", http.StatusInternalServerError)
+			return
+		}
+		h.seen[ev.ID], h.customer = true, true
+		h.effect.Add(1)
+	case "late": // answers first, works 30 ms later, never deduplicates
+		go func() {
+			time.Sleep(30 * time.Millisecond)
+			h.effect.Add(1)
+		}()
 	case "ignore":
 	case "reject":
 		http.Error(w, "no", http.StatusInternalServerError)

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/hookreplay/hookreplay/internal/message"
+	"github.com/hookreplay/hookreplay/internal/probe"
 	"github.com/hookreplay/hookreplay/internal/replay"
 	"github.com/hookreplay/hookreplay/internal/report"
 	"github.com/hookreplay/hookreplay/internal/store"
@@ -28,6 +29,13 @@ type firstResult struct {
 	answered bool
 	usable   bool   // later phases can be judged against it
 	why      string // when !usable
+	// late: some of the first copy's effect landed after its answer (the
+	// probes read as it was answered differ from the settled reading), so
+	// each duplicate's reading waits for its own late effects.
+	late bool
+	// answeredVals are the probes read as the first copy was answered
+	// (nil when the read failed: the settled readings report probe errors).
+	answeredVals []probe.Value
 }
 
 // first sends the delivery once (with a fresh event id when it can be
@@ -63,6 +71,7 @@ func (r *runner) first(ctx context.Context, d *Delivery) (*firstResult, error) {
 	}
 	fr.att = a
 	fr.answered = a.Err == "" && a.Status != 0
+	fr.answeredVals, _ = probe.ReadAll(ctx, r.o.Probes)
 	if fr.answered && !r.haveFirst {
 		r.firstLat, r.haveFirst = a.Latency, true
 	}
@@ -73,6 +82,7 @@ func (r *runner) first(ctx context.Context, d *Delivery) (*firstResult, error) {
 	fr.before, fr.after = before, after
 	fr.effect = deltas(r.c.Probes, before.vals, after.vals)
 	r.lateEffectNote(d, fr, sentAt)
+	fr.late = fr.answeredVals != nil && !sameValues(fr.answeredVals, after.vals)
 	ph.Attempts = 1
 	ph.Statuses = countStatuses(nil, a)
 	ph.Effects = r.effects(ctx, d, PhaseFirst, before, after)

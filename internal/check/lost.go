@@ -20,6 +20,7 @@ func (r *runner) lost(ctx context.Context, d *Delivery, fr *firstResult) (*repor
 	start := time.Now()
 	ph := &report.PhaseResult{Phase: PhaseLost, Statuses: map[string]int{}}
 	var passed, notJudged []string
+	answers := &answerTally{what: "provider's retries", followUp: true}
 	for ti, lt := range lostTrials {
 		t, why, err := r.startTrial(ctx, d, fr, PhaseLost, fmt.Sprintf("trial %d before", ti+1))
 		if err != nil {
@@ -34,11 +35,23 @@ func (r *runner) lost(ctx context.Context, d *Delivery, fr *firstResult) (*repor
 		}
 		ph.Attempts += 2
 		countStatuses(ph.Statuses, a1, a2)
+		answers.add(a2)
+		if retryAsked(a2) {
+			// The retry was asked to come back later: the provider does.
+			a3, later, err := r.retryLater(ctx, d, PhaseLost, t.req, t.id, 2*len(lostTrials)+ti+1, after)
+			if err != nil {
+				return nil, err
+			}
+			ph.Attempts++
+			countStatuses(ph.Statuses, a3)
+			judgeRetryLater(ph, a3, t.id)
+			after = later
+		}
 		ph.Effects = append(ph.Effects, r.effects(ctx, d, PhaseLost, t.before, after)...)
 		j := r.judge(fr, t, after)
 		judgeLost(ph, t, ti, lt.what, j, a2, mid, after)
 		r.step(Step{Phase: PhaseLost, DeliveryID: d.ID, N: ti + 1, What: lt.what, Attempts: []store.Attempt{a1, a2}, Status: j.status})
-		if len(ph.Violations) > 0 {
+		if len(ph.Violations) > 0 || answers.failed() {
 			break
 		}
 		switch j.status {
@@ -50,6 +63,7 @@ func (r *runner) lost(ctx context.Context, d *Delivery, fr *firstResult) (*repor
 	}
 	ph.Duration = time.Since(start)
 	lostVerdict(ph, passed, notJudged)
+	answers.conclude(ph, "a fresh event whose answer never reached the sender, then the provider's retry")
 	return ph, nil
 }
 
@@ -105,7 +119,7 @@ func judgeLost(ph *report.PhaseResult, t *trial, ti int, what string, j judgemen
 	switch {
 	case a2.Err != "":
 		ph.Violations = append(ph.Violations, report.Violation{Copy: 2*ti + 2, EventID: t.id, Message: label + ": the retry got no answer: " + a2.Err})
-	case !is2xx(a2.Status):
+	case !is2xx(a2.Status) && !isServerError(a2) && !retryAsked(a2):
 		ph.Violations = append(ph.Violations, report.Violation{Copy: 2*ti + 2, EventID: t.id, Status: a2.Status,
 			Message: fmt.Sprintf("%s: the retry was answered %d: a duplicate answered %d makes the provider retry again", label, a2.Status, a2.Status)})
 	}

@@ -9,6 +9,7 @@ import (
 	"github.com/hookreplay/hookreplay/internal/probe"
 	"github.com/hookreplay/hookreplay/internal/replay"
 	"github.com/hookreplay/hookreplay/internal/report"
+	"github.com/hookreplay/hookreplay/internal/store"
 )
 
 // order sends the deliveries in their captured order, reversed, and in up to
@@ -29,6 +30,11 @@ func (r *runner) order(ctx context.Context) (*report.PhaseResult, error) {
 	}
 	unjudged := r.judgeOrderings(ph, runs)
 	ph.Duration = time.Since(start)
+	answers := &answerTally{what: "deliveries sent"}
+	for _, run := range runs {
+		answers.add(run.sent...)
+	}
+	defer answers.conclude(ph, fmt.Sprintf("%d orderings of deliveries %s", len(orderings), runs[0].name))
 	if len(ph.Violations) > 0 {
 		ph.Status = report.Fail
 		ph.Message = fmt.Sprintf("the final state depends on delivery order: %s", ph.Violations[0].Message)
@@ -69,6 +75,8 @@ func (r *runner) orderings() [][]int {
 type orderRun struct {
 	name         string
 	start, final []probe.Value
+	// sent are the deliveries' attempts, in order.
+	sent []store.Attempt
 }
 
 // sendOrdering resets the state and sends the deliveries in ordering ord
@@ -97,7 +105,8 @@ func (r *runner) sendOrdering(ctx context.Context, ph *report.PhaseResult, oi in
 		}
 		countStatuses(ph.Statuses, a)
 		ph.Attempts++
-		if a.Err != "" || !is2xx(a.Status) {
+		run.sent = append(run.sent, a)
+		if (a.Err != "" || !is2xx(a.Status)) && !isServerError(a) {
 			ph.Warnings = append(ph.Warnings, fmt.Sprintf("in order %s delivery %d was answered %s (want 2xx: the provider would retry it)", run.name, d.ID, statusText(a)))
 		}
 		if _, err := r.read(ctx, d, PhaseOrder, fmt.Sprintf("order %s after %d", run.name, d.ID)); err != nil {

@@ -213,6 +213,12 @@ func (r *runner) deliveryPhase(ctx context.Context, p phase, d *Delivery, fr *fi
 		if res != nil {
 			break
 		}
+		if res, err = r.stateDependent(ctx, d, fr, p); err != nil || res != nil {
+			if err != nil {
+				return nil, err
+			}
+			break
+		}
 		if res, err = p.delivery(r, ctx, d, fr); err != nil {
 			return nil, err
 		}

@@ -3,6 +3,7 @@ package check
 import (
 	"context"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/hookreplay/hookreplay/internal/message"
@@ -21,6 +22,12 @@ type additivity struct {
 	// did (warning holds what that means).
 	none    bool
 	warning string
+	// state: the control event was refused (answered an error) and changed
+	// nothing: the effect depends on state the first delivery left, so no
+	// phase that sends a fresh event can be judged without a reset; stateWhy
+	// says so, in the words of the first phase's own state message.
+	state    bool
+	stateWhy string
 }
 
 // exactJudgement reports whether zero effect in a fresh-identity phase can be
@@ -71,6 +78,12 @@ func (r *runner) exactJudgement(ctx context.Context, d *Delivery, fr *firstResul
 func (r *runner) judgeControl(ad *additivity, d *Delivery, fr *firstResult, id string, a store.Attempt, ctl []report.ProbeDelta) {
 	reset := r.name(InputReset)
 	ad.yes = is2xx(a.Status) && sameEffect(fr.effect, ctl)
+	if a.Err == "" && !a.Lost && !is2xx(a.Status) && !anyChanged(ctl) && anyChanged(fr.effect) && r.o.ResetCmd == "" {
+		ad.state = true
+		ad.stateWhy = r.stateMessage(id, a)
+		r.warn(fmt.Sprintf("delivery %d: %s not judged: %s", d.ID, strings.Join(r.controlPhases, ", "), ad.stateWhy))
+		return
+	}
 	if !anyChanged(ctl) && anyChanged(fr.effect) && r.o.ResetCmd == "" {
 		ad.none = true
 		answer := statusText(a)
@@ -88,6 +101,38 @@ func (r *runner) judgeControl(ad *additivity, d *Delivery, fr *firstResult, id s
 	} else if !ad.none {
 		r.note("delivery %d: a control event with another fresh id changed the probes by %s, not %s: the effect depends on state, not only on the event; give %s to judge burst, lost and crash exactly", d.ID, effectText(ctl), effectText(fr.effect), reset)
 	}
+}
+
+// controlPhasesToRun names the phases that judge a fresh event against the
+// control event's finding and will run (runner.controlPhases).
+func (r *runner) controlPhasesToRun() []string {
+	var out []string
+	for _, p := range phases {
+		if res, _ := r.unmet(p); p.control && r.enabled(p.name) && res == nil {
+			out = append(out, p.name)
+		}
+	}
+	return out
+}
+
+// stateDependent returns the result of phase p, which sends fresh events,
+// when a fresh event was refused because of state (the control event's
+// additivity.state): inconclusive, with the same reason in every such phase,
+// so that one cause never fails one phase and leaves another unjudged. It
+// sends the control event when it was not sent yet; nil means p can run.
+func (r *runner) stateDependent(ctx context.Context, d *Delivery, fr *firstResult, p phase) (*report.PhaseResult, error) {
+	if !p.control || r.o.ResetCmd != "" {
+		return nil, nil
+	}
+	if _, err := r.exactJudgement(ctx, d, fr); err != nil {
+		return nil, err
+	}
+	ad := r.additive[d.ID]
+	if ad == nil || !ad.state {
+		return nil, nil
+	}
+	return &report.PhaseResult{Phase: p.name, Status: report.Inconclusive, Statuses: map[string]int{},
+		Message: fmt.Sprintf("not judged: a fresh event was refused without effect, the effect depends on state (see the warning); give %s to judge it", r.name(InputReset))}, nil
 }
 
 // trial is one fresh event a phase sends (in however many copies), judged
