@@ -51,7 +51,10 @@ type checkOptions struct {
 	Burst      int
 	Phases     []string
 	ResetCmd   string
-	Serve      string
+	// DedupeTTL and ForgetCmd feed the retention phase.
+	DedupeTTL time.Duration
+	ForgetCmd string
+	Serve     string
 	// ProviderTimeout 0 means the provider's own.
 	ProviderTimeout time.Duration
 	// Timeout bounds each request; 0 is the provider timeout plus 5s.
@@ -96,6 +99,9 @@ Phases (default: all the inputs allow):
   order    (2+ deliveries, --reset-cmd) every ordering must end in one state
   latency  first answer against the provider's timeout
   crash    (--serve) handler killed mid-delivery, restarted, retried: E once
+  retention (--dedupe-ttl, or --probe-redis on the dedupe keys) event ids kept
+           as long as the provider retries; with --forget-cmd, a late retry
+           after forgetting the event is sent and judged
 
 Before each phase the probes must be quiet; a phase during which effects of
 earlier ones are still arriving at --settle-max is not judged, not failed.
@@ -187,6 +193,8 @@ func checkEngineFlags(fl *pflag.FlagSet, o *checkOptions, phases *string) {
 	fl.IntVar(&o.Burst, "burst", 20, "concurrent copies in the burst phase")
 	fl.StringVar(phases, "phases", "", "comma-separated phases to run: "+strings.Join(check.AllPhases, ","))
 	fl.StringVar(&o.ResetCmd, "reset-cmd", "", "shell command restoring the handler's state (before each ordering; makes burst/lost/crash exact)")
+	fl.DurationVar(&o.DedupeTTL, "dedupe-ttl", 0, "how long the handler remembers an event id (e.g. 24h); retention fails when the provider retries for longer (default: read from the TTL of the Redis keys a fresh event creates)")
+	fl.StringVar(&o.ForgetCmd, "forget-cmd", "", "shell command making the handler forget event $HOOKREPLAY_EVENT_ID (e.g. redis-cli DEL evt:$HOOKREPLAY_EVENT_ID): retention then sends the late retry and judges it")
 	fl.StringVar(&o.Serve, "serve", "", "shell command starting the handler on --to's address; stopped afterwards (needed by crash)")
 	fl.DurationVar(&o.ProviderTimeout, "provider-timeout", 0, "the provider's answer timeout, judged by latency (default: the provider's: "+timeoutsHelp()+")")
 	fl.DurationVar(&o.Timeout, "timeout", 0, "per request: connect, send and wait for the answer (default: --provider-timeout plus 5s)")
@@ -324,7 +332,7 @@ func checkValidateEngine(o *checkOptions) (*url.URL, error) {
 		flag string
 		v    time.Duration
 		lo   time.Duration
-	}{{"--settle", o.Settle, 1}, {"--settle-max", o.SettleMax, 1}, {"--provider-timeout", o.ProviderTimeout, 0}, {"--timeout", o.Timeout, 0}, {"--max-time", o.MaxTime, 0}} {
+	}{{"--settle", o.Settle, 1}, {"--settle-max", o.SettleMax, 1}, {"--dedupe-ttl", o.DedupeTTL, 0}, {"--provider-timeout", o.ProviderTimeout, 0}, {"--timeout", o.Timeout, 0}, {"--max-time", o.MaxTime, 0}} {
 		if err := durationFlagIn(d.flag, d.v, d.lo, maxDuration); err != nil {
 			return nil, err
 		}
@@ -499,7 +507,7 @@ func checkEngine(ctx context.Context, o *checkOptions, u *url.URL, st *store.Sto
 	}
 	opts := check.Options{
 		Target: u, Probes: probes.Probes, ProbeDefs: checkProbeSpecs(o).Labels(), Sink: probes.Sink, SMTP: probes.SMTP, Secret: o.Secret, N: o.N, Burst: o.Burst, Phases: o.Phases,
-		ResetCmd: o.ResetCmd, Serve: srv, ProviderTimeout: o.ProviderTimeout, Timeout: o.Timeout, Settle: o.Settle, SettleMax: o.SettleMax, LearnSettle: !o.SettleSet,
+		ResetCmd: o.ResetCmd, DedupeTTL: o.DedupeTTL, ForgetCmd: o.ForgetCmd, Serve: srv, ProviderTimeout: o.ProviderTimeout, Timeout: o.Timeout, Settle: o.Settle, SettleMax: o.SettleMax, LearnSettle: !o.SettleSet,
 		Seed: o.Seed, Store: st, RunOptions: checkRunOptions(o), TLS: replayTLS(o.Insecure), Name: checkFlag, ErrorText: checkErrText,
 	}
 	for _, d := range ds {
@@ -544,6 +552,12 @@ func checkRunOptions(o *checkOptions) map[string]any {
 	}
 	if o.Serve != "" {
 		m["serve"] = redact(o.Serve)
+	}
+	if o.ForgetCmd != "" {
+		m["forget_cmd"] = redact(o.ForgetCmd)
+	}
+	if o.DedupeTTL > 0 {
+		m["dedupe_ttl"] = o.DedupeTTL.String()
 	}
 	if o.Timeout > 0 {
 		m["timeout"] = o.Timeout.String()

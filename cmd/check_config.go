@@ -219,6 +219,7 @@ func checkOptionsFromConfig(ctx context.Context, base *checkOptions, c *config.C
 		o.OnlyProvider, o.OnlyType = d.Provider, d.Type
 	}
 	o.To, o.Serve, o.ResetCmd = c.To, c.Serve, c.Reset
+	o.DedupeTTL, o.ForgetCmd = c.DedupeTTL, c.Forget
 	configProbes(o, c.Probes)
 	o.Phases = c.Phases
 	if c.Copies > 0 {

@@ -111,6 +111,12 @@ func checkFlag(in check.Input) string {
 		return "--sink-match"
 	case check.InputProviderFilter:
 		return "--provider"
+	case check.InputDedupeTTL:
+		return "--dedupe-ttl"
+	case check.InputForget:
+		return "--forget-cmd"
+	case check.InputRedisProbe:
+		return "a --probe-redis"
 	}
 	return ""
 }

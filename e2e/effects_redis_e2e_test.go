@@ -11,6 +11,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -56,6 +57,8 @@ type redisDedupeHandler struct {
 	px      string
 	variant string
 	ttl     time.Duration
+	mu      sync.Mutex
+	done    map[string]bool
 }
 
 func (h *redisDedupeHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
@@ -75,6 +78,21 @@ func (h *redisDedupeHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		if !claimed {
 			return // a duplicate: 200, nothing done
 		}
+	case "guarded":
+		// A short-lived key as a fast path, and a durable record behind it
+		// (here in memory, standing for a processed_events table).
+		if claimed, err := h.c.SetNX(ctx, key, "1", h.ttl).Result(); err != nil || !claimed {
+			return
+		}
+		h.mu.Lock()
+		defer h.mu.Unlock()
+		if h.done[id] {
+			return
+		}
+		if h.done == nil {
+			h.done = map[string]bool{}
+		}
+		h.done[id] = true
 	case "getset":
 		n, err := h.c.Exists(ctx, key).Result()
 		if err != nil {
@@ -287,6 +305,55 @@ func TestCheckOutboxWorker(t *testing.T) {
 			}
 			if e := c.Deliveries[0].Effect; e[0].After != "1" || e[1].After != "1" {
 				t.Fatalf("first's effect should be one outbox row, sent once: %+v", e)
+			}
+		})
+	}
+}
+
+// Retention (issue 20 §3): a dedupe key kept 24 h fails against Stripe's 3
+// days of retries, read from the TTL of the key a fresh event creates or as
+// declared; kept 4 days it passes. --forget-cmd proves it: the late retry
+// after DEL does the work again — unless a durable record stands behind the
+// key, which then passes.
+func TestCheckRetention(t *testing.T) {
+	t.Parallel() // waits on processes and probes, not on CPU: see TestMain
+	url, px := testkit.Redis(t)
+	cli, cliErr := exec.LookPath("redis-cli")
+	for _, tc := range []struct {
+		name, variant string
+		ttl           time.Duration
+		extra         []string
+		forget        bool
+		code          int
+		want          string
+	}{
+		{"short", "setnx", 24 * time.Hour, nil, false, 1, "event ids are forgotten after 24h (the fresh event"},
+		{"long", "setnx", 96 * time.Hour, nil, false, 0, "event ids are kept 4d"},
+		{"declared", "setnx", 96 * time.Hour, []string{"--dedupe-ttl", "24h"}, false, 1, "event ids are forgotten after 24h (as declared with --dedupe-ttl), but stripe retries for up to 3d"},
+		{"forget", "setnx", 24 * time.Hour, nil, true, 1, "its late retry did the work again (credits 10000 → 15000 (+5000))"},
+		{"guarded", "guarded", 24 * time.Hour, nil, true, 0, "its late retry changed nothing: another guard holds"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			px := px + tc.name + ":"
+			base := serveHandler(t, &redisDedupeHandler{c: redisClient(t, url), px: px, variant: tc.variant, ttl: tc.ttl})
+			db := filepath.Join(t.TempDir(), "h.db")
+			id := checkStripeDelivery(t, db)
+			args := []string{"--to", base + "/webhooks/stripe", "--secret", checkSecret, "-n", "2", "--settle", "100ms",
+				"--phases", "first,retention", "--probe-redis", "credits=" + url + " GET " + px + "credits",
+				"--probe-redis", "seen=" + url + " KEYS-COUNT '" + px + "evt:*'", fmt.Sprint(id)}
+			if tc.forget {
+				if cliErr != nil {
+					t.Skip("redis-cli is not installed")
+				}
+				args = append(args, "--forget-cmd", cli+" -u "+url+" DEL "+px+"evt:$HOOKREPLAY_EVENT_ID")
+			}
+			r, c := checkRunJSON(t, db, append(args, tc.extra...)...)
+			if r.Code != tc.code || c == nil {
+				t.Fatalf("want exit %d, got %d\n%s\n%s", tc.code, r.Code, r.Stdout, r.Stderr)
+			}
+			if ph := checkPhase(t, c, "retention"); !strings.Contains(ph.Message, tc.want) {
+				t.Fatalf("retention: %s %q, want %q", ph.Status, ph.Message, tc.want)
 			}
 		})
 	}

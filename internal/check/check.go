@@ -83,6 +83,14 @@ type Options struct {
 	BurstRounds int
 	// Phases selects phases; empty means every phase the inputs allow.
 	Phases []string
+	// DedupeTTL, when set, is how long the handler remembers an event id,
+	// as the user declares it (retention compares it with the provider's
+	// retry horizon).
+	DedupeTTL time.Duration
+	// ForgetCmd, when set, makes the handler forget an event id (sh -c,
+	// with HOOKREPLAY_EVENT_ID set): retention then resends the event to
+	// prove whether forgetting it lets the work be done again.
+	ForgetCmd string
 	// ResetCmd, when set, restores the handler's state (sh -c) before the
 	// phases that are judged exactly and before each ordering.
 	ResetCmd string

@@ -56,6 +56,12 @@ const (
 	InputSinkMatch
 	// InputProviderFilter picks the newest delivery of one provider.
 	InputProviderFilter
+	// InputDedupeTTL is how long the handler remembers an event id.
+	InputDedupeTTL
+	// InputForget is the command that makes the handler forget an event id.
+	InputForget
+	// InputRedisProbe is a Redis probe that reads the handler's keys.
+	InputRedisProbe
 )
 
 // String names the input in plain words: what messages say when
@@ -88,6 +94,12 @@ func (in Input) String() string {
 		return "call pattern"
 	case InputProviderFilter:
 		return "a provider filter"
+	case InputDedupeTTL:
+		return "how long the handler remembers an event id"
+	case InputForget:
+		return "a command that makes the handler forget an event id"
+	case InputRedisProbe:
+		return "a Redis probe reading the dedupe keys"
 	}
 	return fmt.Sprintf("input %d", int(in))
 }

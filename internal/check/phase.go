@@ -10,14 +10,15 @@ import (
 
 // Phase names, in the order they run.
 const (
-	PhaseFirst   = "first"
-	PhaseDups    = "dups"
-	PhaseTamper  = "tamper"
-	PhaseBurst   = "burst"
-	PhaseLost    = "lost"
-	PhaseOrder   = "order"
-	PhaseLatency = "latency"
-	PhaseCrash   = "crash"
+	PhaseFirst     = "first"
+	PhaseDups      = "dups"
+	PhaseTamper    = "tamper"
+	PhaseBurst     = "burst"
+	PhaseLost      = "lost"
+	PhaseOrder     = "order"
+	PhaseLatency   = "latency"
+	PhaseCrash     = "crash"
+	PhaseRetention = "retention"
 )
 
 // Requirement is an input a phase cannot run without. Why ends the message
@@ -74,6 +75,9 @@ var phases = []phase{
 	{name: PhaseCrash, afterFirst: true, fresh: true, control: true, delivery: (*runner).crash, needs: []Requirement{
 		{Need: InputServe, Why: "so hookreplay can kill and restart the handler", Usage: "(hookreplay kills and restarts the handler)"},
 	}},
+	// retention runs last: its --forget-cmd makes the handler forget an
+	// event, which no later phase should inherit.
+	{name: PhaseRetention, afterFirst: true, delivery: (*runner).retention},
 }
 
 // AllPhases lists every phase in run order.

@@ -205,12 +205,16 @@ func (r *runner) reset(ctx context.Context) error {
 	return nil
 }
 
-// runShell runs cmd with sh -c and returns an error with its output's first
-// lines when it fails or takes longer than timeout.
-func runShell(ctx context.Context, cmd string, timeout time.Duration) error {
+// runShell runs cmd with sh -c (with env added to the environment) and
+// returns an error with its output's first lines when it fails or takes
+// longer than timeout.
+func runShell(ctx context.Context, cmd string, timeout time.Duration, env ...string) error {
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	c := exec.CommandContext(ctx, "sh", "-c", cmd)
+	if len(env) > 0 {
+		c.Env = append(os.Environ(), env...)
+	}
 	ownGroup(c)
 	c.Cancel = func() error { signalGroup(c, true); return nil }
 	c.WaitDelay = time.Second

@@ -53,9 +53,13 @@ type Check struct {
 	To         string
 	Serve      string // shell command starting the handler ("" none)
 	Reset      string // shell command restoring its state ("" none)
-	Probes     []Probe
-	Phases     []string // nil: every phase the inputs allow
-	SecretEnv  string   // environment variable holding the signing secret
+	// DedupeTTL is how long the handler remembers an event id (0: not
+	// declared); Forget a shell command making it forget one ("" none).
+	DedupeTTL time.Duration
+	Forget    string
+	Probes    []Probe
+	Phases    []string // nil: every phase the inputs allow
+	SecretEnv string   // environment variable holding the signing secret
 
 	Copies          int           // 0: the default
 	Burst           int           // 0: the default
@@ -396,7 +400,7 @@ func (p *parser) distinctReports(f *File) error {
 
 // Keys are the keys a check may have, in the order the guide documents them.
 var Keys = []string{"deliveries", "to", "serve", "reset", "probes", "phases", "secret_env", "copies", "burst",
-	"settle", "settle_max", "provider_timeout", "max_time", "seed", "insecure", "reports"}
+	"settle", "settle_max", "provider_timeout", "max_time", "seed", "insecure", "reports", "dedupe_ttl", "forget"}
 
 func (p *parser) check(name string, key, n *yaml.Node) (*Check, error) {
 	c := &Check{Name: name, Line: key.Line}
@@ -445,6 +449,10 @@ func (p *parser) check(name string, key, n *yaml.Node) (*Check, error) {
 			c.Insecure, err = p.bool(what+": insecure", v)
 		case "reports":
 			c.Reports, err = p.reports(what, v)
+		case "dedupe_ttl":
+			c.DedupeTTL, err = p.duration(what+": dedupe_ttl", v, false)
+		case "forget":
+			c.Forget, err = p.str(what+": forget", v)
 		}
 		return err
 	})

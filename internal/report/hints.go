@@ -20,6 +20,8 @@ var hints = map[string]string{
 	"latency": "answer fast: record the event and answer 2xx, then do the work from a queue",
 	"crash": "make the claim and the work one transaction, or recover stale \"processing\" claims " +
 		"(re-run events claimed longer ago than the handler's timeout)",
+	"retention": "keep each event id at least as long as the provider retries, or record handled ids durably " +
+		"(a processed_events table with a unique key) and let a short-lived key be only a fast path",
 }
 
 // dupStatusHint is the hint for a copy of an already handled event that was

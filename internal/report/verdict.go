@@ -6,7 +6,7 @@ import (
 )
 
 // PhaseOrder is the order phases run in and are shown in.
-var PhaseOrder = []string{"first", "dups", "tamper", "burst", "lost", "order", "latency", "crash"}
+var PhaseOrder = []string{"first", "dups", "tamper", "burst", "lost", "order", "latency", "crash", "retention"}
 
 // ComputeVerdict derives the run's verdict from its phase statuses: any fail
 // makes it fail, else any inconclusive phase makes it inconclusive, else it

@@ -209,6 +209,22 @@ func Handshake(provider string, req *message.Request) string {
 	return ""
 }
 
+// RetryHorizon is how long after the first attempt provider may still
+// retry a delivery (its last scheduled retry) and where that is published;
+// ok is false when the provider publishes no retry timetable or retries only
+// at once.
+func RetryHorizon(provider string) (horizon time.Duration, source string, ok bool) {
+	s, err := SchemeFor(provider)
+	if err != nil {
+		return 0, "", false
+	}
+	sch := s.Retries()
+	if len(sch.Retries) == 0 || sch.Retries[len(sch.Retries)-1] <= 0 {
+		return 0, "", false
+	}
+	return sch.Retries[len(sch.Retries)-1], sch.Source, true
+}
+
 // MarkRetry returns req marked as provider's retry number n: req itself when
 // the provider marks nothing, else a marked copy.
 func MarkRetry(req *message.Request, provider string, n int) *message.Request {
