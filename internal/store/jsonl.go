@@ -526,13 +526,18 @@ func (im *Importer) Add(ctx context.Context, d *Delivery) (int64, time.Time, err
 // the new id and the time d is recorded as received (d.ReceivedAt, or now
 // when unset); d itself is left as it is.
 func insertWith(ctx context.Context, insert stmt, d *Delivery) (int64, time.Time, error) {
-	recv := d.ReceivedAt
-	if recv.IsZero() {
-		recv = time.Now()
-	}
+	recv := receivedAt(d)
 	var id int64
 	err := insert.QueryRowContext(ctx, deliveryArgs(d, recv)...).Scan(&id)
 	return id, recv, err
+}
+
+// receivedAt is when d is recorded as received: d.ReceivedAt, or now.
+func receivedAt(d *Delivery) time.Time {
+	if d.ReceivedAt.IsZero() {
+		return time.Now()
+	}
+	return d.ReceivedAt
 }
 
 // Commit makes every added delivery visible at once.

@@ -7,6 +7,9 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/stdlib"
+
 	"github.com/hookreplay/hookreplay/internal/verify"
 )
 
@@ -85,8 +88,31 @@ func (w *Writer) Commit(ctx context.Context, ds []*Delivery, rs []Response) (err
 			return fmt.Errorf("store deliveries: %s", w.s.db.d.redact(err.Error()))
 		}
 	}
+	ids := make([]int64, len(ds))
+	recvs := make([]time.Time, len(ds))
+	if w.s.pg != nil {
+		if err := w.commitPipelined(ctx, ds, rs, ids, recvs); err != nil {
+			return fmt.Errorf("store deliveries: %w", err)
+		}
+	} else if err := w.commitSQLite(ctx, ds, rs, ids, recvs); err != nil {
+		return err
+	}
+	for i, d := range ds {
+		d.ID, d.ReceivedAt = ids[i], recvs[i]
+		if d.Provider == "" {
+			d.Provider = verify.Generic
+		}
+		if d.Proto == "" {
+			d.Proto = "HTTP/1.1"
+		}
+	}
+	return nil
+}
+
+// commitSQLite runs the transaction statement by statement: a statement is
+// a function call into SQLite, not a round trip.
+func (w *Writer) commitSQLite(ctx context.Context, ds []*Delivery, rs []Response, ids []int64, recvs []time.Time) (err error) {
 	if _, err := w.begin.ExecContext(ctx); err != nil {
-		w.lost()
 		return fmt.Errorf("store deliveries: %w", err)
 	}
 	defer func() {
@@ -97,8 +123,6 @@ func (w *Writer) Commit(ctx context.Context, ds []*Delivery, rs []Response) (err
 			}
 		}
 	}()
-	ids := make([]int64, len(ds))
-	recvs := make([]time.Time, len(ds))
 	for i, d := range ds {
 		if ids[i], recvs[i], err = insertWith(ctx, w.insert, d); err != nil {
 			return fmt.Errorf("store delivery: %w", err)
@@ -112,16 +136,66 @@ func (w *Writer) Commit(ctx context.Context, ds []*Delivery, rs []Response) (err
 	if _, err := w.commit.ExecContext(ctx); err != nil {
 		return fmt.Errorf("store deliveries: %w", err)
 	}
-	for i, d := range ds {
-		d.ID, d.ReceivedAt = ids[i], recvs[i]
-		if d.Provider == "" {
-			d.Provider = verify.Generic
-		}
-		if d.Proto == "" {
-			d.Proto = "HTTP/1.1"
-		}
-	}
 	return nil
+}
+
+// commitPipelined sends the whole transaction to Postgres at once (pgx's
+// pipeline: BEGIN, the inserts, the answers, COMMIT) and reads the results:
+// one round trip per group commit instead of one per row. After an error
+// the transaction is rolled back; a connection that cannot do even that is
+// replaced before the next Commit.
+func (w *Writer) commitPipelined(ctx context.Context, ds []*Delivery, rs []Response, ids []int64, recvs []time.Time) error {
+	d := w.s.db.d
+	ran := false
+	err := w.conn.Raw(func(dc any) error {
+		ran = true
+		c := dc.(*stdlib.Conn).Conn()
+		b := &pgx.Batch{}
+		b.Queue("BEGIN")
+		for i, dl := range ds {
+			recvs[i] = receivedAt(dl)
+			b.Queue(d.rebind(insertDeliverySQL), d.args(deliveryArgs(dl, recvs[i]))...)
+		}
+		for _, r := range rs {
+			b.Queue(d.rebind(setResponseSQL), d.args(responseArgs(r))...)
+		}
+		b.Queue("COMMIT")
+		br := c.SendBatch(ctx, b)
+		_, err := br.Exec()
+		for i := range ds {
+			if err == nil {
+				if err = br.QueryRow().Scan(&ids[i]); err != nil {
+					err = fmt.Errorf("store delivery: %w", err)
+				}
+			}
+		}
+		for _, r := range rs {
+			if err == nil {
+				if _, err = br.Exec(); err != nil {
+					err = fmt.Errorf("record response of delivery %d: %w", r.ID, err)
+				}
+			}
+		}
+		if err == nil {
+			_, err = br.Exec()
+		}
+		if cerr := br.Close(); err == nil {
+			err = cerr
+		}
+		if err != nil && !c.IsClosed() {
+			if _, rerr := c.Exec(context.Background(), "ROLLBACK"); rerr != nil {
+				w.broken = true
+			}
+		}
+		if c.IsClosed() {
+			w.broken = true
+		}
+		return err
+	})
+	if err != nil && !ran { // the connection was gone before the batch
+		w.lost()
+	}
+	return err
 }
 
 // lost marks the connection for replacement when it is a Postgres one: a

@@ -161,3 +161,43 @@ func testPruneWhileCapturing(t *testing.T, loc string) {
 		}
 	}
 }
+
+// A Commit that fails (here: its context is cancelled) stores none of its
+// rows, and the Writer commits the next batch as if nothing happened.
+func TestWriterRecoversAfterFailedCommit(t *testing.T) {
+	eachBackend(t, testWriterRecoversAfterFailedCommit)
+}
+
+func testWriterRecoversAfterFailedCommit(t *testing.T, loc string) {
+	ctx := context.Background()
+	s := deliveriesOpen(t, loc)
+	w, err := s.NewWriter(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	gone, cancel := context.WithCancel(ctx)
+	cancel()
+	batch := []*Delivery{{Method: "POST", Target: "/lost", Raw: []byte("a")}, {Method: "POST", Target: "/lost", Raw: []byte("b")}}
+	if err := w.Commit(gone, batch, nil); err == nil {
+		t.Fatal("a commit with a cancelled context succeeded")
+	}
+	for i := 0; i < 3; i++ {
+		d := &Delivery{Method: "POST", Target: "/kept", Raw: []byte("c")}
+		if err := w.Commit(ctx, []*Delivery{d}, []Response{{ID: d.ID, Status: 200}}); err != nil {
+			t.Fatalf("commit %d after the failed one: %v", i+1, err)
+		}
+		if err := w.Commit(ctx, nil, []Response{{ID: d.ID, Status: 201}}); err != nil {
+			t.Fatalf("answer %d after the failed one: %v", i+1, err)
+		}
+	}
+	got, err := s.ListDeliveries(ctx, Filter{})
+	if err != nil || len(got) != 3 {
+		t.Fatalf("%d deliveries, %v; want the 3 kept ones", len(got), err)
+	}
+	for _, d := range got {
+		if d.Target != "/kept" || d.ResponseStatus != 201 {
+			t.Fatalf("delivery %d: %s answered %d", d.ID, d.Target, d.ResponseStatus)
+		}
+	}
+}

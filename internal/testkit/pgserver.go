@@ -55,7 +55,11 @@ func StartPostgres(t testing.TB) *PostgresServer {
 		}
 		t.Skip("!!!!! SKIPPING: no pg_ctl under /usr/lib/postgresql/*/bin or on PATH to start a private Postgres !!!!!")
 	}
-	dir, err := os.MkdirTemp("", "hr-pgpriv-")
+	parent := "" // $TMPDIR
+	if os.Geteuid() == 0 {
+		parent = "/tmp" // the postgres user must reach it: not a $TMPDIR under /root
+	}
+	dir, err := os.MkdirTemp(parent, "hr-pgpriv-")
 	if err != nil {
 		t.Fatal(err)
 	}
