@@ -111,11 +111,24 @@ func flagError(c *cobra.Command, err error) error {
 	var nx *pflag.NotExistError
 	if errors.As(err, &nx) {
 		if s := nx.GetSpecifiedShortnames(); s != "" && nx.GetSpecifiedName() != "" {
-			return usageErr("unknown flag -%s in -%s %s", nx.GetSpecifiedName(), s, help)
+			// -listen for --listen: the letters were read as shorthands.
+			return usageErr("unknown flag -%s in -%s%s %s", nx.GetSpecifiedName(), s, didYouMean(c, s, len(s) > 1), help)
 		}
-		return usageErr("%v %s", err, help)
+		return usageErr("unknown flag: --%s%s %s", nx.GetSpecifiedName(), didYouMean(c, nx.GetSpecifiedName(), true), help)
 	}
 	return usageErr("%v %s", err, help)
+}
+
+// didYouMean is "; did you mean --NAME?" for the flag of c nearest to
+// typed, or "" when none is near or try is false.
+func didYouMean(c *cobra.Command, typed string, try bool) string {
+	if !try {
+		return ""
+	}
+	if s := suggestFlag(c, typed); s != "" {
+		return "; did you mean --" + s + "?"
+	}
+	return ""
 }
 
 // badValue is a flag value that did not parse, worded for the user.

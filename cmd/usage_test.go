@@ -63,6 +63,14 @@ func TestUsageErrorsAreWorded(t *testing.T) {
 		{[]string{"--db", " ", "capture"}, "--db is empty: give the database file"},
 		{[]string{"sign", "--provider", "stripe", "--secret", "x", "--algo", "sha1"}, "--algo is for --provider generic: stripe's scheme fixes"},
 		{[]string{"verify", "--provider", "github", "--secret", "x", "--encoding", "base64"}, "--encoding is for --provider generic"},
+		// Unknown flags: the nearest flag, an alias, a prefix, a single dash.
+		{[]string{"check", "--lastt"}, "unknown flag: --lastt; did you mean --last? (see 'hookreplay check --help')"},
+		{[]string{"capture", "--port", "9000"}, "unknown flag: --port; did you mean --listen?"},
+		{[]string{"replay", "--target", "x"}, "unknown flag: --target; did you mean --to?"},
+		{[]string{"check", "--prov", "stripe"}, "unknown flag: --prov; did you mean --provider?"},
+		{[]string{"verify", "--secretenv", "X"}, "unknown flag: --secretenv; did you mean --secret-env?"},
+		{[]string{"--dbb", "x", "list"}, "unknown flag: --dbb; did you mean --db?"},
+		{[]string{"capture", "-listen", "9000"}, "unknown flag -l in -listen; did you mean --listen?"},
 	} {
 		code, msg, _ := runRoot(t, tt.args...)
 		if code != 2 || !strings.Contains(msg, tt.want) {
@@ -141,5 +149,22 @@ func TestMissingFilesAreNamed(t *testing.T) {
 	}
 	if code, msg, out := runRoot(t, "--db", db, "list", "--json=id"); code != 0 || !strings.Contains(out, `"id": 1`) {
 		t.Errorf("the delivery is gone after delete --event-id '': %d %q %s", code, msg, out)
+	}
+}
+
+// TestUnknownFlagWithoutNeighbour: nothing near, nothing suggested; a
+// hidden flag is never suggested.
+func TestUnknownFlagWithoutNeighbour(t *testing.T) {
+	for _, args := range [][]string{{"list", "--zzzzzz"}, {"list", "-z"}, {"capture", "--port"}} {
+		code, msg, _ := runRoot(t, args...)
+		if code != 2 || !strings.HasPrefix(msg, "unknown flag") {
+			t.Errorf("%v: exit %d %q", args, code, msg)
+		}
+		if args[1] != "--port" && strings.Contains(msg, "did you mean") {
+			t.Errorf("%v: %q suggests a flag far from what was typed", args, msg)
+		}
+	}
+	if got := editDistance("lastt", "last"); got != 1 {
+		t.Errorf("editDistance(lastt, last) = %d", got)
 	}
 }

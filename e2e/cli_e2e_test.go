@@ -33,6 +33,11 @@ func TestCommandLineErrorsE2E(t *testing.T) {
 		{[]string{"list", "--provider", "stripee"}, `hookreplay: --provider: unknown provider "stripee" (known: ` + all + `)`},
 		{[]string{"send", "--provider", "paypal", "--to", "http://127.0.0.1:1/"}, `hookreplay: --provider: unknown provider "paypal" (known: ` + sendable + `)`},
 		{[]string{"send", "--provider", "generic", "--body", "x.json", "--to", "http://127.0.0.1:1/"}, `hookreplay: --provider: unknown provider "generic" (known: ` + sendable + `)`},
+		// Unknown flags name the nearest one, as unknown commands do.
+		{[]string{"replay", "--lastt", "--to", "3000"}, "hookreplay: unknown flag: --lastt; did you mean --last? (see 'hookreplay replay --help')"},
+		{[]string{"capture", "--port", "9000"}, "hookreplay: unknown flag: --port; did you mean --listen? (see 'hookreplay capture --help')"},
+		{[]string{"capture", "-listen", "9000"}, "hookreplay: unknown flag -l in -listen; did you mean --listen? (see 'hookreplay capture --help')"},
+		{[]string{"list", "--zzzzzz"}, "hookreplay: unknown flag: --zzzzzz (see 'hookreplay list --help')"},
 	} {
 		r := runBin(t, db, nil, tt.args...)
 		if r.Code != 2 || strings.TrimSpace(r.Stderr) != tt.want || r.Stdout != "" {
