@@ -116,12 +116,19 @@ func (k killClass) String() string {
 }
 
 // classifyKill says where a kill whose signal was sent at killAt landed for
-// the copy a it interrupted. An answer read after killAt was still written
-// before the handler died, so it counts as an answer.
-func classifyKill(a store.Attempt, killAt time.Time) killClass {
+// the copy a it interrupted; acted says a probe had already changed while
+// the copy was in flight. An answer read after killAt was still written
+// before the handler died, so it counts as an answer. A handler whose effect
+// was seen had read the request, whenever the sender got round to noting its
+// last byte (the write returns to a goroutine that a busy machine may run
+// after the handler has committed): that kill is mid-handling, never "before
+// the request was fully sent".
+func classifyKill(a store.Attempt, killAt time.Time, acted bool) killClass {
 	switch {
 	case a.Status != 0:
 		return killAfterAnswer
+	case acted:
+		return killMid
 	case a.CompletedAt.IsZero() || a.CompletedAt.After(killAt):
 		return killBeforeRead
 	}
@@ -385,7 +392,7 @@ func (c *crashPhase) killTrial(ctx context.Context, t *trial, i int, k killPlan)
 	if !answered {
 		ct.a1 = <-sent
 	}
-	ct.class = classifyKill(ct.a1, killAt)
+	ct.class = classifyKill(ct.a1, killAt, trigger != "")
 	when := killWhen(ct.a1, killAt, called)
 	switch {
 	case trigger != "":

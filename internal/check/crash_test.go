@@ -170,7 +170,23 @@ func TestClassifyKill(t *testing.T) {
 		{"answered", store.Attempt{CompletedAt: t0.Add(-time.Millisecond), Status: 200}, killAfterAnswer},
 		{"answer read after the signal", store.Attempt{CompletedAt: t0.Add(-time.Millisecond), Status: 500}, killAfterAnswer},
 	} {
-		if got := classifyKill(tc.a, t0); got != tc.want {
+		if got := classifyKill(tc.a, t0, false); got != tc.want {
+			t.Errorf("%s: %s, want %s", tc.name, got, tc.want)
+		}
+	}
+	// Killed at the first probe change: the handler had read the request
+	// and acted on it, even when the sender noted its last byte after the
+	// signal (a busy machine ran the writer late) or not at all.
+	for _, tc := range []struct {
+		name string
+		a    store.Attempt
+		want killClass
+	}{
+		{"last byte noted after the signal", store.Attempt{CompletedAt: t0.Add(time.Millisecond), Err: "read response: connection reset by peer"}, killMid},
+		{"write reset after the effect", store.Attempt{Err: "write request: broken pipe"}, killMid},
+		{"answered as the probe moved", store.Attempt{CompletedAt: t0.Add(-time.Millisecond), Status: 200}, killAfterAnswer},
+	} {
+		if got := classifyKill(tc.a, t0, true); got != tc.want {
 			t.Errorf("%s: %s, want %s", tc.name, got, tc.want)
 		}
 	}
