@@ -1,3 +1,5 @@
+//go:build slow
+
 package e2e
 
 // Timing of a full default check (issue 10 §5): a fast correct handler and

@@ -1,3 +1,5 @@
+//go:build slow
+
 package e2e
 
 // The crash phase against handlers whose warm handling takes a few
@@ -15,7 +17,7 @@ package e2e
 // The probe is the balance only: the claim table is not visible to it.
 //
 // The default run checks each handler once. HOOKREPLAY_CRASH_RATE=N runs
-// each N times and logs the detection rates (go test -run TestCrashRate -v);
+// each N times and logs the detection rates (go test -tags slow -run TestCrashRate -v);
 // HOOKREPLAY_CRASH_CHECK_BIN=PATH runs `check` from another build (the
 // handlers still come from this one), to compare before and after.
 
@@ -186,7 +188,7 @@ func TestCheckCrashFastHandlers(t *testing.T) {
 // TestCrashRate measures how often the crash phase catches each handler's
 // bug (and passes the correct ones) over repeated runs. Opt-in:
 //
-//	HOOKREPLAY_CRASH_RATE=10 go test -run TestCrashRate -v -timeout 60m ./e2e/
+//	HOOKREPLAY_CRASH_RATE=10 go test -tags slow -run TestCrashRate -v -timeout 60m ./e2e/
 //
 // HOOKREPLAY_CRASH_ONLY=python runs only the handlers whose name contains it.
 func TestCrashRate(t *testing.T) {

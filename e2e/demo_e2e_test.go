@@ -7,17 +7,16 @@ import (
 	"time"
 )
 
-// The README's first command: offline, under 15 s, exit 0 when naive fails
-// dups, racy passes dups and fails burst, and fixed passes everything.
-func TestDemoRunsOfflineUnder15s(t *testing.T) {
+// The README's first command: offline, exit 0 when naive fails dups, racy
+// passes dups and fails burst, and fixed passes everything. Its 15 s budget
+// is TestDemoUnder15s's (behind the slow tag: timing-bound).
+func TestDemoRunsOffline(t *testing.T) {
+	t.Parallel() // waits on processes and probes, not on CPU: see TestMain
 	start := time.Now()
 	r := runBin(t, "", nil, "demo")
 	took := time.Since(start)
 	if r.Code != 0 {
 		t.Fatalf("demo exit %d\nstdout:\n%s\nstderr:\n%s", r.Code, r.Stdout, r.Stderr)
-	}
-	if took > 15*time.Second {
-		t.Fatalf("demo took %s, over the 15 s budget", took)
 	}
 	for _, want := range []string{
 		`wallet variant "naive"`, `wallet variant "racy"`, `wallet variant "fixed"`,

@@ -1,3 +1,5 @@
+//go:build slow
+
 package e2e
 
 // End-to-end tests of capture's memory: a handler answering 64 MiB to

@@ -26,10 +26,15 @@ import (
 )
 
 func TestInterruptE2EEveryCommandStopsOnCtrlC(t *testing.T) {
-	captureFastExit(t)
+	t.Parallel() // waits on the graces after Ctrl-C and on processes, not on CPU: see TestMain
 	// A handler that holds every request until the test ends.
 	release := make(chan struct{})
+	arrived := make(chan struct{}, 100)
 	h := startReplayHandler(t, func(w http.ResponseWriter, a replayArrival) {
+		select {
+		case arrived <- struct{}{}:
+		default:
+		}
 		select {
 		case <-release:
 		case <-time.After(60 * time.Second):
@@ -50,8 +55,18 @@ func TestInterruptE2EEveryCommandStopsOnCtrlC(t *testing.T) {
 		{"check", []string{"check", id, "--to", h.URL, "--probe-cmd", "echo 1", "--settle", "100ms"}, 130},
 	} {
 		t.Run(c.name, func(t *testing.T) {
+			for len(arrived) > 0 {
+				<-arrived
+			}
 			p := startBin(t, db, c.args...)
-			time.Sleep(700 * time.Millisecond) // copies in flight, the handler holding them
+			// Copies in flight, the handler holding them: not a fixed sleep,
+			// which a busy machine can outlast before the first copy is sent.
+			select {
+			case <-arrived:
+			case <-time.After(20 * time.Second):
+				t.Fatalf("%s sent nothing within 20s", c.name)
+			}
+			time.Sleep(200 * time.Millisecond)
 			start := time.Now()
 			p.cmd.Process.Signal(syscall.SIGINT)
 			select {
