@@ -22,7 +22,8 @@ type snippet struct {
 	Code string
 }
 
-// runnableMarker precedes a ```sh block that runs as written from an empty
+// runnableMarker precedes a ```sh block that runs as written, after the
+// document's runnable blocks above it in the same shell, from an empty
 // directory: <!-- runnable --> (exit 0) or <!-- runnable: exit N -->.
 var runnableMarker = regexp.MustCompile(`^<!-- runnable(?:: exit (\d+))? -->$`)
 
@@ -75,13 +76,23 @@ func docSnippets(t *testing.T) []snippet {
 	return out
 }
 
-// TestDocSnippetsRun runs every runnable block of the documentation with
-// bash (set -e), in an empty directory, with the built binary first on PATH,
-// and checks its exit code. Blocks use fixed ports, as a reader would: when
-// the machine allows it each block gets a network namespace of its own
-// (unshare -rn), so they cannot collide with anything else listening there;
-// otherwise they run one after another on the machine's loopback. Whatever
-// a block started in the background is killed when it ends.
+// TestDocSnippetsRun runs the runnable blocks of each document in order, in
+// one bash session per document, as a reader following it does: one empty
+// directory, the built binary first on PATH, and whatever a block leaves
+// behind (files, exported variables, the current directory, background
+// jobs it did not stop) still there for the next block. So a block that
+// leaves a capture running on a port a later block wants fails the test
+// ("address already in use" anywhere fails it), as it would fail the reader,
+// and so does a document that leaves background jobs running at its end.
+// Commands run without set -e, as typed into a shell: a block passes when
+// none of its commands failed, or, for <!-- runnable: exit N -->, when
+// exactly one failed, with code N (a check that finds the bug, followed by
+// the lines that stop what the block started). Blocks use fixed ports, as a
+// reader would: when the
+// machine allows it each document gets a network namespace of its own
+// (unshare -rn), so documents cannot collide with each other or anything
+// else listening; otherwise they run one after another on the machine's
+// loopback. Whatever a document's session started is killed when it ends.
 func TestDocSnippetsRun(t *testing.T) {
 	t.Parallel() // waits on processes and probes, not on CPU: see TestMain
 	if testing.Short() {
@@ -106,38 +117,127 @@ func TestDocSnippetsRun(t *testing.T) {
 		t.Log("unshare -rn is not available: snippets run on the machine's loopback (fixed ports)")
 	}
 	binDir := filepath.Dir(binPath)
+	var files []string
+	byFile := map[string][]snippet{}
 	for _, s := range snippets {
-		t.Run(fmt.Sprintf("%s:%d", s.File, s.Line), func(t *testing.T) {
-			runSnippet(t, s, binDir, isolate)
+		if byFile[s.File] == nil {
+			files = append(files, s.File)
+		}
+		byFile[s.File] = append(byFile[s.File], s)
+	}
+	for _, f := range files {
+		t.Run(f, func(t *testing.T) {
+			if isolate {
+				t.Parallel() // a network namespace each: documents cannot collide
+			}
+			runDocument(t, byFile[f], binDir, isolate)
 		})
 	}
 }
 
-// runSnippet runs s from an empty directory and checks its exit code. A
-// run whose output shows a server not listening yet (the block's "sleep 1"
-// before its first request was not enough on a loaded machine) is run once
-// more from a fresh directory; a second failure fails the test.
-func runSnippet(t *testing.T, s snippet, binDir string, isolate bool) {
-	code, out, took := runSnippetOnce(t, s, binDir, isolate)
-	if code != s.Exit && notListeningYet(out) {
-		t.Logf("%s:%d exited %d with a server not listening yet (after %s); running it again", s.File, s.Line, code, took)
-		code, out, took = runSnippetOnce(t, s, binDir, isolate)
+// blockResult is how one block of a session ended: its last command's exit
+// code and the commands that failed in it ("CODE@LINE: COMMAND").
+type blockResult struct {
+	Code  int
+	Fails []string
+}
+
+// runDocument runs a document's blocks in one session and checks each. A
+// session whose output shows a server not listening yet (a block's "sleep
+// 1" before its first request was not enough on a loaded machine) is run
+// once more from a fresh directory; a second failure fails the test.
+func runDocument(t *testing.T, blocks []snippet, binDir string, isolate bool) {
+	results, left, out, took := runSession(t, blocks, binDir, isolate)
+	if bad := badBlock(blocks, results); bad >= 0 && notListeningYet(out[bad]) {
+		t.Logf("%s:%d failed with a server not listening yet (after %s); running the document again", blocks[bad].File, blocks[bad].Line, took)
+		results, left, out, took = runSession(t, blocks, binDir, isolate)
 	}
-	if code != s.Exit {
-		t.Fatalf("%s:%d exited %d, want %d (after %s)\n--- block\n%s%s", s.File, s.Line, code, s.Exit, took, s.Code, out)
+	if bad := badBlock(blocks, results); bad >= 0 {
+		s := blocks[bad]
+		var r blockResult
+		if bad < len(results) {
+			r = results[bad]
+		}
+		want := "no command to fail"
+		if s.Exit != 0 {
+			want = fmt.Sprintf("exactly one command to fail, with exit %d", s.Exit)
+		}
+		t.Fatalf("%s:%d (block %d of %d, run in one shell after the blocks above it) ended with exit %d, failed commands %q; want %s (after %s)\n--- block\n%s%s",
+			s.File, s.Line, bad+1, len(blocks), r.Code, r.Fails, want, took, s.Code, out[bad])
 	}
-	t.Logf("%s:%d exited %d in %s", s.File, s.Line, code, took)
+	for i, s := range blocks {
+		if strings.Contains(out[i], "address already in use") {
+			t.Fatalf("%s:%d (block %d of %d): a port it wants is still taken, most likely by a background job an earlier block did not stop (kill %%1 %%2; wait)\n--- block\n%s%s",
+				s.File, s.Line, i+1, len(blocks), s.Code, out[i])
+		}
+	}
+	if len(left) > 0 {
+		t.Fatalf("%s: %d background jobs still running after its last block: the block that starts a job (cmd &), or a later one, must stop it (kill %%1 %%2; wait)", blocks[0].File, len(left))
+	}
+	for i, s := range blocks {
+		t.Logf("%s:%d ended with exit %d, failed commands %q", s.File, s.Line, results[i].Code, results[i].Fails)
+	}
+	t.Logf("%s: %d blocks in one session in %s", blocks[0].File, len(blocks), took)
+}
+
+// badBlock is the index of the first block that did not end as its marker
+// says (a block that did not run at all counts), or -1.
+func badBlock(blocks []snippet, results []blockResult) int {
+	for i, s := range blocks {
+		if i >= len(results) {
+			return i
+		}
+		r := results[i]
+		switch {
+		case s.Exit == 0 && (r.Code != 0 || len(r.Fails) > 0):
+			return i
+		case s.Exit != 0 && (len(r.Fails) != 1 || !strings.HasPrefix(r.Fails[0], strconv.Itoa(s.Exit)+"@")):
+			return i
+		}
+	}
+	return -1
 }
 
 func notListeningYet(out string) bool {
 	return strings.Contains(out, "connection refused") || strings.Contains(out, "nothing is listening")
 }
 
-func runSnippetOnce(t *testing.T, s snippet, binDir string, isolate bool) (code int, out string, took time.Duration) {
+// sessionDriver runs the blocks (files block1.sh …) one after another in
+// the current shell, as a reader pastes them. The ERR trap notes each
+// command that fails (the commands set -e would stop at) without stopping,
+// except the "source" of the block itself. Between blocks it reports and
+// forgets finished jobs, as an interactive shell does at its prompt (a
+// script's bash keeps them, numbering the next job %3 where the reader's
+// shell says %1). Each block's end is written to
+// the results file, and its start to both output streams; the jobs still
+// running at the end go to the file left.
+const sessionDriver = `set -E
+trap 'rc=$?; [[ $BASH_COMMAND == "source "* ]] || __hr_fails+=("$rc@$LINENO: $BASH_COMMAND")' ERR
+for __hr_i in $(seq 1 "$__HR_BLOCKS"); do
+	__hr_fails=()
+	echo "=== block $__hr_i"
+	echo "=== block $__hr_i" >&2
+	source "$__HR_LOGS/block$__hr_i.sh" </dev/null
+	__hr_rc=$?
+	jobs >/dev/null 2>&1 # as a prompt does: forget finished jobs, so the next block's start at %1 again
+	{ printf '%s' "$__hr_rc"; for __hr_f in "${__hr_fails[@]}"; do printf '\t%s' "${__hr_f//[$'\t\n']/ }"; done; printf '\n'; } >> "$__HR_LOGS/results"
+done
+jobs -pr > "$__HR_LOGS/left"
+`
+
+// runSession runs blocks in one bash session in an empty directory and
+// returns each block's result, the background jobs (pids) still running
+// after the last block, and each block's output (stdout then stderr).
+func runSession(t *testing.T, blocks []snippet, binDir string, isolate bool) (results []blockResult, left []string, out []string, took time.Duration) {
 	dir := t.TempDir()
 	logs := t.TempDir()
-	script := filepath.Join(logs, "snippet.sh")
-	if err := os.WriteFile(script, []byte("set -e\n"+s.Code), 0o644); err != nil {
+	for i, s := range blocks {
+		if err := os.WriteFile(filepath.Join(logs, fmt.Sprintf("block%d.sh", i+1)), []byte(s.Code), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	script := filepath.Join(logs, "session.sh")
+	if err := os.WriteFile(script, []byte(sessionDriver), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	stdout, err := os.Create(filepath.Join(logs, "stdout"))
@@ -168,57 +268,84 @@ func runSnippetOnce(t *testing.T, s snippet, binDir string, isolate bool) (code 
 		}
 		env = append(env, kv)
 	}
-	c.Env = append(env, "PATH="+binDir+string(os.PathListSeparator)+os.Getenv("PATH"), "NO_COLOR=1", "GORACE=atexit_sleep_ms=0")
+	c.Env = append(env, "PATH="+binDir+string(os.PathListSeparator)+os.Getenv("PATH"), "NO_COLOR=1", "GORACE=atexit_sleep_ms=0",
+		"__HR_LOGS="+logs, fmt.Sprintf("__HR_BLOCKS=%d", len(blocks)))
 	start := time.Now()
 	if err := c.Start(); err != nil {
 		t.Fatal(err)
 	}
 	pgid := c.Process.Pid
 	defer func() {
-		// The block's background jobs (a capture, a handler) are in its group.
+		// The session's background jobs (a capture, a handler) are in its group.
 		_ = syscall.Kill(-pgid, syscall.SIGTERM)
 		time.Sleep(200 * time.Millisecond)
 		_ = syscall.Kill(-pgid, syscall.SIGKILL)
 	}()
 	done := make(chan error, 1)
 	go func() { done <- c.Wait() }()
-	limit := 120 * time.Second
-	var werr error
+	limit := time.Duration(len(blocks)) * 120 * time.Second
 	select {
-	case werr = <-done:
+	case err = <-done:
 	case <-time.After(limit):
 		_ = syscall.Kill(-pgid, syscall.SIGKILL)
 		<-done
-		t.Fatalf("%s:%d did not finish within %s\n%s", s.File, s.Line, limit, snippetOutput(logs))
+		t.Fatalf("%s: the session did not finish within %s\n%s", blocks[0].File, limit, strings.Join(sessionOutput(logs, len(blocks)), ""))
 	}
-	if ee, ok := werr.(*exec.ExitError); ok {
-		code = ee.ExitCode()
-	} else if werr != nil {
-		t.Fatal(werr)
+	if _, ok := err.(*exec.ExitError); err != nil && !ok {
+		t.Fatal(err)
 	}
-	return code, snippetOutput(logs), time.Since(start).Round(time.Millisecond)
+	took = time.Since(start).Round(time.Millisecond)
+	data, _ := os.ReadFile(filepath.Join(logs, "results"))
+	for _, line := range strings.Split(strings.TrimSuffix(string(data), "\n"), "\n") {
+		if line == "" {
+			continue
+		}
+		f := strings.Split(line, "\t")
+		code, _ := strconv.Atoi(f[0])
+		results = append(results, blockResult{Code: code, Fails: f[1:]})
+	}
+	data, _ = os.ReadFile(filepath.Join(logs, "left"))
+	left = strings.Fields(string(data))
+	return results, left, sessionOutput(logs, len(blocks)), took
 }
 
-func snippetOutput(logs string) string {
-	var b strings.Builder
+// sessionOutput splits the session's stdout and stderr at the blocks'
+// "=== block N" lines: each block's output, at most 200 lines of each.
+func sessionOutput(logs string, n int) []string {
+	outs := make([]strings.Builder, n+1)
 	for _, name := range []string{"stdout", "stderr"} {
 		data, _ := os.ReadFile(filepath.Join(logs, name))
-		fmt.Fprintf(&b, "--- %s\n", name)
+		cur, lines := 0, 0
+		for i := range outs {
+			fmt.Fprintf(&outs[i], "--- %s\n", name)
+		}
 		sc := bufio.NewScanner(strings.NewReader(string(data)))
-		n := 0
+		sc.Buffer(nil, 1<<20)
 		for sc.Scan() {
-			if n++; n > 200 {
-				b.WriteString("…\n")
-				break
+			if k, ok := strings.CutPrefix(sc.Text(), "=== block "); ok {
+				if i, err := strconv.Atoi(k); err == nil && i >= 1 && i <= n {
+					cur, lines = i, 0
+					continue
+				}
 			}
-			b.WriteString(sc.Text() + "\n")
+			if lines++; lines > 200 {
+				if lines == 201 {
+					outs[cur].WriteString("…\n")
+				}
+				continue
+			}
+			outs[cur].WriteString(sc.Text() + "\n")
 		}
 	}
-	return b.String()
+	res := make([]string, n)
+	for i := range res {
+		res[i] = outs[i+1].String()
+	}
+	return res
 }
 
-// netnsWorks reports whether a block can get a network namespace of its own
-// with a working loopback (unprivileged user namespaces and ip(8)).
+// netnsWorks reports whether a session can get a network namespace of its
+// own with a working loopback (unprivileged user namespaces and ip(8)).
 func netnsWorks() bool {
 	if _, err := exec.LookPath("unshare"); err != nil {
 		return false
