@@ -189,7 +189,8 @@ func captureTUI(ctx context.Context, o *captureOptions, st *store.Store, srv *ca
 	served := make(chan error, 1)
 	go func() { served <- srv.Serve(ctx, ln) }()
 	t := &tuiOptions{IO: o.IO}
-	t.Check.Secret = o.Secret
+	t.Check.IO, t.Check.Secret = o.IO, o.Secret
+	t.Check.Store, t.Check.ExistingStore = o.Store, o.Store
 	err := tuiRun(ctx, t, &tuiSession{store: st, notes: notes, banner: strings.TrimSpace(banner), forward: o.Forward})
 	cancel()
 	if serr := <-served; err == nil && serr != nil && !errors.Is(serr, context.Canceled) {

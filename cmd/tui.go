@@ -11,6 +11,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/hookreplay/hookreplay/internal/check"
+	"github.com/hookreplay/hookreplay/internal/config"
 	"github.com/hookreplay/hookreplay/internal/iostreams"
 	"github.com/hookreplay/hookreplay/internal/report"
 	"github.com/hookreplay/hookreplay/internal/store"
@@ -50,16 +51,19 @@ func newTUICmd(f *factory, runF func(*tuiOptions) error) *cobra.Command {
 		Long: `An interactive view of the database: deliveries appear live as 'hookreplay
 capture' stores them (in another terminal, or run 'capture --tui'); enter
 shows a delivery's headers, body, exact wire bytes, captured response,
-signature and past attempts; r replays, c checks, R lists past runs, / filters
-(provider:stripe source:staging type:'invoice.*' event-id:E since:2h, other
-words: body text; list's --provider, --source, --type, --event-id and --since
-start it filtered);
-? lists every key.
+signature and past attempts; r replays it at once (where it was last sent,
+else --to; under capture --tui --forward, where capture forwards it), o opens
+the replay form, E edits a copy (in $EDITOR or in place) and replays it, y
+copies it as curl, its body or its headers, c checks, R lists past runs, /
+filters (provider:stripe type:'invoice.*' event-id:E since:2h status:5xx
+header:x-github-event=push, other words: body text; list's --provider,
+--type, --event-id and --since start it filtered); ? lists every key.
 
 c runs 'hookreplay check' on the selected deliveries with the check flags
 given here (--to, --probe-sql/--dsn, --probe-cmd, --probe-http, --sink,
---phases, ...); --secret also verifies signatures in the delivery view and
-re-signs replays.`,
+--phases, ...); without them it opens a form to set the check up, remembered
+in the database and, given a name, saved to hookreplay.yaml. --secret also
+verifies signatures in the delivery view and re-signs replays.`,
 		Example: `  hookreplay tui
   hookreplay tui --provider stripe --type 'invoice.*' --since 2h
   hookreplay tui --db ci.db --secret-env STRIPE_WEBHOOK_SECRET
@@ -129,6 +133,28 @@ func tuiChecks(o *checkOptions) bool {
 	return !checkProbeSpecs(o).Empty() || o.DSN != ""
 }
 
+// tuiCheckFunc checks deliveries of st with co against target, for c.
+func tuiCheckFunc(st *store.Store, co *checkOptions, target *url.URL) tui.CheckFunc {
+	return func(ctx context.Context, ids []int64, obs check.Observer) (*report.Check, error) {
+		var ds []*store.Delivery
+		for _, id := range ids {
+			d, err := st.GetDelivery(ctx, id)
+			if errors.Is(err, store.ErrNotFound) {
+				return nil, fmt.Errorf("delivery %d is gone (deleted)", id)
+			}
+			if err != nil {
+				return nil, err
+			}
+			ds = append(ds, d)
+		}
+		c, err := checkEngine(ctx, co, target, st, ds, obs)
+		if err != nil {
+			return c, redactExit(err, &co.secrets)
+		}
+		return c, nil
+	}
+}
+
 // tuiSession is what capture --tui adds to a TUI session.
 type tuiSession struct {
 	store  *store.Store
@@ -160,25 +186,22 @@ func tuiRun(ctx context.Context, o *tuiOptions, s *tuiSession) error {
 		opts.Notes, opts.Banner, opts.Forward = s.notes, s.banner, s.forward
 	}
 	if o.target != nil {
-		co := &o.Check
-		opts.Check = func(ctx context.Context, ids []int64, obs check.Observer) (*report.Check, error) {
-			var ds []*store.Delivery
-			for _, id := range ids {
-				d, err := st.GetDelivery(ctx, id)
-				if errors.Is(err, store.ErrNotFound) {
-					return nil, fmt.Errorf("delivery %d is gone (deleted)", id)
-				}
-				if err != nil {
-					return nil, err
-				}
-				ds = append(ds, d)
-			}
-			c, err := checkEngine(ctx, co, o.target, st, ds, obs)
+		opts.Check = tuiCheckFunc(st, &o.Check, o.target)
+	} else {
+		// c sets the check up in a form; cmd maps it onto check's options
+		// as it maps a check of hookreplay.yaml.
+		opts.NewCheck = func(c *config.Check) (tui.CheckFunc, error) {
+			co, err := checkOptionsFromConfig(ctx, &o.Check, c)
 			if err != nil {
-				return nil, redactExit(err, &co.secrets)
+				return nil, err
 			}
-			return c, nil
+			u, err := checkValidateEngine(co)
+			if err != nil {
+				return nil, err
+			}
+			return tuiCheckFunc(st, co, u), nil
 		}
+		opts.ConfigPath = config.Find(".")
 	}
 	if err := tui.Run(ctx, opts); err != nil {
 		return setupErr("%v", err)

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/hookreplay/hookreplay/internal/check"
+	"github.com/hookreplay/hookreplay/internal/config"
 	"github.com/hookreplay/hookreplay/internal/probe"
 	"github.com/hookreplay/hookreplay/internal/report"
 	"github.com/hookreplay/hookreplay/internal/store"
@@ -174,4 +175,55 @@ func TestCheckStoppedWithEsc(t *testing.T) {
 	if v := h.view(); strings.Contains(v, "context canceled") || strings.Contains(v, "error:") {
 		t.Errorf("stopping with esc reads as an error:\n%s", v)
 	}
+}
+
+// TestCheckForm: without check flags, c sets the check up in a form
+// (validated by the config package's rules), runs it, remembers it for the
+// database and, given a name, adds it to hookreplay.yaml.
+func TestCheckForm(t *testing.T) {
+	srv := naiveHandler()
+	defer srv.Close()
+	h := newHarness(t, fixtureStore(t), 100, 40)
+	var got *config.Check
+	h.env.newCheck = func(c *config.Check) (CheckFunc, error) {
+		got = c
+		return checkFunc(h, srv), nil
+	}
+	h.env.configPath = filepath.Join(t.TempDir(), "hookreplay.yaml")
+	h.keys("G", "c") // delivery 1
+	h.contains("> target URL", "probe kind       sql", "dsn (sql)", "save as check")
+	h.keys("enter")
+	h.contains("error: check form: target URL: where the handler listens")
+	h.typeText(srv.URL + "/hooks")
+	h.keys("tab", " ", " ") // sql → cmd → http
+	h.contains("probe kind       http")
+	if strings.Contains(h.view(), "dsn (sql)") {
+		t.Error("the dsn field is shown for an http probe")
+	}
+	h.keys("tab")
+	h.typeText("ftp://nope")
+	h.keys("enter")
+	h.contains("error: check form: probe http: http: ftp://nope")
+	for range len("ftp://nope") {
+		h.keys("backspace")
+	}
+	h.typeText(srv.URL + "/count")
+	h.keys("tab", "tab") // secret env, phases (dsn is skipped: not shown)
+	h.contains("> phases")
+	h.typeText("first,dups")
+	h.keys("tab", "tab", "tab")
+	h.contains("> save as check")
+	h.typeText("naive")
+	h.keys("enter")
+	h.contains("✗ dups")
+	if got == nil || got.To != srv.URL+"/hooks" || got.Probes[0].HTTP != srv.URL+"/count" || strings.Join(got.Phases, ",") != "first,dups" {
+		t.Fatalf("the form's check: %+v", got)
+	}
+	f, err := config.Load(h.env.configPath, nil)
+	if err != nil || len(f.Checks) != 1 || f.Checks[0].Name != "naive" || strings.Join(f.Checks[0].Deliveries.EventIDs, ",") != "evt_1QjsonlA" {
+		t.Fatalf("saved config: %+v, %v", f, err)
+	}
+	// The next c in this database opens the form as it was left.
+	h.keys("esc", "k", "c")
+	h.contains("check delivery 2", srv.URL+"/count", "first,dups")
 }

@@ -85,27 +85,43 @@ type checkModel struct {
 	c       *report.Check
 	err     error
 	vp      viewport.Model
+	ran     bool // a check was started (by the flags' check or the form's)
+	// form sets the check up in place (c without check flags); nil once
+	// the check runs, or when tui was given check flags.
+	form *checkForm
 }
 
 var checkSeq int
 
 func newCheck(e *env, ids []int64) *checkModel {
 	checkSeq++
-	return &checkModel{env: e, seq: checkSeq, ids: ids, spin: spinner.New(spinner.WithSpinner(spinner.Line)), vp: viewport.New(0, 0)}
+	m := &checkModel{env: e, seq: checkSeq, ids: ids, spin: spinner.New(spinner.WithSpinner(spinner.Line)), vp: viewport.New(0, 0)}
+	if e.check == nil && e.newCheck != nil {
+		m.form = newCheckForm()
+	}
+	return m
 }
 
 func (m *checkModel) Init() tea.Cmd {
+	if m.form != nil {
+		return loadCheckForm(m.env, m.seq, m.ids[0])
+	}
 	if m.env.check == nil {
 		return nil
 	}
+	return m.run(m.env.check)
+}
+
+// run starts the check.
+func (m *checkModel) run(check CheckFunc) tea.Cmd {
 	if m.env.busy() {
 		m.err = fmt.Errorf("a replay or check is already running; wait for it or stop it (esc in its view)")
 		m.done = true
 		return failed(m.err)
 	}
-	m.running, m.started = true, m.env.now()
+	m.running, m.started, m.ran = true, m.env.now(), true
 	m.ch = make(chan tea.Msg, 1024)
-	e, ch, seq, ids, run := m.env, m.ch, m.seq, m.ids, m.env.check
+	e, ch, seq, ids, run := m.env, m.ch, m.seq, m.ids, check
 	m.stop = e.start(func(ctx context.Context) {
 		c, err := run(ctx, ids, observer{e: e, ch: ch, seq: seq})
 		e.deliver(ch, checkDoneMsg{seq: seq, c: c, err: err})
@@ -114,10 +130,15 @@ func (m *checkModel) Init() tea.Cmd {
 }
 
 func (m *checkModel) Title() string   { return "check " + describeIDs(m.ids) }
-func (m *checkModel) Capturing() bool { return false }
+func (m *checkModel) Capturing() bool { return m.form != nil }
 
 func (m *checkModel) Keys() []key.Binding {
 	k := m.env.keys
+	if m.form != nil {
+		return []key.Binding{key.NewBinding(key.WithKeys("tab"), key.WithHelp("tab/↓", "next field")),
+			key.NewBinding(key.WithKeys("enter"), key.WithHelp("enter", "check")),
+			key.NewBinding(key.WithKeys("esc"), key.WithHelp("esc", "cancel")), key.NewBinding(key.WithKeys("ctrl+c"), key.WithHelp("ctrl+c", "quit"))}
+	}
 	if m.running {
 		return []key.Binding{key.NewBinding(key.WithKeys("esc"), key.WithHelp("esc", "stop")), k.Quit}
 	}
@@ -144,6 +165,9 @@ func (m *checkModel) SetSize(w, h int) {
 }
 
 func (m *checkModel) Update(msg tea.Msg) tea.Cmd {
+	if m.form != nil {
+		return m.formUpdate(msg)
+	}
 	switch msg := msg.(type) {
 	case checkEventMsg:
 		if msg.seq != m.seq {
@@ -269,13 +293,17 @@ func (m *checkModel) refresh() {
 
 func (m *checkModel) content() string {
 	st := m.env.styles
-	if m.env.check == nil {
+	if m.env.check == nil && !m.ran {
 		return st.Bold.Render("check is not set up") + "\n\n" + m.env.checkSetup
 	}
 	var b strings.Builder
 	if m.c != nil {
 		var out bytes.Buffer
 		if err := report.Text(&out, m.c, m.env.color); err == nil {
+			if m.err != nil && m.err != errStopped {
+				// A check that failed part way: its partial report, then why.
+				out.WriteString("\n" + st.Fail.Render("check stopped: "+oneLineText(m.err.Error())) + "\n")
+			}
 			return strings.TrimRight(out.String(), "\n")
 		}
 	}
@@ -320,7 +348,100 @@ func (m *checkModel) content() string {
 	return strings.TrimRight(b.String(), "\n")
 }
 
-func (m *checkModel) View() string { return m.vp.View() }
+func (m *checkModel) View() string {
+	if m.form != nil {
+		return m.formView()
+	}
+	return m.vp.View()
+}
+
+func (m *checkModel) formUpdate(msg tea.Msg) tea.Cmd {
+	f := m.form
+	switch msg := msg.(type) {
+	case checkFormLoadedMsg:
+		if msg.seq != m.seq {
+			return nil
+		}
+		if msg.values != nil {
+			for i, v := range msg.values {
+				if v != "" {
+					f.fields[i].SetValue(v)
+				}
+			}
+		}
+		if msg.target != "" && (msg.values == nil || msg.values[cfTarget] == "") {
+			f.fields[cfTarget].SetValue(msg.target)
+		}
+	case tea.KeyMsg:
+		switch msg.Type {
+		case tea.KeyEsc:
+			return m.env.nav(backMsg{})
+		case tea.KeyTab, tea.KeyDown:
+			f.setFocus(f.focus+1, 1)
+			return nil
+		case tea.KeyShiftTab, tea.KeyUp:
+			f.setFocus(f.focus-1, -1)
+			return nil
+		case tea.KeyEnter:
+			return m.submit()
+		}
+		if f.focus == cfKind && (msg.Type == tea.KeySpace || msg.Type == tea.KeyLeft || msg.Type == tea.KeyRight) {
+			i := 0
+			for j, k := range probeKinds {
+				if k == f.value(cfKind) {
+					i = j
+				}
+			}
+			step := 1
+			if msg.Type == tea.KeyLeft {
+				step = len(probeKinds) - 1
+			}
+			f.fields[cfKind].SetValue(probeKinds[(i+step)%len(probeKinds)])
+			return nil
+		}
+		var cmd tea.Cmd
+		f.fields[f.focus], cmd = f.fields[f.focus].Update(msg)
+		return cmd
+	}
+	return nil
+}
+
+// submit validates the form, remembers it (and saves it when named), and
+// runs the check it describes.
+func (m *checkModel) submit() tea.Cmd {
+	f := m.form
+	c, err := f.check(m.ids)
+	if err != nil {
+		return failed(fmt.Errorf("check form: %v", err))
+	}
+	run, err := m.env.newCheck(c)
+	if err != nil {
+		return failed(fmt.Errorf("check form: %v", err))
+	}
+	m.form = nil
+	m.refresh()
+	return tea.Batch(rememberCheckForm(m.env, f.values(), c, f.value(cfSaveAs)), m.run(run))
+}
+
+func (m *checkModel) formView() string {
+	st, f := m.env.styles, m.form
+	var b strings.Builder
+	b.WriteString(st.Bold.Render("check "+describeIDs(m.ids)) + "\n\n")
+	for i := range f.fields {
+		if i == cfDSN && f.value(cfKind) != "sql" {
+			continue
+		}
+		cur := "  "
+		if i == f.focus {
+			cur = "> "
+		}
+		fmt.Fprintf(&b, "%s%-16s %s\n", cur, cfLabels[i], f.fields[i].View())
+	}
+	hint := "enter checks · tab/↓ next field · space cycles the probe kind · remembered for this database; " +
+		"a name in 'save as check' adds it to " + m.env.configPath + " · more probes and options: hookreplay.yaml or tui's check flags"
+	b.WriteString("\n" + st.Faint.Render(wrap(hint, max(10, m.width))))
+	return b.String()
+}
 
 // saveReports writes the check's report as Markdown, JUnit and JSON beside
 // the exports.

@@ -58,8 +58,14 @@ type Options struct {
 	// Check runs a check of the given deliveries (cmd builds it from the
 	// check flags given to 'hookreplay tui'); nil when none were given.
 	Check CheckFunc
-	// CheckSetup says how to enable checks when Check is nil.
+	// CheckSetup says how to enable checks when Check and NewCheck are nil.
 	CheckSetup string
+	// NewCheck builds a check from the check form (c without check flags);
+	// nil: c says CheckSetup instead.
+	NewCheck NewCheckFunc
+	// ConfigPath is the hookreplay.yaml the check form saves named checks
+	// to ("": hookreplay.yaml in the working directory).
+	ConfigPath string
 	// Notes, when set, are shown in the status bar as they come (capture
 	// --tui: problems of the capture running in the same process).
 	Notes <-chan string
@@ -98,6 +104,8 @@ type env struct {
 	forward    *url.URL
 	check      CheckFunc
 	checkSetup string
+	newCheck   NewCheckFunc
+	configPath string
 
 	// runs are the replays and checks in flight; quitting waits for them.
 	runs    sync.WaitGroup
@@ -116,11 +124,14 @@ type env struct {
 func newEnv(o Options, r *lipgloss.Renderer) *env {
 	e := &env{st: o.Store, styles: NewStyles(r), keys: newKeyMap(), now: time.Now, dbPath: o.DBPath,
 		secret: o.Secret, color: r.ColorProfile() != termenv.Ascii, poll: o.Poll, clipboard: o.Out,
-		exportDir: o.ExportDir, defaultTarget: o.Target, check: o.Check, checkSetup: o.CheckSetup,
+		exportDir: o.ExportDir, defaultTarget: o.Target, check: o.Check, checkSetup: o.CheckSetup, newCheck: o.NewCheck, configPath: o.ConfigPath,
 		notes: o.Notes, banner: o.Banner,
 		cancels: map[int]context.CancelFunc{}, done: make(chan struct{}), exec: execEditor}
 	if e.poll == 0 {
 		e.poll = DefaultPoll
+	}
+	if e.configPath == "" {
+		e.configPath = "hookreplay.yaml"
 	}
 	if e.exportDir == "" {
 		e.exportDir = "."

@@ -1,0 +1,213 @@
+package tui
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"strings"
+
+	"github.com/charmbracelet/bubbles/textinput"
+	tea "github.com/charmbracelet/bubbletea"
+
+	"github.com/hookreplay/hookreplay/internal/config"
+)
+
+// The check form: c without check flags sets the check up in place — the
+// handler's URL (prefilled as r would send), one probe with its kind, the
+// environment variable holding the signing secret, phases, reset and serve
+// commands — remembered per database (the store's settings), and, given a
+// name, saved as a named check in hookreplay.yaml. The form's check is
+// validated by the config package, as the file's checks are: one set of
+// rules.
+
+// NewCheckFunc builds the check of a named check (cmd maps it onto check's
+// options, as for hookreplay.yaml); errors are one line.
+type NewCheckFunc func(c *config.Check) (CheckFunc, error)
+
+// settingCheckForm is where the form's last values are remembered.
+const settingCheckForm = "tui.check-form"
+
+// The form's fields, in order.
+const (
+	cfTarget = iota
+	cfKind
+	cfProbe
+	cfDSN
+	cfSecretEnv
+	cfPhases
+	cfReset
+	cfServe
+	cfSaveAs
+	cfCount
+)
+
+var cfLabels = [cfCount]string{"target URL", "probe kind", "probe", "dsn (sql)", "secret env var", "phases", "reset command", "serve command", "save as check"}
+
+// probeKinds are the kinds the form cycles through, as hookreplay.yaml names them.
+var probeKinds = []string{"sql", "cmd", "http", "redis", "sink", "smtp"}
+
+var cfPlaceholders = [cfCount]string{
+	"e.g. http://127.0.0.1:3000/webhooks (where the handler listens)", "space cycles: " + strings.Join(probeKinds, ", "),
+	"sql: SELECT count(*) FROM orders · cmd: a command printing a number · http: URL", "sqlite:app.db or postgres://…",
+	"e.g. STRIPE_WEBHOOK_SECRET (its name, not the secret)", "blank: every phase the deliveries allow; e.g. first,dups",
+	"optional: restores the handler's state before each phase", "optional: starts the handler (needed for crash)",
+	"optional: a name to add this check to hookreplay.yaml",
+}
+
+// checkFormValues are the form's values as remembered.
+type checkFormValues [cfCount]string
+
+// checkFormLoadedMsg is what the database remembers, and where r would send.
+type checkFormLoadedMsg struct {
+	seq    int
+	values *checkFormValues
+	target string
+}
+
+// checkForm is the form's inputs.
+type checkForm struct {
+	fields [cfCount]textinput.Model
+	focus  int
+}
+
+func newCheckForm() *checkForm {
+	f := &checkForm{}
+	for i := range f.fields {
+		in := textinput.New()
+		in.Prompt = ""
+		in.Cursor.SetMode(cursorStatic)
+		in.Placeholder = cfPlaceholders[i]
+		f.fields[i] = in
+	}
+	f.fields[cfKind].SetValue("sql")
+	f.fields[cfTarget].Focus()
+	return f
+}
+
+func (f *checkForm) value(i int) string { return strings.TrimSpace(f.fields[i].Value()) }
+
+func (f *checkForm) values() checkFormValues {
+	var v checkFormValues
+	for i := range v {
+		v[i] = f.value(i)
+	}
+	v[cfSaveAs] = "" // a name is saved once, not offered again
+	return v
+}
+
+// setFocus moves to field i, past the dsn when the probe is not sql (it is
+// not shown then), going on in the direction of dir.
+func (f *checkForm) setFocus(i, dir int) {
+	f.fields[f.focus].Blur()
+	f.focus = (i + cfCount) % cfCount
+	if f.focus == cfDSN && f.value(cfKind) != "sql" {
+		f.focus = (f.focus + dir + cfCount) % cfCount
+	}
+	f.fields[f.focus].Focus()
+}
+
+// loadCheckForm reads what the form held last in this database, and where
+// r would send the first delivery.
+func loadCheckForm(e *env, seq int, id int64) tea.Cmd {
+	return func() tea.Msg {
+		ctx := context.Background()
+		msg := checkFormLoadedMsg{seq: seq}
+		if s, ok, err := e.st.Setting(ctx, settingCheckForm); err == nil && ok {
+			var v checkFormValues
+			if json.Unmarshal([]byte(s), &v) == nil {
+				msg.values = &v
+			}
+		}
+		if t, err := resolveTarget(ctx, e, id); err == nil {
+			msg.target = t.url
+		}
+		return msg
+	}
+}
+
+// check is the form as a named check of ids, validated by the config
+// package's rules.
+func (f *checkForm) check(ids []int64) (*config.Check, error) {
+	name := f.value(cfSaveAs)
+	if name == "" {
+		name = "tui"
+	}
+	kind := f.value(cfKind)
+	p := config.Probe{Name: kind}
+	switch kind {
+	case "sql":
+		p.SQL, p.DSN = f.value(cfProbe), f.value(cfDSN)
+	case "cmd":
+		p.Cmd = f.value(cfProbe)
+	case "http":
+		p.HTTP = f.value(cfProbe)
+	case "redis":
+		p.Redis = f.value(cfProbe)
+	case "sink":
+		p.Sink = f.value(cfProbe)
+	case "smtp":
+		p.SMTP = f.value(cfProbe)
+	default:
+		return nil, fmt.Errorf("probe kind %q: one of %s", kind, strings.Join(probeKinds, ", "))
+	}
+	if f.value(cfTarget) == "" {
+		return nil, errors.New("target URL: where the handler listens, e.g. http://127.0.0.1:3000/webhooks")
+	}
+	if f.value(cfProbe) == "" {
+		return nil, errors.New("probe: what shows the handler's work (a query, a command printing a number, a URL)")
+	}
+	c := &config.Check{Name: name, Deliveries: config.Deliveries{IDs: ids}, To: f.value(cfTarget),
+		Reset: f.value(cfReset), Serve: f.value(cfServe), Probes: []config.Probe{p}, SecretEnv: f.value(cfSecretEnv)}
+	for _, ph := range strings.FieldsFunc(f.value(cfPhases), func(r rune) bool { return r == ',' || r == ' ' }) {
+		c.Phases = append(c.Phases, ph)
+	}
+	text, err := config.CheckYAML(c)
+	if err != nil {
+		return nil, err
+	}
+	file, err := config.Parse("the check form", text, os.LookupEnv)
+	if err != nil {
+		var ce *config.Error
+		if errors.As(err, &ce) {
+			return nil, errors.New(strings.TrimPrefix(ce.Msg, "check "+name+": "))
+		}
+		return nil, err
+	}
+	return file.Checks[0], nil
+}
+
+// rememberCheckForm stores the form's values for the next c in this
+// database and, given a name, adds the check to hookreplay.yaml; the check
+// saved names the selected deliveries by event id where they have one.
+func rememberCheckForm(e *env, v checkFormValues, c *config.Check, saveAs string) tea.Cmd {
+	st, path := e.st, e.configPath
+	return func() tea.Msg {
+		ctx := context.Background()
+		b, _ := json.Marshal(v)
+		if err := st.SetSetting(ctx, settingCheckForm, string(b)); err != nil {
+			return statusMsg{err: err}
+		}
+		if saveAs == "" {
+			return nil
+		}
+		saved := *c
+		saved.Deliveries = config.Deliveries{}
+		for _, id := range c.Deliveries.IDs {
+			d, err := st.GetDelivery(ctx, id)
+			if err != nil {
+				return statusMsg{err: err}
+			}
+			if d.EventID != "" {
+				saved.Deliveries.EventIDs = append(saved.Deliveries.EventIDs, d.EventID)
+			} else {
+				saved.Deliveries.IDs = append(saved.Deliveries.IDs, id)
+			}
+		}
+		if err := config.AddCheck(path, &saved, os.LookupEnv); err != nil {
+			return statusMsg{err: fmt.Errorf("save check %s: %v", saveAs, err)}
+		}
+		return statusMsg{text: fmt.Sprintf("saved as check %s in %s ('hookreplay check %s' runs it)", saveAs, path, saveAs)}
+	}
+}
