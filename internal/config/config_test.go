@@ -95,6 +95,10 @@ func TestParseErrors(t *testing.T) {
 		{"last with since", "checks:\n  a:\n    deliveries: {last: true, since: 2h}\n", 3, "only provider and type narrow them"},
 		{"probe name", "checks:\n  a:\n    probes:\n      Balance: {cmd: x}\n", 4, "lower-case word"},
 		{"match without sink", "checks:\n  a:\n    probes:\n      n: {cmd: x, match: POST /}\n", 4, "match is only for a sink"},
+		{"redis write", "checks:\n  a:\n    probes:\n      n: {redis: 'redis://127.0.0.1:6379/0 DEL evt:1'}\n", 4, "redis: DEL is not a read hookreplay runs"},
+		{"redis literal password", "checks:\n  a:\n    probes:\n      n: {redis: 'redis://u:hunter2@127.0.0.1:6379/0 DBSIZE'}\n", 4, "literal password is refused"},
+		{"two smtp sinks", "checks:\n  a:\n    probes:\n      m: {smtp: 2525}\n      n: {smtp: 2526}\n", 5, "one smtp sink"},
+		{"dedupe_ttl unit", head + "    dedupe_ttl: 24\n", 6, "dedupe_ttl: 24: give a unit"},
 		{"bad check name", "checks:\n  a b:\n    to: http://x/\n", 2, `check name "a b"`},
 		{"not a mapping", "- 1\n", 1, "want a mapping"},
 	} {
@@ -114,6 +118,21 @@ func TestParseErrors(t *testing.T) {
 				t.Errorf("error %q repeats the secret", err)
 			}
 		})
+	}
+}
+
+// The effect probes and the retention inputs map onto their flags' values.
+func TestParseEffectProbes(t *testing.T) {
+	y := "checks:\n  a:\n    deliveries: {last: true}\n    to: http://x/\n    dedupe_ttl: 24h\n    forget: redis-cli DEL evt:$HOOKREPLAY_EVENT_ID\n" +
+		"    probes:\n      seen: {redis: \"redis://127.0.0.1:6379/0 KEYS-COUNT 'evt:*'\"}\n      emails: {smtp: 2525, match: ['to:*@example.com']}\n"
+	f, err := Parse("ci.yaml", []byte(y), env(nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := f.Checks[0]
+	if c.DedupeTTL != 24*time.Hour || c.Forget != "redis-cli DEL evt:$HOOKREPLAY_EVENT_ID" || c.Probes[0].Redis != "redis://127.0.0.1:6379/0 KEYS-COUNT 'evt:*'" ||
+		c.Probes[1].SMTP != "2525" || c.Probes[1].Match[0] != "to:*@example.com" {
+		t.Fatalf("parsed %+v %+v", c, c.Probes)
 	}
 }
 
