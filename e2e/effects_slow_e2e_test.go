@@ -32,4 +32,3 @@ func TestCheckSMTPSinkNoFalsePositiveRepeated(t *testing.T) {
 		}
 	}
 }
-
