@@ -352,3 +352,57 @@ func TestTUIE2EEditAndCopy(t *testing.T) {
 	tm.keys("q")
 	tm.waitFor("tui exited 0")
 }
+
+// TestTUIE2ECheckForm: tui without check flags; c opens the check form, the
+// check it describes runs (a handler that does its work for every copy fails
+// dups), it is saved to hookreplay.yaml under the name given, and the next c
+// opens the form as it was left.
+func TestTUIE2ECheckForm(t *testing.T) {
+	captureFastExit(t)
+	var work atomic.Int64
+	handler := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method == http.MethodGet {
+			fmt.Fprint(w, work.Load())
+			return
+		}
+		io.Copy(io.Discard, r.Body)
+		work.Add(1)
+	}))
+	defer handler.Close()
+	dir := t.TempDir()
+	db := filepath.Join(dir, "hookreplay.db")
+	if r := runBin(t, db, mustRead(t, "internal/tui/testdata/deliveries.jsonl"), "import", "-"); r.Code != 0 {
+		t.Fatalf("import: %d %s", r.Code, r.Stderr)
+	}
+	tm := tuiTmux(t, fmt.Sprintf("cd %s && NO_COLOR=1 GORACE=atexit_sleep_ms=0 %s --db %s tui; echo \"tui exited $?\"; sleep 600", dir, binPath, db))
+	tm.waitFor("1/6 deliveries")
+	tm.keys("G")
+	tm.waitFor("6/6 deliveries")
+	tm.keys("c")
+	tm.waitFor("> target URL", "probe kind       sql")
+	tm.text(handler.URL + "/hooks")
+	tm.keys("Tab", "Space", "Space")
+	tm.waitFor("probe kind       http")
+	tm.keys("Tab")
+	tm.text(handler.URL + "/count")
+	tm.keys("Tab", "Tab")
+	tm.waitFor("> phases")
+	tm.text("first,dups")
+	tm.keys("Tab", "Tab", "Tab")
+	tm.waitFor("> save as check")
+	tm.text("naive")
+	tm.keys("Enter")
+	tm.waitFor("✗ dups", "FAIL")
+	cfg, err := os.ReadFile(filepath.Join(dir, "hookreplay.yaml"))
+	if err != nil || !strings.Contains(string(cfg), "naive:") || !strings.Contains(string(cfg), "evt_1QjsonlA") {
+		t.Fatalf("hookreplay.yaml: %v\n%s", err, cfg)
+	}
+	tm.keys("Escape")
+	tm.waitFor("6/6 deliveries")
+	tm.keys("c")
+	tm.waitFor("> target URL", handler.URL+"/count", "first,dups")
+	tm.keys("Escape")
+	tm.waitFor("6/6 deliveries")
+	tm.keys("q")
+	tm.waitFor("tui exited 0")
+}
