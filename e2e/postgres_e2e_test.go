@@ -2,7 +2,6 @@ package e2e
 
 import (
 	"bytes"
-	"database/sql"
 	"encoding/json"
 	"fmt"
 	"net/url"
@@ -172,26 +171,12 @@ func TestPostgresE2ETooNewSchema(t *testing.T) {
 	}
 	u, _ := url.Parse(db)
 	schema := u.Query().Get("search_path")
-	sqlExecPG(t, db, "UPDATE "+schema+".hookreplay_schema SET version = version + 1")
+	testkit.PostgresExec(t, db, "UPDATE "+schema+".hookreplay_schema SET version = version + 1")
 	r := runBin(t, db, nil, "list")
 	if r.Code != 2 || !strings.Contains(r.Stderr, "newer than this hookreplay") || strings.Count(strings.TrimSpace(r.Stderr), "\n") != 0 {
 		t.Fatalf("list on a newer schema: exit %d\n%s", r.Code, r.Stderr)
 	}
 	pgNoPassword(t, "the refusal", r.Stderr)
-}
-
-func sqlExecPG(t *testing.T, dsn string, stmts ...string) {
-	t.Helper()
-	db, err := sql.Open("pgx", dsn)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
-	for _, q := range stmts {
-		if _, err := db.Exec(q); err != nil {
-			t.Fatalf("%s: %v", q, err)
-		}
-	}
 }
 
 // HOOKREPLAY_DB set to a Postgres URL is the store of every command, and

@@ -2,7 +2,6 @@ package store
 
 import (
 	"context"
-	"database/sql"
 	"fmt"
 	"net/url"
 	"strings"
@@ -12,21 +11,6 @@ import (
 
 	"github.com/hookreplay/hookreplay/internal/testkit"
 )
-
-// pgExec runs statements on the test server as the test's own connection.
-func pgExec(t *testing.T, dsn string, stmts ...string) {
-	t.Helper()
-	db, err := sql.Open("pgx", dsn)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
-	for _, q := range stmts {
-		if _, err := db.Exec(q); err != nil {
-			t.Fatalf("%s: %v", q, err)
-		}
-	}
-}
 
 // Several processes opening a new store at once: the advisory lock makes
 // one of them migrate and the others find it done — none fails, and the
@@ -81,21 +65,21 @@ func TestPostgresRefusesNewerAndForeign(t *testing.T) {
 	loc := testkit.PostgresSchema(t, "new")
 	s := deliveriesOpen(t, loc)
 	schema := s.pg.schema
-	pgExec(t, loc, "UPDATE "+schema+".hookreplay_schema SET version = 999")
+	testkit.PostgresExec(t, loc, "UPDATE "+schema+".hookreplay_schema SET version = 999")
 	_, err := Open(context.Background(), loc)
 	if err == nil || !strings.Contains(err.Error(), "version 999, newer than this hookreplay") || !strings.Contains(err.Error(), "upgrade hookreplay") {
 		t.Fatalf("newer schema: %v", err)
 	}
 
 	foreign := testkit.PostgresSchema(t, "foreign")
-	pgExec(t, foreign, "CREATE TABLE deliveries (id int)")
+	testkit.PostgresExec(t, foreign, "CREATE TABLE deliveries (id int)")
 	if _, err := Open(context.Background(), foreign); err == nil || !strings.Contains(err.Error(), "did not create") {
 		t.Fatalf("schema with someone else's deliveries table: %v", err)
 	}
 
 	// The same database, another schema of its own: fine.
 	other := deliveriesOpen(t, foreign, WithSchema(schema+"_b"))
-	t.Cleanup(func() { pgExec(t, foreign, "DROP SCHEMA IF EXISTS "+schema+"_b CASCADE") })
+	t.Cleanup(func() { testkit.PostgresExec(t, foreign, "DROP SCHEMA IF EXISTS "+schema+"_b CASCADE") })
 	if other.pg.schema != schema+"_b" || !strings.Contains(other.Path(), "schema "+schema+"_b") {
 		t.Fatalf("WithSchema: schema %q, shown as %s", other.pg.schema, other.Path())
 	}
@@ -152,7 +136,7 @@ func TestPostgresWriterReconnects(t *testing.T) {
 		t.Fatal(err)
 	}
 	// Kill the writer's backend from outside, as a server restart does.
-	pgExec(t, loc, `SELECT pg_terminate_backend(pid) FROM pg_stat_activity
+	testkit.PostgresExec(t, loc, `SELECT pg_terminate_backend(pid) FROM pg_stat_activity
 		WHERE application_name = '`+app+`' AND pid <> pg_backend_pid()`)
 	d2 := &Delivery{Method: "POST", Target: "/2", Raw: []byte("2")}
 	var errs int

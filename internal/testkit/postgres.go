@@ -56,3 +56,19 @@ func PostgresSchema(t testing.TB, prefix string) string {
 	}
 	return dsn + sep + "search_path=" + schema
 }
+
+// PostgresExec runs statements on the Postgres server dsn names, failing
+// the test at the first error.
+func PostgresExec(t testing.TB, dsn string, stmts ...string) {
+	t.Helper()
+	db, err := sql.Open("pgx", dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	for _, q := range stmts {
+		if _, err := db.Exec(q); err != nil {
+			t.Fatalf("%s: %v", q, err)
+		}
+	}
+}
