@@ -42,6 +42,7 @@ type keycheckOptions struct {
 	ReplayHeader                                                              string
 	Replay5xx                                                                 string
 	WhitespaceReuse                                                           string
+	ProblemJSON                                                               string
 
 	OtherAccount []string
 	SlowBody     string
@@ -170,6 +171,7 @@ func keycheckFlags(fl *pflag.FlagSet, o *keycheckOptions, checks *string) {
 	fl.StringVar(&o.ReplayHeader, "replay-header", "", "override the profile: the header marking a replay, 'Name: value' or Name (value true), or none")
 	fl.StringVar(&o.Replay5xx, "replay-5xx", "", "override the profile: true if a stored 5xx is replayed (stripe), false if the retry runs")
 	fl.StringVar(&o.WhitespaceReuse, "whitespace-reuse", "", "override the profile: true if the same JSON with other whitespace is another request (bird, ietf), false if parameters are compared (stripe)")
+	fl.StringVar(&o.ProblemJSON, "problem-json", "", "override the profile: true if reuse and in-flight errors must be application/problem+json (ietf)")
 	fl.StringArrayVar(&o.OtherAccount, "other-account", nil, "a header that makes a request another account's, 'Name: value' (repeatable; enables scope)")
 	fl.StringVar(&o.SlowBody, "slow-body", "", "a body the API takes long on, e.g. 600ms (enables in-flight): JSON, @FILE or -")
 	fl.StringVar(&o.FailBody, "fail-body", "", "a body that gets a 5xx the first time its {{nonce}} is seen (enables 5xx): JSON, @FILE or -")
@@ -309,6 +311,14 @@ func keycheckProfile(o *keycheckOptions) (keycheck.Profile, error) {
 		}
 		p.WhitespaceIsReuse = b
 		changed = append(changed, "whitespace-reuse")
+	}
+	if o.ProblemJSON != "" {
+		b, err := strconv.ParseBool(o.ProblemJSON)
+		if err != nil {
+			return p, usageErr("--problem-json %q: want true or false", o.ProblemJSON)
+		}
+		p.ProblemJSON = b
+		changed = append(changed, "problem-json")
 	}
 	if len(changed) > 0 {
 		p.Name += " (" + strings.Join(changed, ", ") + " overridden)"

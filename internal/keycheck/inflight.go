@@ -69,6 +69,9 @@ func (r *runner) checkInFlight(ctx context.Context) (*report.KeyCheckResult, err
 		res.Status, res.Why = report.Inconclusive, "the probes saw no effect of the slow request"
 	case cp.Status == p.InFlightStatus:
 		res.Status = report.Pass
+		if why := p.errorShape(cp.ResponseHeaders.Get("Content-Type")); why != "" {
+			res.Status, res.Why = report.Warn, why
+		}
 		if cpDone.After(slowDone) {
 			res.Status, res.Why = report.Warn, fmt.Sprintf("the copy was held until the first finished, then answered %d: the in-flight status should come at once", cp.Status)
 		}

@@ -37,6 +37,9 @@ type Profile struct {
 	// request (a fingerprint of the bytes: bird, ietf); false when the
 	// API compares parsed parameters (stripe), so it gets the stored answer.
 	WhitespaceIsReuse bool
+	// ProblemJSON: the errors (reuse, in flight) are application/problem+json
+	// (RFC 9457), as the ietf draft's examples are.
+	ProblemJSON bool
 	// Window is how long a key is kept at least (informational; --ttl
 	// tests expiry).
 	Window time.Duration
@@ -50,7 +53,7 @@ var (
 		ReplayHeader: "Idempotency-Replay", ReplayValue: "true", OutageStatus: 503, WhitespaceIsReuse: true, Window: 3 * time.Hour}
 	// IETF is the httpapi working group's draft (draft-ietf-httpapi-idempotency-key-header).
 	IETF = Profile{Name: "ietf", Source: "draft-ietf-httpapi-idempotency-key-header",
-		ReuseStatus: 422, InFlightStatus: 409, OutageStatus: 503, WhitespaceIsReuse: true}
+		ReuseStatus: 422, InFlightStatus: 409, OutageStatus: 503, WhitespaceIsReuse: true, ProblemJSON: true}
 	// Stripe is Stripe's API ("Idempotent requests").
 	Stripe = Profile{Name: "stripe", Source: "Stripe API reference, Idempotent requests",
 		ReuseStatus: 400, InFlightStatus: 409, MaxKeyLength: 255, KeyTooLongStatus: 400,
@@ -99,6 +102,9 @@ func (p Profile) Rules() []string {
 	}
 	if p.OutageStatus != 0 {
 		out = append(out, fmt.Sprintf("store down → %d", p.OutageStatus))
+	}
+	if p.ProblemJSON {
+		out = append(out, "errors as application/problem+json")
 	}
 	if p.WhitespaceIsReuse {
 		out = append(out, "JSON whitespace is part of the request")
@@ -160,4 +166,21 @@ func (p Profile) title() string {
 		return "Stripe"
 	}
 	return "profile " + p.Name
+}
+
+// errorShape says what is wrong with the body of an error answer a that
+// has the profile's status ("" : nothing): under a profile whose errors are
+// problem+json, another Content-Type.
+func (p Profile) errorShape(ct string) string {
+	if !p.ProblemJSON {
+		return ""
+	}
+	media, _, _ := strings.Cut(ct, ";")
+	if strings.EqualFold(strings.TrimSpace(media), "application/problem+json") {
+		return ""
+	}
+	if ct == "" {
+		ct = "no Content-Type"
+	}
+	return fmt.Sprintf("the error came as %s; %s's errors are application/problem+json", ct, p.title())
 }

@@ -141,6 +141,9 @@ func (r *runner) reuse(ctx context.Context, name string, mk func(req) variant) (
 		res.Status, res.Why = report.Fail, fmt.Sprintf("%s with a used key answered %s: a client reusing a key by mistake is not told", v.desc, answerText(a2))
 	case a2.Status == p.ReuseStatus:
 		res.Status = report.Pass
+		if why := p.errorShape(a2.ResponseHeaders.Get("Content-Type")); why != "" {
+			res.Status, res.Why = report.Warn, why
+		}
 	case name == nameReuseMethod && (a2.Status == 404 || a2.Status == 405):
 		res.Status, res.Why = report.Info, fmt.Sprintf("%s answered %d: the API has no such route here, so the key was never looked at", v.desc, a2.Status)
 	case a2.Status == p.InFlightStatus:

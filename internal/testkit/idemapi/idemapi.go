@@ -57,6 +57,8 @@ type Contract struct {
 	Keep5xx                       bool   // a 5xx is kept and replayed
 	// ParsedJSON compares the parsed body, not its bytes (Stripe compares parameters).
 	ParsedJSON bool
+	// ProblemJSON sends errors as application/problem+json.
+	ProblemJSON bool
 }
 
 // Stripe is Stripe's contract: reuse 400, keys up to 255 (400 over), a
@@ -64,7 +66,7 @@ type Contract struct {
 var Stripe = Contract{ReuseStatus: 400, KeyTooLongStatus: 400, ReplayHeader: "Idempotent-Replayed", Keep5xx: true, ParsedJSON: true}
 
 // IETF is the draft's: reuse 422, no replay header, no maximum key length.
-var IETF = Contract{ReuseStatus: 422, MaxKeyLength: -1, ReplayHeader: "-"}
+var IETF = Contract{ReuseStatus: 422, MaxKeyLength: -1, ReplayHeader: "-", ProblemJSON: true}
 
 func (c Contract) withDefaults() Contract {
 	if c.ReuseStatus == 0 {
@@ -260,11 +262,20 @@ func (a *API) existing(w http.ResponseWriter, e *entry, fp string) {
 		done, gone, status, body = e.done, e.gone, e.status, e.body
 		a.mu.Unlock()
 	}
+	fail := func(status int, title string) {
+		if c.ProblemJSON {
+			w.Header().Set("Content-Type", "application/problem+json")
+			w.WriteHeader(status)
+			json.NewEncoder(w).Encode(map[string]any{"type": "https://example.com/idempotency", "title": title, "status": status})
+			return
+		}
+		writeJSON(w, status, map[string]string{"error": title})
+	}
 	switch {
 	case efp != fp && a.Mistake != NoFingerprint:
-		writeJSON(w, c.ReuseStatus, map[string]string{"error": "Idempotency-Key reused with another request"})
+		fail(c.ReuseStatus, "Idempotency-Key reused with another request")
 	case !done:
-		writeJSON(w, 409, map[string]string{"error": "a request with this Idempotency-Key is in progress"})
+		fail(409, "a request with this Idempotency-Key is in progress")
 	default:
 		if a.Mistake != NoReplayHeader && c.ReplayHeader != "-" {
 			w.Header().Set(c.ReplayHeader, "true")
