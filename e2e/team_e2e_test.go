@@ -220,11 +220,6 @@ func TestTeamSourcesPostgres(t *testing.T) {
 	teamSources(t, testkit.PostgresSchema(t, "team_sources"), filepath.Join(t.TempDir(), "mine.db"))
 }
 
-func TestPruneWhileCapturingPostgres(t *testing.T) {
-	t.Parallel() // waits on processes and the store; asserts no timing
-	pruneWhileCapturing(t, testkit.PostgresSchema(t, "team_prune"))
-}
-
 // TestTeamLiveTUIPostgres: two processes, one Postgres store. A TUI open on
 // it shows a delivery another process captures within a second (the
 // watcher's LISTEN wakes it), and a replay run by a third process appears in

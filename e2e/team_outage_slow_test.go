@@ -56,3 +56,12 @@ func TestTeamTUIStoreDown(t *testing.T) {
 	tm.waitGone("connection lost")
 	tm.keys("q")
 }
+
+// TestPruneWhileCapturingPostgres is TestPruneWhileCapturingSQLite on
+// Postgres (slow: seeding Postgres row by row through the store takes a few
+// seconds; the store package's TestPruneWhileCapturing covers both backends
+// in the default suite).
+func TestPruneWhileCapturingPostgres(t *testing.T) {
+	t.Parallel() // waits on processes and the store; asserts no timing
+	pruneWhileCapturing(t, testkit.PostgresSchema(t, "team_prune"))
+}
