@@ -1,6 +1,9 @@
 package report
 
 import (
+	"github.com/hookreplay/hookreplay/internal/replay"
+	"github.com/hookreplay/hookreplay/internal/store"
+
 	"strconv"
 
 	"github.com/fatih/color"
@@ -87,6 +90,21 @@ func (p Painter) Faint(s string) string { return p.Paint(ToneMuted, s) }
 
 // Status renders s in the tone of an HTTP status (StatusTone).
 func (p Painter) Status(status int, s string) string { return p.Paint(StatusTone(status), s) }
+
+// AttemptStatus is how every view labels an attempt's outcome
+// (replay.Outcome) and the tone it is painted in: its status code, ERR (no
+// answer), lost (the answer left unread on purpose), or "" (not sent).
+func AttemptStatus(a store.Attempt) (string, Tone) {
+	switch replay.Outcome(a) {
+	case "":
+		return "", ToneMuted
+	case replay.OutcomeError:
+		return "ERR", ToneFail
+	case replay.OutcomeLost:
+		return "lost", ToneLost
+	}
+	return strconv.Itoa(a.Status), StatusTone(a.Status)
+}
 
 func (p Painter) paint(st Style, s string) string {
 	if !p.on || s == "" {

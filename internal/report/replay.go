@@ -77,15 +77,17 @@ func AttemptLine(p Painter, a store.Attempt, multi bool) string {
 		b.WriteString("  ")
 	}
 	fmt.Fprintf(&b, "copy %-3d ", a.Copy)
+	label, tone := AttemptStatus(a)
+	if label != "" {
+		b.WriteString(p.Paint(tone, label))
+	}
 	switch replay.Outcome(a) {
 	case "":
 	case replay.OutcomeError:
-		b.WriteString(p.Paint(ToneFail, "ERR") + "  " + safe(a.Err))
+		b.WriteString("  " + safe(a.Err))
 	case replay.OutcomeLost:
-		b.WriteString(p.Paint(ToneLost, "lost"))
 		b.WriteString("  answer not read (connection closed after the request)")
 	default:
-		b.WriteString(p.Status(a.Status, fmt.Sprintf("%d", a.Status)))
 		fmt.Fprintf(&b, "  %8s", Duration(a.Latency))
 		if body := bodyLine(a.ResponseBody, 60); body != "" {
 			b.WriteString("  " + body)

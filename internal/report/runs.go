@@ -184,14 +184,8 @@ func writeRunAttempts(w io.Writer, p Painter, r *store.Run, as []*store.Attempt)
 			sent = "+" + Duration(a.SentAt.Sub(r.StartedAt))
 		}
 		status := "-"
-		switch replay.Outcome(*a) {
-		case "":
-		case replay.OutcomeError:
-			status = p.Paint(ToneFail, "ERR")
-		case replay.OutcomeLost:
-			status = p.Paint(ToneLost, "lost")
-		default:
-			status = p.Status(a.Status, fmt.Sprint(a.Status))
+		if label, tone := AttemptStatus(*a); label != "" {
+			status = p.Paint(tone, label)
 		}
 		conn := "-"
 		if a.ConnID != 0 {

@@ -15,7 +15,6 @@ import (
 	"github.com/charmbracelet/lipgloss"
 	"github.com/charmbracelet/x/ansi"
 
-	"github.com/hookreplay/hookreplay/internal/replay"
 	"github.com/hookreplay/hookreplay/internal/report"
 	"github.com/hookreplay/hookreplay/internal/store"
 	"github.com/hookreplay/hookreplay/internal/verify"
@@ -331,17 +330,8 @@ func (m *deliveryModel) attemptsView() string {
 	b.WriteString(st.Bold.Render(fmt.Sprintf("%-6s %-8s %-5s %-14s %-7s %-9s %s", "RUN", "PHASE", "COPY", "SENT", "STATUS", "LATENCY", "NOTE")) + "\n")
 	for _, a := range m.attempts {
 		// Classified as every summary and 'runs show' classify attempts.
-		var status string
-		switch replay.Outcome(*a) {
-		case replay.OutcomeError:
-			status = st.Fail.Render(fmt.Sprintf("%-7s", "ERR"))
-		case replay.OutcomeLost:
-			status = st.Lost.Render(fmt.Sprintf("%-7s", "lost"))
-		case "":
-			status = st.Faint.Render(fmt.Sprintf("%-7s", "–"))
-		default:
-			status = st.status(a.Status, fmt.Sprintf("%-7d", a.Status))
-		}
+		label, tone := report.AttemptStatus(*a)
+		status := st.tone(tone).Render(fmt.Sprintf("%-7s", dash(label)))
 		note := a.Err
 		if a.Lost {
 			note = strings.TrimSpace("answer lost on purpose " + note)
