@@ -76,8 +76,11 @@ func (p checkProgress) Step(s check.Step) {
 
 // Note writes a line for effects that landed later than --settle.
 func (p checkProgress) Note(n check.Note) {
-	if n.Kind == check.NoteLateEffect {
+	switch n.Kind {
+	case check.NoteLateEffect:
 		p.line("settle   delivery %d %s: a probe changed %s after sending, later than --settle %s", n.DeliveryID, n.Phase, report.Duration(n.After), report.Duration(n.Settle))
+	case check.NoteEstimate:
+		p.line("crash    delivery %d calibrated: %s", n.DeliveryID, strings.Replace(n.Text, "the run has", "--max-time has", 1))
 	}
 }
 

@@ -179,6 +179,9 @@ type crashPhase struct {
 	notJudged int
 	// answers counts the copies answered 5xx or asked to retry later.
 	answers answerTally
+	// restartCost is how long a kill, a restart and the settled reading
+	// after it took (learnRestart), for the estimate.
+	restartCost time.Duration
 }
 
 func (r *runner) crash(ctx context.Context, d *Delivery, fr *firstResult) (*report.PhaseResult, error) {
@@ -192,6 +195,7 @@ func (r *runner) crash(ctx context.Context, d *Delivery, fr *firstResult) (*repo
 		return nil, err
 	}
 	plan := crashPlan(c.window, c.warm)
+	c.estimate(ctx, len(plan), time.Since(start))
 	extra := 0
 	for i := 0; i < len(plan); i++ {
 		res, why, err := c.trial(ctx, i, plan[i])
@@ -236,6 +240,26 @@ func (c *crashPhase) conclude() {
 		ph.Status = report.NotJudged
 		ph.Message = fmt.Sprintf("not judged in %d trials (%s): %s", c.notJudged, landed, firstOr(ph.Warnings, "no probe moved"))
 	}
+}
+
+// estimate tells the Observer how long the crash phase expects to take now
+// that it has calibrated (elapsed so far): a slow handler, whose restarts
+// take seconds, makes it minutes. A trial costs a restart (measured, with
+// the reading after it), a warm-up, the killed copy and the retry (about a
+// warm answer each) and one settled reading; up to maxExtraTrials more are
+// made when too few kills land mid-handling. When the run's deadline
+// (--max-time) comes first, the estimate says so.
+func (c *crashPhase) estimate(ctx context.Context, trials int, elapsed time.Duration) {
+	trial := c.restartCost + 3*c.warm + c.r.effSettle
+	least := elapsed + time.Duration(trials)*trial
+	most := least + maxExtraTrials*trial
+	text := fmt.Sprintf("%d trials of about %s each (a restart %s, warm answers %s): about %s in all, up to %s with %d extra trials",
+		trials, report.Duration(roundDur(trial)), report.Duration(roundDur(c.restartCost)), report.Duration(roundDur(c.warm)),
+		report.Duration(roundDur(least)), report.Duration(roundDur(most)), maxExtraTrials)
+	if dl, ok := ctx.Deadline(); ok && time.Until(dl) < most-elapsed {
+		text += fmt.Sprintf("; the run has %s left and stops there, writing the reports of what was judged", report.Duration(roundDur(time.Until(dl))))
+	}
+	c.r.obs.Note(Note{Kind: NoteEstimate, DeliveryID: c.d.ID, Phase: PhaseCrash, After: least, Text: text})
 }
 
 // sendFresh sends one fresh event the handler is not killed handling (a

@@ -102,6 +102,7 @@ func (c *crashPhase) learnRestart(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	start := time.Now()
 	r.o.Serve.Kill()
 	if err := c.restartServer(ctx); err != nil {
 		return err
@@ -110,6 +111,7 @@ func (c *crashPhase) learnRestart(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	c.restartCost = time.Since(start)
 	var changed, kept []string
 	for k := range before.vals {
 		if k >= len(after.vals) || before.vals[k].Equal(after.vals[k]) {

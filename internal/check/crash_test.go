@@ -136,8 +136,17 @@ func TestRunCrash(t *testing.T) {
 			o := Options{Target: u, Deliveries: []Delivery{delivery(t, 1, 4900)}, Probes: []probe.Probe{lines{state}},
 				Secret: testSecret, Serve: srv, Phases: []string{PhaseCrash},
 				Settle: 5 * time.Millisecond, SettleMax: 300 * time.Millisecond}
+			est := &estimates{}
+			o.Observer = est
 			c := run(t, o)
 			p := phaseOf(t, c, PhaseCrash)
+			// Once calibrated, the phase says how long it expects to take,
+			// before its first trial.
+			if len(est.notes) != 1 || est.notes[0].After <= 0 || !strings.Contains(est.notes[0].Text, "trials of about") || est.stepsBefore != 0 {
+				t.Errorf("crash estimate: %+v (after %d trials)", est.notes, est.stepsBefore)
+			} else {
+				t.Logf("crash estimate %s, took %s: %s", est.notes[0].After, p.Duration, est.notes[0].Text)
+			}
 			if p.Status != tc.want || !strings.Contains(p.Message, tc.msg) {
 				t.Fatalf("crash: %s %q, want %s %q", p.Status, p.Message, tc.want, tc.msg)
 			}
@@ -154,6 +163,28 @@ func TestRunCrash(t *testing.T) {
 				t.Errorf("the restart's own effect is not noted: %q", c.Notes)
 			}
 		})
+	}
+}
+
+// estimates records the crash phase's estimate and how many of its trials
+// came before it.
+type estimates struct {
+	NopObserver
+	notes       []Note
+	steps       int
+	stepsBefore int
+}
+
+func (e *estimates) Step(s Step) {
+	if s.Phase == PhaseCrash {
+		e.steps++
+	}
+}
+
+func (e *estimates) Note(n Note) {
+	if n.Kind == NoteEstimate {
+		e.notes = append(e.notes, n)
+		e.stepsBefore = e.steps
 	}
 }
 

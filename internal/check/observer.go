@@ -96,6 +96,9 @@ const (
 	// NoteLateEffect: a probe changed After sending, later than Settle:
 	// the effective settle grows to cover it.
 	NoteLateEffect
+	// NoteEstimate: the crash phase calibrated and expects to take After
+	// (Text says so, with its trials and what a trial costs).
+	NoteEstimate
 )
 
 // Note is something the run learned along the way.
