@@ -1061,12 +1061,13 @@ func TestCheckDedupeOnSharedKeyIsWarned(t *testing.T) {
 	const want = "deduplicates on something other than the event id"
 	for _, ph := range []string{"burst", "lost"} {
 		p := checkPhase(t, c, ph)
-		if p.Status != report.NotJudged || !strings.Contains(p.Message, want) || !strings.Contains(strings.Join(p.Warnings, "\n"), "--reset-cmd") {
+		if p.Status != report.NotJudged || !strings.Contains(p.Message, "see the warning") || !strings.Contains(strings.Join(p.Warnings, "\n"), want) ||
+			!strings.Contains(strings.Join(p.Warnings, "\n"), "--reset-cmd") {
 			t.Fatalf("%s: want not judged with the shared-key warning: %+v", ph, p)
 		}
 	}
-	if !strings.Contains(strings.Join(c.Warnings, "\n"), want) {
-		t.Fatalf("the run's warnings should say it: %q", c.Warnings)
+	if !strings.Contains(strings.Join(c.Warnings, "\n"), want) || !strings.Contains(strings.Join(c.Warnings, "\n"), "(burst, lost)") {
+		t.Fatalf("the run's warnings should say it, naming the phases it concerns: %q", c.Warnings)
 	}
 	url, dsn = startQAHandler(t, &qaHandler{Amount: 50, Dedupe: true, DedupeOn: "User-Agent"}) // its key is claimed now
 	tr := runBin(t, db, nil, "check", "--no-color", "-q", "--to", url, "--probe-sql", qaBalanceSQL, "--dsn", dsn, "--secret", checkSecret,
@@ -1074,6 +1075,10 @@ func TestCheckDedupeOnSharedKeyIsWarned(t *testing.T) {
 	lines := strings.Split(strings.TrimSpace(tr.Stdout), "\n")
 	if len(lines) < 3 || !strings.Contains(strings.Join(lines[len(lines)-4:], "\n"), want) {
 		t.Fatalf("the warning should be next to the verdict (exit %d):\n%s\n%s", tr.Code, tr.Stdout, tr.Stderr)
+	}
+	// Shown once: the phase it leaves unjudged points at it.
+	if n := strings.Count(tr.Stdout, want); n != 1 || !strings.Contains(tr.Stdout, "(the run's warning below)") {
+		t.Fatalf("the long warning is printed %d times, want once:\n%s", n, tr.Stdout)
 	}
 }
 

@@ -394,7 +394,9 @@ func (r *runner) sharedKeyWarning(d *Delivery, ph *report.PhaseResult) {
 	}
 	ph.Warnings = append([]string{ad.warning}, ph.Warnings...)
 	if ph.Status == report.NotJudged {
-		ph.Message = "not judged: " + ad.warning
+		// The warning itself is long and the run's: each phase it leaves
+		// unjudged points at it rather than repeating it.
+		ph.Message = "not judged: a second event with another fresh id changed nothing (see the warning: the effect depends on state, or distinct events are dropped)"
 	}
 }
 

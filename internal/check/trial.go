@@ -90,10 +90,10 @@ func (r *runner) judgeControl(ad *additivity, d *Delivery, fr *firstResult, id s
 		if b := answerBody(a); b != "" && !is2xx(a.Status) {
 			answer += " " + b
 		}
-		ad.warning = fmt.Sprintf("delivery %d: a second event with another fresh id (%s, answered %s) changed nothing, while the first delivery changed %s: "+
+		ad.warning = fmt.Sprintf("delivery %d (%s): a second event with another fresh id (%s, answered %s) changed nothing, while the first delivery changed %s: "+
 			"either the effect depends on state, e.g. the handler keys its work on the object the event is about (an invoice, an order), "+
 			"which a second event about it rightly leaves alone (give %s to judge exactly), or the handler deduplicates on something other than the event id "+
-			"(a hook or subscription id, the signature, a timestamp) and drops distinct events", d.ID, id, answer, effectText(fr.effect), reset)
+			"(a hook or subscription id, the signature, a timestamp) and drops distinct events", d.ID, strings.Join(r.controlPhases, ", "), id, answer, effectText(fr.effect), reset)
 		r.warn(ad.warning)
 	}
 	if ad.yes {

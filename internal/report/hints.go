@@ -59,6 +59,46 @@ func showHint(vs []Violation, i int) bool {
 	return vs[i].Hint != "" && (i+1 == len(vs) || vs[i+1].Hint != vs[i].Hint)
 }
 
+// once shows each distinct warning and fix hint once per delivery: a text
+// met again under a later phase (or the run's own warning, shown below the
+// phases) is replaced by a pointer to where it is, so a long warning is read
+// once, attached to the phases it concerns by name.
+type once struct {
+	// at holds each text shown so far and the phase it was shown under.
+	at map[string]string
+	// run holds the run-level warnings.
+	run map[string]bool
+}
+
+func newOnce(c *Check) *once {
+	o := &once{at: map[string]string{}, run: map[string]bool{}}
+	for _, w := range c.Warnings {
+		o.run[w] = true
+	}
+	return o
+}
+
+// delivery starts a new delivery: what its phases show is its own.
+func (o *once) delivery() { o.at = map[string]string{} }
+
+// text returns what to show for text under phase: text itself the first
+// time, a pointer after, or for a run-level warning.
+func (o *once) text(phase, text string) string {
+	if o == nil {
+		return text
+	}
+	if o.run[text] {
+		return "(the run's warning below)"
+	}
+	if first, ok := o.at[text]; ok && first != phase {
+		return "(as under " + first + ")"
+	} else if ok {
+		return "(as above)"
+	}
+	o.at[text] = phase
+	return text
+}
+
 // warnHint is the hint shown under a phase's warnings: only latency warns
 // about something the handler should change.
 func warnHint(ph *PhaseResult) string {

@@ -114,7 +114,13 @@ func writeMdTable(b *bufio.Writer, c *Check) {
 // phases that warned, were inconclusive or could not be judged.
 func writeMdFindings(b *bufio.Writer, c *Check) {
 	var fails, others []string
+	seen := newOnce(c)
+	var last *DeliveryResult
 	for _, r := range c.allPhases() {
+		if r.D != last || r.D == nil {
+			seen.delivery()
+			last = r.D
+		}
 		title := mdText(r.P.Phase)
 		if r.D != nil {
 			title = mdDelivery(r.D) + " — " + title
@@ -128,7 +134,7 @@ func writeMdFindings(b *bufio.Writer, c *Check) {
 			var s strings.Builder
 			fmt.Fprintf(&s, "- %s %s: %s\n", mdMark(r.P.Status), title, mdText(r.P.Message))
 			for _, wn := range r.P.Warnings {
-				fmt.Fprintf(&s, "  - %s\n", mdText(wn))
+				fmt.Fprintf(&s, "  - %s\n", mdText(seen.text(r.P.Phase, wn)))
 			}
 			if h := warnHint(r.P); h != "" {
 				fmt.Fprintf(&s, "  - **Fix:** %s\n", mdText(h))

@@ -127,22 +127,25 @@ func Text(w io.Writer, c *Check, colorOn bool) error {
 	}
 
 	width := phaseWidth(c)
+	seen := newOnce(c)
 	for i := range c.Deliveries {
 		d := &c.Deliveries[i]
+		seen.delivery()
 		fmt.Fprintln(b)
 		fmt.Fprintln(b, p.Bold(deliveryTitle(d)))
 		for _, e := range d.Effect {
 			fmt.Fprintf(b, "  %s %s: %s\n", p.Faint("effect of the first copy:"), safe(e.Probe), deltaText(e))
 		}
 		for j := range d.Phases {
-			writeTextPhase(b, p, &d.Phases[j], width)
+			writeTextPhase(b, p, &d.Phases[j], width, seen)
 		}
 		writeTextEffects(b, p, d.Phases)
 	}
 	if c.Order != nil {
 		fmt.Fprintln(b)
 		fmt.Fprintln(b, p.Bold("all deliveries, in different orders"))
-		writeTextPhase(b, p, c.Order, width)
+		seen.delivery()
+		writeTextPhase(b, p, c.Order, width, seen)
 		writeTextEffects(b, p, []PhaseResult{*c.Order})
 	}
 
@@ -185,7 +188,9 @@ func phaseWidth(c *Check) int {
 	return w
 }
 
-func writeTextPhase(b *bufio.Writer, p Painter, ph *PhaseResult, width int) {
+// writeTextPhase writes ph's line, its warnings, violations and fix hints;
+// seen (nil: none) shows each warning and hint once per delivery.
+func writeTextPhase(b *bufio.Writer, p Painter, ph *PhaseResult, width int, seen *once) {
 	name := fmt.Sprintf("%-*s", width, safe(ph.Phase))
 	line := fmt.Sprintf("  %s %s  %s", phaseStatus(p, ph.Status, symbol(ph.Status)), phaseStatus(p, ph.Status, name), safe(ph.Message))
 	if ph.Status == NotJudged && !strings.Contains(ph.Message, "not judged") {
@@ -197,10 +202,10 @@ func writeTextPhase(b *bufio.Writer, p Painter, ph *PhaseResult, width int) {
 	fmt.Fprintln(b, strings.TrimRight(line, " "))
 	indent := strings.Repeat(" ", width+5)
 	for _, wn := range ph.Warnings {
-		fmt.Fprintf(b, "%s%s %s\n", indent, phaseStatus(p, Warn, "!"), safe(wn))
+		fmt.Fprintf(b, "%s%s %s\n", indent, phaseStatus(p, Warn, "!"), safe(seen.text(ph.Phase, wn)))
 	}
 	if h := warnHint(ph); h != "" {
-		fmt.Fprintf(b, "%s  %s %s\n", indent, p.Paint(ToneInfo, "fix:"), h)
+		fmt.Fprintf(b, "%s  %s %s\n", indent, p.Paint(ToneInfo, "fix:"), seen.text(ph.Phase, h))
 	}
 	for i, v := range ph.Violations {
 		if i == maxViolationsShown {
@@ -223,7 +228,7 @@ func writeTextPhase(b *bufio.Writer, p Painter, ph *PhaseResult, width int) {
 			fmt.Fprintf(b, "%s  answered %d\n", indent, v.Status)
 		}
 		if showHint(ph.Violations, i) {
-			fmt.Fprintf(b, "%s  %s %s\n", indent, p.Paint(ToneInfo, "fix:"), safe(v.Hint))
+			fmt.Fprintf(b, "%s  %s %s\n", indent, p.Paint(ToneInfo, "fix:"), safe(seen.text(ph.Phase, v.Hint)))
 		}
 	}
 }
