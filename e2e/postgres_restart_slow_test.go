@@ -10,6 +10,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -109,6 +110,13 @@ func TestPostgresE2ERestartDuringCapture(t *testing.T) {
 	wg.Wait()
 	p.stop(5 * time.Second)
 
+	_, stderr := p.Output()
+	for _, line := range strings.Split(stderr, "\n") {
+		if strings.Contains(line, "503 ") {
+			t.Logf("capture said: %s", line)
+			break
+		}
+	}
 	if unavail.Load() == 0 {
 		t.Fatal("no 503 while Postgres was down: capture answered without committing?")
 	}

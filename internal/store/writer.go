@@ -47,7 +47,10 @@ func (w *Writer) open(ctx context.Context) error {
 	d := w.s.db.d
 	c, err := w.s.db.Conn(ctx)
 	if err != nil {
-		return errors.New(d.redact(err.Error()))
+		if w.s.pg != nil { // one line, as Open words it: "cannot connect to HOST:PORT: connect: connection refused"
+			return errors.New(d.redact(connectErr(w.s.pg.cfg, err)))
+		}
+		return err
 	}
 	w.conn = c
 	w.insert.d, w.respond.d = d, d
