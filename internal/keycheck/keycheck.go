@@ -311,7 +311,11 @@ func (r *runner) startRun(ctx context.Context) error {
 	if r.o.Store == nil {
 		return nil
 	}
-	run := &store.Run{Kind: Kind, StartedAt: r.k.StartedAt, Target: r.o.Method + " " + r.o.Target.String(), Options: r.o.RunOptions}
+	opts := map[string]any{"method": r.o.Method}
+	for k, v := range r.o.RunOptions {
+		opts[k] = v
+	}
+	run := &store.Run{Kind: Kind, StartedAt: r.k.StartedAt, Target: r.o.Target.String(), Options: opts}
 	if err := r.o.Store.CreateRun(ctx, run); err != nil {
 		return setupf("%v", err)
 	}

@@ -121,11 +121,17 @@ func (m *replayModel) Init() tea.Cmd {
 		if t, err := resolveTarget(ctx, e, id); err == nil && t.url != "" {
 			return replayTargetMsg{seq: seq, target: t.url}
 		}
-		runs, err := e.st.ListRuns(ctx, "", 1)
-		if err != nil || len(runs) == 0 {
+		// A keycheck's target is an API, not a webhook handler.
+		runs, err := e.st.ListRuns(ctx, "", 10)
+		if err != nil {
 			return nil
 		}
-		return replayTargetMsg{seq: seq, target: runs[0].Target}
+		for _, r := range runs {
+			if r.Kind != "keycheck" {
+				return replayTargetMsg{seq: seq, target: r.Target}
+			}
+		}
+		return nil
 	})
 }
 

@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/hookreplay/hookreplay/internal/report"
 	"github.com/hookreplay/hookreplay/internal/store"
 )
 
@@ -141,4 +142,44 @@ func TestQuickReplayTargets(t *testing.T) {
 	if p := <-paths; p != "/to" {
 		t.Errorf("r with --to sent to %s, want /to", p)
 	}
+}
+
+// TestReplayFormSkipsKeycheckRuns: a keycheck's target is an API, not a
+// webhook handler, so the form offers the last check's instead.
+func TestReplayFormSkipsKeycheckRuns(t *testing.T) {
+	st := fixtureStore(t)
+	for _, r := range []*store.Run{
+		{Kind: "check", StartedAt: time.Now(), Target: "http://127.0.0.1:3000/webhooks/stripe"},
+		{Kind: "keycheck", StartedAt: time.Now(), Target: "http://127.0.0.1:8080/v1/messages"},
+	} {
+		if err := st.CreateRun(context.Background(), r); err != nil {
+			t.Fatal(err)
+		}
+	}
+	h := newHarness(t, st, 80, 24)
+	h.keys("r")
+	h.contains("> target URL           http://127.0.0.1:3000/webhooks/stripe")
+}
+
+// TestRunViewShowsAKeycheckReport: a keycheck run opened from the runs
+// view shows its report, re-rendered from the stored summary.
+func TestRunViewShowsAKeycheckReport(t *testing.T) {
+	st := fixtureStore(t)
+	ctx := context.Background()
+	run := &store.Run{Kind: "keycheck", StartedAt: time.Now(), Target: "http://127.0.0.1:8080/v1/messages"}
+	if err := st.CreateRun(ctx, run); err != nil {
+		t.Fatal(err)
+	}
+	a := &store.Attempt{RunID: run.ID, Phase: "burst", Copy: 1, Status: 201, SentAt: run.StartedAt}
+	if err := st.InsertAttempt(ctx, a); err != nil {
+		t.Fatal(err)
+	}
+	k := report.KeyCheck{Kind: "keycheck", Method: "POST", Target: run.Target, Profile: "bird", Verdict: "fail",
+		Checks: []report.KeyCheckResult{{Name: "burst", Status: report.Fail, Observed: "201 ×2", Why: "the claim is not atomic (check-then-insert)"}}}
+	if err := st.FinishRun(ctx, run.ID, time.Now(), "fail", k); err != nil {
+		t.Fatal(err)
+	}
+	h := newHarness(t, st, 120, 40)
+	h.keys("R", "enter")
+	h.contains("keycheck POST http://127.0.0.1:8080/v1/messages", "the claim is not atomic (check-then-insert)")
 }
