@@ -228,8 +228,17 @@ func (s *Store) migratePostgres(ctx context.Context) error {
 	if _, err := tx.ExecContext(ctx, "SELECT pg_advisory_xact_lock($1)", t.lockKey()); err != nil {
 		return fmt.Errorf("lock the schema for migration: %w", err)
 	}
-	if _, err := tx.ExecContext(ctx, "CREATE SCHEMA IF NOT EXISTS "+t.schemaName()); err != nil {
-		return fmt.Errorf("create schema %s: %s (the role needs CREATE on the database the first time, or create the schema for it)", t.schema, oneLine(err))
+	// CREATE SCHEMA IF NOT EXISTS needs CREATE on the database even when the
+	// schema exists: a schema an admin created for the role (docs/team.md's
+	// owner) is used as it is.
+	var exists bool
+	if err := tx.QueryRowContext(ctx, "SELECT EXISTS (SELECT 1 FROM pg_namespace WHERE nspname = $1)", t.schema).Scan(&exists); err != nil {
+		return fmt.Errorf("look for schema %s: %w", t.schema, err)
+	}
+	if !exists {
+		if _, err := tx.ExecContext(ctx, "CREATE SCHEMA "+t.schemaName()); err != nil {
+			return fmt.Errorf("create schema %s: %s (the role needs CREATE on the database the first time, or create the schema for it)", t.schema, oneLine(err))
+		}
 	}
 	if v, marked, err = pgVersion(ctx, tx, t); err != nil {
 		return err
