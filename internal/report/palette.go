@@ -1,12 +1,12 @@
 package report
 
 import (
-	"github.com/hookreplay/hookreplay/internal/replay"
-	"github.com/hookreplay/hookreplay/internal/store"
-
 	"strconv"
 
 	"github.com/fatih/color"
+
+	"github.com/hookreplay/hookreplay/internal/replay"
+	"github.com/hookreplay/hookreplay/internal/store"
 )
 
 // Tone is what a coloured piece of output says. Every view colours by tone,
