@@ -28,6 +28,12 @@ type tmuxTerm struct {
 // missing, failed under CI=1).
 func tuiTmux(t *testing.T, command string) *tmuxTerm {
 	t.Helper()
+	return tuiTmuxSize(t, 120, 40, command)
+}
+
+// tuiTmuxSize is tuiTmux in a w×h terminal.
+func tuiTmuxSize(t *testing.T, w, h int, command string) *tmuxTerm {
+	t.Helper()
 	if _, err := exec.LookPath("tmux"); err != nil {
 		if os.Getenv("CI") != "" {
 			t.Fatal("tmux is not installed: the TUI end-to-end test needs it (.ci/run installs it)")
@@ -35,7 +41,7 @@ func tuiTmux(t *testing.T, command string) *tmuxTerm {
 		t.Skip("SKIPPING the TUI end-to-end test: tmux is not installed (apt-get install tmux)")
 	}
 	tm := &tmuxTerm{t: t, socket: fmt.Sprintf("hookreplay-e2e-%d-%d", os.Getpid(), time.Now().UnixNano())}
-	tm.tmux("-f", "/dev/null", "new-session", "-d", "-x", "120", "-y", "40", "-s", "tui", command)
+	tm.tmux("-f", "/dev/null", "new-session", "-d", "-x", fmt.Sprint(w), "-y", fmt.Sprint(h), "-s", "tui", command)
 	sock := strings.TrimSpace(tm.tmux("display-message", "-p", "#{socket_path}"))
 	t.Cleanup(func() {
 		exec.Command("tmux", "-L", tm.socket, "kill-server").Run()
