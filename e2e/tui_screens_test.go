@@ -146,4 +146,3 @@ func tidyScreen(s string) string {
 	}
 	return strings.Join(lines, "\n")
 }
-
