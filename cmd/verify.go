@@ -63,6 +63,11 @@ The generic provider is an HMAC of the raw body in a header you name:
 --provider generic --header X-Signature [--algo sha256|sha1|sha512]
 [--encoding hex|base64] [--prefix sha256=].
 
+A mismatch says why it may have happened: when the body verifies once a
+usual re-encoding is undone (compacted or re-indented JSON, a newline added or
+dropped, CRLF, escaped <>&), that re-encoding; otherwise another secret, a
+re-encoded body or a proxy that rewrote the request.
+
 Exit status: 0 valid, 1 invalid (the reason is printed), 2 usage error.`,
 		Example: `  # a stored delivery (see 'hookreplay list')
   hookreplay verify 42 --secret-env STRIPE_WEBHOOK_SECRET
@@ -201,6 +206,7 @@ type verifyJSON struct {
 	CheckedAt  string  `json:"checked_at,omitempty"`
 	AgeSeconds float64 `json:"age_seconds,omitempty"`
 	Reason     string  `json:"reason,omitempty"`
+	Why        string  `json:"why,omitempty"` // why a signature mismatch may have happened
 	Result     string  `json:"result"`
 }
 
@@ -256,8 +262,18 @@ func verifyRun(ctx context.Context, o *verifyOptions) error {
 		r.Reason += " (the secret has leading or trailing whitespace, e.g. a newline from a file; providers' secrets have none)"
 	}
 	line := r.Describe(ref)
+	why := ""
+	if !r.Valid && r.Reason == "signature mismatch" {
+		// Why it may not match, worded once for verify, the TUI and check.
+		name := "--secret"
+		if o.SecretEnv != "" {
+			name = o.SecretEnv
+		}
+		why = verify.WhyMismatch(req, r.Provider, o.Secret, name, opt)
+		line += ": " + why
+	}
 	if o.JSON {
-		j := verifyJSON{DeliveryID: o.ID, Valid: r.Valid, Provider: r.Provider, Scheme: r.Scheme, Reason: r.Reason, Result: line}
+		j := verifyJSON{DeliveryID: o.ID, Valid: r.Valid, Provider: r.Provider, Scheme: r.Scheme, Reason: r.Reason, Why: why, Result: line}
 		if !r.SignedAt.IsZero() {
 			j.SignedAt = r.SignedAt.UTC().Format(time.RFC3339)
 			j.CheckedAt = r.CheckedAt.UTC().Format(time.RFC3339Nano)

@@ -1,7 +1,9 @@
 package check
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"net/url"
 	"strings"
@@ -75,6 +77,21 @@ func TestCapturedSignature(t *testing.T) {
 	var cs *CapturedSignatureError
 	if err := capturedSignature(d, "whsec_another"); !errors.As(err, &cs) || cs.DeliveryID != 1 || cs.Provider != "stripe" {
 		t.Fatalf("wrong secret: %v", err)
+	}
+	// Signed pretty-printed, captured compact (a forwarder re-serialised
+	// the JSON): the secret is right, the copies verify, no setup error.
+	compacted := d
+	compacted.Req = d.Req.Clone()
+	var buf bytes.Buffer
+	if err := json.Compact(&buf, d.Req.Body); err != nil || bytes.Equal(buf.Bytes(), d.Req.Body) {
+		t.Fatalf("the fixture is not pretty-printed JSON: %v", err)
+	}
+	compacted.Req.Body = buf.Bytes()
+	if err := capturedSignature(compacted, testSecret); err != nil {
+		t.Fatalf("re-encoded body, right secret: %v", err)
+	}
+	if err := capturedSignature(compacted, "whsec_another"); !errors.As(err, &cs) {
+		t.Fatalf("re-encoded body, wrong secret: %v", err)
 	}
 	imported := d
 	imported.Imported = true

@@ -5,6 +5,8 @@ import (
 	"net/http"
 	"net/url"
 	"time"
+
+	"github.com/hookreplay/hookreplay/internal/verify"
 )
 
 // SetupError is a problem with the check's inputs or environment (a probe
@@ -241,9 +243,7 @@ func (e *RejectedError) Text(secret, target string) string {
 	if rejectsSignature(e.CapturedStatus) {
 		s += fmt.Sprintf("; it answered %d to the captured delivery too, so the provider's own request fails the same check", e.CapturedStatus)
 	}
-	return s + fmt.Sprintf("; the copy is signed with %s, so the handler verifies with another secret (check that %s is its signing secret), "+
-		"or verifies a re-encoded body instead of the raw request bytes (a JSON body parser ran first: express.json() or JSON.stringify(req.body) before "+
-		"constructEvent, Flask's request.json; verify the raw body), or %s is not its webhook route", secret, secret, target)
+	return s + fmt.Sprintf("; the copy is signed with %s, so %s, or %s is not its webhook route", secret, verify.MismatchCauses(verify.ByHandler, secret), target)
 }
 
 // RouteError is a first copy answered 404 or 405 without any effect: no
