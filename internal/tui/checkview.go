@@ -386,17 +386,7 @@ func (m *checkModel) formUpdate(msg tea.Msg) tea.Cmd {
 			return m.submit()
 		}
 		if f.focus == cfKind && (msg.Type == tea.KeySpace || msg.Type == tea.KeyLeft || msg.Type == tea.KeyRight) {
-			i := 0
-			for j, k := range probeKinds {
-				if k == f.value(cfKind) {
-					i = j
-				}
-			}
-			step := 1
-			if msg.Type == tea.KeyLeft {
-				step = len(probeKinds) - 1
-			}
-			f.fields[cfKind].SetValue(probeKinds[(i+step)%len(probeKinds)])
+			f.fields[cfKind].SetValue(nextChoice(probeKinds, f.value(cfKind), msg.Type == tea.KeyLeft))
 			return nil
 		}
 		var cmd tea.Cmd

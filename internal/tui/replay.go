@@ -252,18 +252,23 @@ func (m *replayModel) cycle(f int, back bool) {
 	if f == fieldOrder {
 		choices = []string{"seq", "burst", "shuffle", "reverse"}
 	}
+	m.fields[f].SetValue(nextChoice(choices, m.fields[f].Value(), back))
+}
+
+// nextChoice is the choice after cur (before it when back), round; the
+// first when cur is none of them. Every form's choice fields cycle so.
+func nextChoice(choices []string, cur string, back bool) string {
 	i := 0
 	for j, c := range choices {
-		if c == m.fields[f].Value() {
+		if c == cur {
 			i = j
 		}
 	}
+	step := 1
 	if back {
-		i = (i + len(choices) - 1) % len(choices)
-	} else {
-		i = (i + 1) % len(choices)
+		step = len(choices) - 1
 	}
-	m.fields[f].SetValue(choices[i])
+	return choices[(i+step)%len(choices)]
 }
 
 func (m *replayModel) setFocus(f int) {
