@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"net/url"
+	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -108,6 +110,19 @@ func TestPostgresPasswordNeverShown(t *testing.T) {
 		if d := Display(raw); strings.Contains(d, pw) {
 			t.Errorf("Display shows the password: %s", d)
 		}
+	}
+	// A password from PGPASSFILE (or PGPASSWORD) is kept out as well.
+	pass := filepath.Join(t.TempDir(), "pgpass")
+	if err := os.WriteFile(pass, []byte("127.0.0.1:1:*:*:"+pw+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("PGPASSFILE", pass)
+	if _, err := Open(context.Background(), "postgres://hookreplay@127.0.0.1:1/db?sslmode=disable"); err == nil || strings.Contains(err.Error(), pw) {
+		t.Errorf("with PGPASSFILE: %v", err)
+	}
+	t.Setenv("PGPASSWORD", pw)
+	if _, err := Open(context.Background(), "postgres://hookreplay@127.0.0.1:1/db?sslmode=disable"); err == nil || strings.Contains(err.Error(), pw) {
+		t.Errorf("with PGPASSWORD: %v", err)
 	}
 	dsn := testkit.PostgresSchema(t, "pw")
 	u, _ := url.Parse(dsn)
