@@ -434,7 +434,7 @@ func TestReplayE2EHandlerDownAndUsage(t *testing.T) {
 		{[]string{"replay", "1", "--to", "http://x", "--set-header", "broken"}, "Name: value"},
 		{[]string{"replay", "--event-id", "evt_nope", "--to", "http://x"}, "no captured delivery has event id"},
 		{[]string{"replay", "1", "--to", "http://x", "--json-set", "data.nope.x=1"}, "no key"},
-		{[]string{"runs", "--kind", "weird"}, "want replay or check"},
+		{[]string{"runs", "--kind", "weird"}, "want replay, check or keycheck"},
 	} {
 		r := runBin(t, db, nil, c.args...)
 		if r.Code != 2 || !strings.Contains(r.Stderr, c.msg) || strings.Count(strings.TrimSpace(r.Stderr), "\n") > 0 {

@@ -110,3 +110,33 @@ func TestCapturedSignature(t *testing.T) {
 		t.Fatalf("Run with the wrong secret: %v", err)
 	}
 }
+
+// slowCounter is counter read slowly, as a probe of a database on a loaded
+// machine is: each read finishes well after it began.
+type slowCounter struct {
+	counter
+	delay time.Duration
+}
+
+func (c slowCounter) Read(ctx context.Context) (probe.Value, error) {
+	v, err := c.counter.Read(ctx)
+	time.Sleep(c.delay)
+	return v, err
+}
+
+// A handler whose work is done when it answers is never said to work behind
+// a queue, however slowly its probe reads: a read begun after the answer
+// already shows the effect. (The note used when a change was first seen, so
+// a 60 ms read put a synchronous wallet handler "behind a queue".)
+func TestSynchronousEffectIsNotCalledLate(t *testing.T) {
+	h, u := newHandler(t, "correct")
+	o := options(h, u, delivery(t, 1, 4900))
+	o.Probes = []probe.Probe{slowCounter{counter{h}, 60 * time.Millisecond}}
+	o.Phases = []string{PhaseFirst}
+	c := run(t, o)
+	for _, n := range c.Notes {
+		if strings.Contains(n, "still arriving") {
+			t.Fatalf("a synchronous handler's effect was called late: %s", n)
+		}
+	}
+}

@@ -16,6 +16,13 @@ func (r *runner) lateEffectNote(d *Delivery, fr *firstResult, sentAt time.Time) 
 	if !fr.answered || fr.after.lastChange.IsZero() || !anyChanged(fr.effect) {
 		return
 	}
+	// The evidence is a read begun after the answer that did not yet show
+	// the final values: when a change was first seen is not, since a read
+	// on a loaded machine can finish well after a synchronous handler's
+	// commit (a wallet handler was said to work "behind a queue" under load).
+	if fr.answeredVals == nil || sameValues(fr.answeredVals, fr.after.vals) {
+		return
+	}
 	answered := sentAt.Add(fr.att.Latency)
 	// A synchronous handler's change is seen within a poll of its
 	// answer: only later than that is work behind the answer.
