@@ -67,12 +67,17 @@ func verifyNow(d *store.Delivery, secret string) string {
 	if !verify.Recognised(d.Provider) {
 		return "unverified: no provider signature scheme recognised in the headers"
 	}
-	res, err := verify.Verify(d.Request(), d.Provider, secret, verify.Options{Now: d.ReceivedAt})
+	opt := verify.Options{Now: d.ReceivedAt}
+	res, err := verify.Verify(d.Request(), d.Provider, secret, opt)
 	if err != nil {
 		return "unverified: " + err.Error()
 	}
 	if !res.Valid && res.Reason == "" {
 		res.Reason = "signature mismatch"
+	}
+	if !res.Valid && res.Reason == "signature mismatch" {
+		// Why, worded as verify words it (one place: verify.WhyMismatch).
+		return res.String() + ": " + verify.WhyMismatch(d.Request(), d.Provider, secret, "tui --secret", opt)
 	}
 	return res.String()
 }

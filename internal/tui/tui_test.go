@@ -499,7 +499,7 @@ func TestSignatureWithSecret(t *testing.T) {
 	h := newHarness(t, fixtureStore(t), 100, 30)
 	h.env.secret = "whsec_not_the_one"
 	h.keys("G", "enter", "5")
-	h.contains("with tui --secret", "invalid: ")
+	h.contains("with tui --secret", "invalid: signature mismatch: it was signed with another secret")
 }
 
 // TestStartFiltered: tui's --provider and friends start the view filtered,
