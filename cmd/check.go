@@ -108,7 +108,8 @@ earlier ones are still arriving at --settle-max is not judged, not failed.
 
 Probes can be named: --probe-sql balance='SELECT …' (likewise --probe-cmd,
 --probe-http, --probe-redis, --sink, --smtp-sink), and reports call them by
-that name. A name is a
+that name; an unnamed one is called sql1, cmd1, http1, redis1 (in the order
+given), its full text shown once in the report's header. A name is a
 lower-case word (letters, digits, _ and -, starting with a letter) directly
 followed by = at the very start; anything else is the probe itself, so SQL
 with = inside, URLs and commands setting an upper-case variable

@@ -141,7 +141,7 @@ func crashCaught(t *testing.T, h crashHandler, c *report.Check) (bool, report.Ph
 
 // claimTrigger is how the crash phase words a kill set off by the claim
 // table's commit.
-const claimTrigger = "killed at the first probe change (sql: SELECT count(*) FROM processed_events moved)"
+const claimTrigger = "killed at the first probe change (sql2 moved)" // the second --probe-sql, unnamed
 
 func TestCheckCrashFastHandlers(t *testing.T) {
 	if testing.Short() {

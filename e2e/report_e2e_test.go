@@ -86,7 +86,11 @@ func TestReportAllFormatsFromARealCheck(t *testing.T) {
 	}
 
 	// The terminal report (NO_COLOR): plain, the violation located, a hint, the verdict.
-	for _, want := range []string{"✓ first", "✗ dups", "copy 2", "probe sql: " + checkBalanceSQL,
+	// An unnamed probe is called sql1; its full text is in the header, once.
+	if n := strings.Count(r.Stdout, checkBalanceSQL); n != 1 {
+		t.Errorf("the probe's SQL is shown %d times, want once (in the header):\n%s", n, r.Stdout)
+	}
+	for _, want := range []string{"✓ first", "✗ dups", "copy 2", "probes: sql1 = sql: " + checkBalanceSQL, "probe sql1: before 5000",
 		"fix: the handler did the work again for an event id it had already handled", "FAIL  ", "exit 1: "} {
 		if !strings.Contains(r.Stdout, want) {
 			t.Errorf("text report lacks %q:\n%s", want, r.Stdout)

@@ -3,6 +3,7 @@ package probe
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strings"
 
 	"github.com/hookreplay/hookreplay/internal/address"
@@ -40,32 +41,36 @@ func (s Specs) Empty() bool {
 	return len(s.SQL) == 0 && len(s.Cmd) == 0 && len(s.HTTP) == 0 && len(s.Redis) == 0 && s.Sink == "" && s.SMTP == ""
 }
 
-// Labels describes every probe as it was given ("sql: QUERY", "cmd: CMD",
-// "http: URL", "redis: URL COMMAND", "sink: ADDR", "smtp: ADDR"), in the
-// order FromSpecs builds them: what a run records as its options.
+// Labels describes every probe as it was given, after the name reports
+// call it by ("balance = sql: QUERY", "cmd1 = cmd: CMD", "http: URL",
+// "redis: URL COMMAND", "sink: ADDR", "smtp: ADDR"), in the order FromSpecs
+// builds them: what a run records as its options, and the report's header
+// shows once.
 func (s Specs) Labels() []string {
 	var out []string
-	label := func(kind, spec string) string {
-		name, rest := SplitName(spec)
-		if name == "" {
-			return kind + ": " + rest
-		}
+	label := func(kind string, i int, spec string) string {
+		name, rest := autoName(kind, i, spec)
 		return name + " = " + kind + ": " + rest
 	}
-	for _, q := range s.SQL {
-		out = append(out, label("sql", q))
+	for i, q := range s.SQL {
+		out = append(out, label("sql", i, q))
 	}
-	for _, c := range s.Cmd {
-		out = append(out, label("cmd", c))
+	for i, c := range s.Cmd {
+		out = append(out, label("cmd", i, c))
 	}
-	for _, h := range s.HTTP {
-		out = append(out, label("http", h))
+	for i, h := range s.HTTP {
+		out = append(out, label("http", i, h))
 	}
-	for _, r := range s.Redis {
-		out = append(out, label("redis", r))
+	for i, r := range s.Redis {
+		out = append(out, label("redis", i, r))
 	}
 	if s.Sink != "" {
-		out = append(out, label("sink", s.Sink))
+		name, rest := SplitName(s.Sink)
+		if name == "" {
+			out = append(out, "sink: "+rest)
+		} else {
+			out = append(out, name+" = sink: "+rest)
+		}
 	}
 	if s.SMTP != "" {
 		name, addr := SplitName(s.SMTP)
@@ -136,12 +141,14 @@ func (r *redactedProbe) Read(ctx context.Context) (Value, error) {
 	if err == nil {
 		return v, nil
 	}
-	inner := err
+	inner, name := err, r.Name()
 	var pe *Error
 	if errors.As(err, &pe) {
-		inner = pe.Err
+		// The probe's error names it as it should be named (in full, for
+		// an automatic name): keep that name, redacted.
+		inner, name = pe.Err, r.redact(pe.Probe)
 	}
-	return v, &Error{Probe: r.Name(), Err: &redactedErr{msg: r.redact(inner.Error()), err: inner}}
+	return v, &Error{Probe: name, Err: &redactedErr{msg: r.redact(inner.Error()), err: inner}}
 }
 
 // Close closes the wrapped probe when it holds resources (the sink is
@@ -232,25 +239,25 @@ func FromSpecs(ctx context.Context, s Specs) (*Set, error) {
 		return nil, err
 	}
 	set := &Set{}
-	for _, spec := range s.SQL {
-		name, q := SplitName(spec)
+	for i, spec := range s.SQL {
+		name, q := autoName("sql", i, spec)
 		p, err := NewSQL(s.DSN, q)
 		if err != nil {
 			_ = set.Close()
 			return nil, &SpecError{Kind: SpecSQL, Spec: q, Err: err}
 		}
-		set.Probes = append(set.Probes, Named(p, name))
+		set.Probes = append(set.Probes, named(p, name, spec))
 	}
-	for _, spec := range s.Cmd {
-		name, c := SplitName(spec)
-		set.Probes = append(set.Probes, Named(NewCmd(c), name))
+	for i, spec := range s.Cmd {
+		name, c := autoName("cmd", i, spec)
+		set.Probes = append(set.Probes, named(NewCmd(c), name, spec))
 	}
-	for _, spec := range s.HTTP {
-		name, h := SplitName(spec)
-		set.Probes = append(set.Probes, Named(NewHTTP(address.Complete(h)), name))
+	for i, spec := range s.HTTP {
+		name, h := autoName("http", i, spec)
+		set.Probes = append(set.Probes, named(NewHTTP(address.Complete(h)), name, spec))
 	}
-	for _, spec := range s.Redis {
-		name, r := SplitName(spec)
+	for i, spec := range s.Redis {
+		name, r := autoName("redis", i, spec)
 		rs, err := ParseRedisSpec(r)
 		var p *Redis
 		if err == nil {
@@ -260,7 +267,7 @@ func FromSpecs(ctx context.Context, s Specs) (*Set, error) {
 			_ = set.Close()
 			return nil, &SpecError{Kind: SpecRedis, Spec: r, Err: err}
 		}
-		set.Probes = append(set.Probes, Named(p, name))
+		set.Probes = append(set.Probes, named(p, name, spec))
 	}
 	var match []CallPattern
 	for _, m := range s.SinkMatch {
@@ -365,9 +372,33 @@ func Named(p Probe, name string) Probe {
 	return &namedProbe{p: p, name: name}
 }
 
+// autoName splits spec, the i-th probe of its kind, into the name reports
+// call it by and the probe: the name given, or an automatic short one
+// (sql1, cmd2, http1, redis1), so that a long query is shown once, in the
+// report's header, and every line names it in a word.
+func autoName(kind string, i int, spec string) (name, probe string) {
+	name, probe = SplitName(spec)
+	if name == "" {
+		name = fmt.Sprintf("%s%d", kind, i+1)
+	}
+	return name, probe
+}
+
+// named is Named for a probe built from spec: when spec gave no name (its
+// name is automatic), the probe's errors keep naming it in full ("probe sql:
+// SELECT …: no such table"), which the user reads once and must recognise.
+func named(p Probe, name, spec string) Probe {
+	if given, _ := SplitName(spec); given == "" {
+		return &namedProbe{p: p, name: name, auto: true}
+	}
+	return Named(p, name)
+}
+
 type namedProbe struct {
 	p    Probe
 	name string
+	// auto: the name is automatic; errors name the probe in full.
+	auto bool
 }
 
 func (n *namedProbe) Name() string { return n.name }
@@ -377,6 +408,9 @@ func (n *namedProbe) Unwrap() Probe { return n.p }
 
 func (n *namedProbe) Read(ctx context.Context) (Value, error) {
 	v, err := n.p.Read(ctx)
+	if err != nil && n.auto {
+		return v, probeErr(n.p.Name(), err)
+	}
 	if err != nil {
 		var pe *Error
 		if errors.As(err, &pe) {

@@ -44,9 +44,30 @@ func TestFromSpecs(t *testing.T) {
 	if want := []string{"5700", "3", "7", "0"}; !slices.Equal(got, want) {
 		t.Errorf("values %v, want %v (SQL, cmd, HTTP, sink in that order)", got, want)
 	}
-	want := []string{"sql: " + s.SQL[0], "cmd: echo 3", "http: " + web.URL, "sink: 127.0.0.1:0"}
+	want := []string{"sql1 = sql: " + s.SQL[0], "cmd1 = cmd: echo 3", "http1 = http: " + web.URL, "sink: 127.0.0.1:0"}
 	if l := s.Labels(); !slices.Equal(l, want) {
 		t.Errorf("Labels() = %q, want %q", l, want)
+	}
+}
+
+// A probe given without a name is called by an automatic short name (sql1,
+// cmd2…), so reports show its full text once, in the header; its errors
+// still name it in full, as the user typed it.
+func TestAutomaticProbeNames(t *testing.T) {
+	set, err := FromSpecs(context.Background(), Specs{Cmd: []string{"echo 1", "n=echo 2", "exit 3"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer set.Close()
+	var names []string
+	for _, p := range set.Probes {
+		names = append(names, p.Name())
+	}
+	if !slices.Equal(names, []string{"cmd1", "n", "cmd3"}) {
+		t.Fatalf("names %q", names)
+	}
+	if _, err := set.Probes[2].Read(context.Background()); err == nil || !strings.HasPrefix(err.Error(), "probe cmd: exit 3:") {
+		t.Fatalf("an automatic name's error should name the probe in full: %v", err)
 	}
 }
 
@@ -121,7 +142,7 @@ func TestNamedProbes(t *testing.T) {
 		t.Fatalf("error should name the probe: %v", err)
 	}
 	l := (Specs{SQL: []string{"balance=SELECT 1"}, Cmd: []string{"echo 2"}}).Labels()
-	if !slices.Equal(l, []string{"balance = sql: SELECT 1", "cmd: echo 2"}) {
+	if !slices.Equal(l, []string{"balance = sql: SELECT 1", "cmd1 = cmd: echo 2"}) {
 		t.Fatalf("labels %q", l)
 	}
 }
