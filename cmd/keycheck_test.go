@@ -1,6 +1,8 @@
 package cmd
 
 import (
+	"context"
+	"errors"
 	"os"
 	"path/filepath"
 	"strings"
@@ -107,5 +109,44 @@ func TestKeycheckConfigMapsOntoFlags(t *testing.T) {
 		o.Burst != 30 || !o.SettleSet || strings.Join(o.Checks, ",") != "burst,scope" || len(o.OtherAccount) != 1 || len(o.Headers) != 1 ||
 		len(o.probes.ProbeHTTP) != 1 || !strings.HasPrefix(o.probes.ProbeHTTP[0], "count=") || len(o.Reports) != 1 || o.InFlightStatus != -1 {
 		t.Errorf("mapped %+v", o)
+	}
+}
+
+// Usage mistakes are one line and exit 2, before anything is sent.
+func TestKeycheckUsageErrors(t *testing.T) {
+	base := func() *keycheckOptions {
+		io, _, _, _ := iostreams.Test()
+		f := newFactory(io)
+		o := &keycheckOptions{IO: io, Store: f.Store}
+		fl := pflag.NewFlagSet("keycheck", pflag.ContinueOnError)
+		var checks string
+		keycheckFlags(fl, o, &checks)
+		o.To, o.Body = "http://127.0.0.1:1/v1/messages", `{"a":1}`
+		o.probes.ProbeHTTP = []string{"http://127.0.0.1:1/count"}
+		f.DBPath = filepath.Join(t.TempDir(), "h.db")
+		return o
+	}
+	for _, tc := range []struct {
+		edit func(*keycheckOptions)
+		want string
+	}{
+		{func(o *keycheckOptions) { o.To = "" }, "--to URL is required"},
+		{func(o *keycheckOptions) { o.Body = "" }, "--body is required"},
+		{func(o *keycheckOptions) { o.probes.ProbeHTTP = nil }, "no probe given"},
+		{func(o *keycheckOptions) { o.StoreDown = "true" }, "--store-down-cmd and --store-up-cmd go together"},
+		{func(o *keycheckOptions) { o.Key = "fixed" }, "a pattern needs {{uuid}} or {{nonce}}"},
+		{func(o *keycheckOptions) { o.Also = []string{"PATCH messages"} }, "--also \"PATCH messages\": want 'METHOD /path'"},
+		{func(o *keycheckOptions) { o.Headers = []string{"no colon"} }, "-H \"no colon\""},
+		{func(o *keycheckOptions) { o.Burst = 1 }, "--burst 1 is out of range"},
+		{func(o *keycheckOptions) { o.Profile = "paypal" }, `--profile "paypal"`},
+		{func(o *keycheckOptions) { o.JSON, o.Reports = true, []string{"junit=-"} }, "only one report can go there"},
+	} {
+		o := base()
+		tc.edit(o)
+		err := keycheckRun(context.Background(), o)
+		var ee *ExitError
+		if !errors.As(err, &ee) || ee.Code != 2 || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("want exit 2 saying %q, got %v", tc.want, err)
+		}
 	}
 }

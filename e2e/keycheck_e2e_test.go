@@ -143,6 +143,11 @@ func TestKeycheckFromCapturedRequest(t *testing.T) {
 	if r.Code != 0 || !strings.Contains(r.Stdout, "keycheck POST "+base+"/v1/messages") || !strings.Contains(r.Stdout, "✓ pass  reuse-body") {
 		t.Fatalf("keycheck --from: exit %d\n%s\n%s", r.Code, r.Stdout, r.Stderr)
 	}
+	// A probe that sees nothing proves nothing: inconclusive, exit 3.
+	r = runBin(t, db, nil, "keycheck", "--to", base+"/v1/messages", "--body", `{"text":"x"}`, "-H", "Authorization: AccessKey a", "--probe-cmd", "echo 7", "--settle", "50ms", "--settle-max", "1s", "-q")
+	if r.Code != 3 || !strings.Contains(r.Stdout, "? inconclusive first") || !strings.Contains(r.Stdout, "– skip  burst") {
+		t.Fatalf("no effect seen: exit %d\n%s\n%s", r.Code, r.Stdout, r.Stderr)
+	}
 	// Without credentials the API answers 401: the request is wrong, exit 2.
 	r = runBin(t, db, nil, "keycheck", "--to", base+"/v1/messages", "--body", `{"text":"x"}`, "--probe-http", base+"/debug/count", "-q")
 	if r.Code != 2 || !strings.Contains(r.Stderr, "answered 401") {
