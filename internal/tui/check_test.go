@@ -227,3 +227,22 @@ func TestCheckForm(t *testing.T) {
 	h.keys("esc", "k", "c")
 	h.contains("check delivery 2", srv.URL+"/count", "first,dups")
 }
+
+// TestCheckPartialReport: a check that stops part way (max time, a setup
+// error after some phases) shows the report of what it judged, then why it
+// stopped, not only the error.
+func TestCheckPartialReport(t *testing.T) {
+	srv := naiveHandler()
+	defer srv.Close()
+	h := newHarness(t, fixtureStore(t), 100, 40)
+	full := checkFunc(h, srv)
+	h.env.check = func(ctx context.Context, ids []int64, obs check.Observer) (*report.Check, error) {
+		c, err := full(ctx, ids, obs)
+		if err != nil {
+			return nil, err
+		}
+		return c, fmt.Errorf("the check ran longer than --max-time 1s and was stopped; the reports hold what was judged until then")
+	}
+	h.keys("G", "c")
+	h.contains("✗ dups", "duplicates did the work again", "check stopped: the check ran longer than --max-time 1s")
+}
