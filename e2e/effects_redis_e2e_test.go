@@ -38,6 +38,14 @@ func repeats(code int) int {
 	return 1
 }
 
+// startWorker runs work until the test ends, and waits for it.
+func startWorker(t *testing.T, work func(context.Context)) {
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { defer close(done); work(ctx) }()
+	t.Cleanup(func() { cancel(); <-done })
+}
+
 // redisClient connects to url for a handler under test.
 func redisClient(t *testing.T, url string) *redis.Client {
 	t.Helper()
@@ -185,8 +193,7 @@ func (h *rqHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 }
 
 // work drains the queue until ctx ends: each job sends one receipt.
-func (h *rqHandler) work(ctx context.Context, wg *sync.WaitGroup) {
-	defer wg.Done()
+func (h *rqHandler) work(ctx context.Context) {
 	for ctx.Err() == nil {
 		if _, err := h.c.BRPop(ctx, time.Second, h.px+"rq:queue:default").Result(); err != nil {
 			continue
@@ -210,11 +217,7 @@ func TestCheckRedisQueueWorker(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
 			h := &rqHandler{c: redisClient(t, url), px: px + tc.name + ":", dedupe: tc.dedupe}
-			ctx, cancel := context.WithCancel(context.Background())
-			var wg sync.WaitGroup
-			wg.Add(1)
-			go h.work(ctx, &wg)
-			t.Cleanup(func() { cancel(); wg.Wait() })
+			startWorker(t, h.work)
 			base := serveHandler(t, h)
 			for range repeats(tc.code) {
 				db := filepath.Join(t.TempDir(), "h.db")
@@ -268,8 +271,7 @@ func (h *outboxHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 }
 
 // work polls the outbox every 30 ms and sends what is unsent.
-func (h *outboxHandler) work(ctx context.Context, wg *sync.WaitGroup) {
-	defer wg.Done()
+func (h *outboxHandler) work(ctx context.Context) {
 	tick := time.NewTicker(30 * time.Millisecond)
 	defer tick.Stop()
 	for {
@@ -278,8 +280,15 @@ func (h *outboxHandler) work(ctx context.Context, wg *sync.WaitGroup) {
 			return
 		case <-tick.C:
 		}
-		_, _ = h.db.Exec(`INSERT INTO sent (outbox_id) SELECT id FROM outbox WHERE sent = 0`)
-		_, _ = h.db.Exec(`UPDATE outbox SET sent = 1 WHERE sent = 0`)
+		// Send and mark in one transaction: a row inserted between the two
+		// statements would otherwise be marked sent and never sent.
+		tx, err := h.db.BeginTx(ctx, nil)
+		if err != nil {
+			continue
+		}
+		_, _ = tx.Exec(`INSERT INTO sent (outbox_id) SELECT id FROM outbox WHERE sent = 0`)
+		_, _ = tx.Exec(`UPDATE outbox SET sent = 1 WHERE sent = 0`)
+		_ = tx.Commit()
 	}
 }
 
@@ -307,11 +316,7 @@ func TestCheckOutboxWorker(t *testing.T) {
 				t.Fatal(err)
 			}
 			h := &outboxHandler{db: adb, unique: tc.unique}
-			ctx, cancel := context.WithCancel(context.Background())
-			var wg sync.WaitGroup
-			wg.Add(1)
-			go h.work(ctx, &wg)
-			t.Cleanup(func() { cancel(); wg.Wait() })
+			startWorker(t, h.work)
 			base := serveHandler(t, h)
 			for i := range repeats(tc.code) {
 				db := filepath.Join(dir, fmt.Sprintf("h%d.db", i))

@@ -341,15 +341,22 @@ func (r *runner) sinkEffects(ctx context.Context, d *Delivery, phase string, fro
 			continue // listed apart, in the run's notes
 		}
 		out = append(out, report.Effect{At: c.At, Method: c.Method, Path: c.Path, Body: string(c.Body)})
-		if r.o.Store != nil {
-			e := &store.EffectRow{RunID: r.runID, Phase: phase, At: c.At, Method: c.Method, Path: c.Path, Body: c.Body}
-			if d != nil {
-				e.DeliveryID = d.ID
-			}
-			_ = r.o.Store.InsertEffect(ctx, e)
-		}
+		r.storeEffect(ctx, d, &store.EffectRow{Phase: phase, At: c.At, Method: c.Method, Path: c.Path, Body: c.Body})
 	}
 	return out
+}
+
+// storeEffect records e, one effect seen during phase for d (nil: none),
+// with the run.
+func (r *runner) storeEffect(ctx context.Context, d *Delivery, e *store.EffectRow) {
+	if r.o.Store == nil {
+		return
+	}
+	e.RunID = r.runID
+	if d != nil {
+		e.DeliveryID = d.ID
+	}
+	_ = r.o.Store.InsertEffect(ctx, e)
 }
 
 // emailEffects returns the messages the SMTP sink counted between two
@@ -368,15 +375,8 @@ func (r *runner) emailEffects(ctx context.Context, d *Delivery, phase string, fr
 		if !r.o.SMTP.Counts(m) {
 			continue
 		}
-		e := report.Effect{Kind: report.EffectEmail, At: m.At, From: m.From, To: m.To, Subject: m.Subject}
-		out = append(out, e)
-		if r.o.Store != nil {
-			row := &store.EffectRow{RunID: r.runID, Phase: phase, At: m.At, Method: "SMTP", Path: strings.Join(m.To, ", "), Body: []byte(m.Subject)}
-			if d != nil {
-				row.DeliveryID = d.ID
-			}
-			_ = r.o.Store.InsertEffect(ctx, row)
-		}
+		out = append(out, report.Effect{Kind: report.EffectEmail, At: m.At, From: m.From, To: m.To, Subject: m.Subject})
+		r.storeEffect(ctx, d, &store.EffectRow{Phase: phase, At: m.At, Method: "SMTP", Path: strings.Join(m.To, ", "), Body: []byte(m.Subject)})
 	}
 	return out
 }

@@ -46,13 +46,11 @@ type Sink struct {
 	srv  *http.Server
 	done chan struct{}
 
-	// match, when set, are the calls that count (SetMatch); the others
-	// are recorded but not counted.
-	match []CallPattern
+	// calls are the calls recorded; those SetMatch selects count.
+	calls received[Call]
 
-	mu    sync.Mutex
-	calls []Call
-	keys  map[string]bool // method, path and idempotency key of calls seen
+	mu   sync.Mutex
+	keys map[string]bool // method, path and idempotency key of calls seen
 }
 
 // CallPattern selects sink calls: a method (or "" for any) and a path glob
@@ -112,42 +110,22 @@ func (p CallPattern) Matches(c Call) bool {
 // SetMatch makes only calls matching one of ps count (Counted, the probe);
 // none: every call counts. Call it before the sink is read.
 func (s *Sink) SetMatch(ps []CallPattern) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.match = ps
+	var m []func(Call) bool
+	for _, p := range ps {
+		m = append(m, p.Matches)
+	}
+	s.calls.setMatch(m)
 }
 
 // Counts reports whether c is a call the sink counts: every call, or one
 // matching a pattern given to SetMatch — never one that repeats an
 // idempotency key (Call.Repeat), which the real API would not act on again.
 func (s *Sink) Counts(c Call) bool {
-	if c.Repeat {
-		return false
-	}
-	s.mu.Lock()
-	ps := s.match
-	s.mu.Unlock()
-	if len(ps) == 0 {
-		return true
-	}
-	for _, p := range ps {
-		if p.Matches(c) {
-			return true
-		}
-	}
-	return false
+	return !c.Repeat && s.calls.matches(c)
 }
 
 // Counted is the number of calls the sink counts (see SetMatch).
-func (s *Sink) Counted() int {
-	n := 0
-	for _, c := range s.Calls() {
-		if s.Counts(c) {
-			n++
-		}
-	}
-	return n
-}
+func (s *Sink) Counted() int { return s.calls.counted(s.Counts) }
 
 // StartSink listens on addr (host:port; port 0 picks a free one) and serves
 // until ctx is cancelled or Close is called.
@@ -190,7 +168,7 @@ func (s *Sink) serve(w http.ResponseWriter, r *http.Request) {
 		}
 		s.keys[k] = true
 	}
-	s.calls = append(s.calls, c)
+	s.calls.add(c) // under s.mu: calls are recorded in the order their keys were seen
 	s.mu.Unlock()
 	w.Header().Set("Content-Type", "application/json")
 	w.Header().Set("Content-Length", "11")
@@ -205,30 +183,14 @@ func (s *Sink) Addr() string { return s.ln.Addr().String() }
 func (s *Sink) URL() string { return "http://" + s.Addr() }
 
 // Len is the number of calls recorded so far.
-func (s *Sink) Len() int {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return len(s.calls)
-}
+func (s *Sink) Len() int { return s.calls.len() }
 
 // Calls returns a copy of every call recorded so far, oldest first.
 func (s *Sink) Calls() []Call { return s.CallsSince(0) }
 
 // CallsSince returns the calls after the first n (a count taken earlier with
 // Len or read from the probe), oldest first.
-func (s *Sink) CallsSince(n int) []Call {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if n < 0 {
-		n = 0
-	}
-	if n >= len(s.calls) {
-		return nil
-	}
-	out := make([]Call, len(s.calls)-n)
-	copy(out, s.calls[n:])
-	return out
-}
+func (s *Sink) CallsSince(n int) []Call { return s.calls.since(n) }
 
 // Close stops the sink and waits for it; recorded calls stay readable.
 func (s *Sink) Close() error {

@@ -11,7 +11,6 @@ import (
 	"net/mail"
 	"regexp"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/emersion/go-sasl"
@@ -109,9 +108,8 @@ type SMTPSink struct {
 	srv  *smtp.Server
 	done chan struct{}
 
-	mu    sync.Mutex
-	match []MailPattern
-	mails []Mail
+	// mails are the messages accepted; those SetMatch selects count.
+	mails received[Mail]
 }
 
 // StartSMTPSink listens on addr (host:port; port 0 picks a free one) and
@@ -158,61 +156,28 @@ func (s *SMTPSink) Addr() string { return s.ln.Addr().String() }
 // SetMatch makes only messages matching one of ps count; none: every
 // message counts. Call it before the sink is read.
 func (s *SMTPSink) SetMatch(ps []MailPattern) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.match = ps
+	var m []func(Mail) bool
+	for _, p := range ps {
+		m = append(m, p.Matches)
+	}
+	s.mails.setMatch(m)
 }
 
 // Counts reports whether m is a message the sink counts (see SetMatch).
-func (s *SMTPSink) Counts(m Mail) bool {
-	s.mu.Lock()
-	ps := s.match
-	s.mu.Unlock()
-	if len(ps) == 0 {
-		return true
-	}
-	for _, p := range ps {
-		if p.Matches(m) {
-			return true
-		}
-	}
-	return false
-}
+func (s *SMTPSink) Counts(m Mail) bool { return s.mails.matches(m) }
 
 // Counted is the number of messages the sink counts.
-func (s *SMTPSink) Counted() int {
-	n := 0
-	for _, m := range s.Mails() {
-		if s.Counts(m) {
-			n++
-		}
-	}
-	return n
-}
+func (s *SMTPSink) Counted() int { return s.mails.counted(s.Counts) }
 
 // Len is the number of messages accepted so far.
-func (s *SMTPSink) Len() int {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return len(s.mails)
-}
+func (s *SMTPSink) Len() int { return s.mails.len() }
 
 // Mails returns every message accepted so far, oldest first.
-func (s *SMTPSink) Mails() []Mail { return s.MailsSince(0) }
+func (s *SMTPSink) Mails() []Mail { return s.mails.since(0) }
 
 // MailsSince returns the messages after the first n (a count taken earlier
 // with Len), oldest first.
-func (s *SMTPSink) MailsSince(n int) []Mail {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if n < 0 {
-		n = 0
-	}
-	if n >= len(s.mails) {
-		return nil
-	}
-	return append([]Mail(nil), s.mails[n:]...)
-}
+func (s *SMTPSink) MailsSince(n int) []Mail { return s.mails.since(n) }
 
 // Close stops the sink and waits for it; accepted messages stay readable.
 func (s *SMTPSink) Close() error {
@@ -289,9 +254,7 @@ func (c *smtpSession) Data(r io.Reader) error {
 		return err // too large (552) or the client went away: not accepted
 	}
 	m := Mail{At: time.Now(), From: c.from, To: append([]string(nil), c.to...), Subject: shorten(subject, maxMailSubject), Size: cr.n}
-	c.s.mu.Lock()
-	c.s.mails = append(c.s.mails, m)
-	c.s.mu.Unlock()
+	c.s.mails.add(m)
 	return nil
 }
 
