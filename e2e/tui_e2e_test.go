@@ -403,6 +403,11 @@ func TestTUIE2ECheckForm(t *testing.T) {
 	if err != nil || !strings.Contains(string(cfg), "naive:") || !strings.Contains(string(cfg), "evt_1QjsonlA") {
 		t.Fatalf("hookreplay.yaml: %v\n%s", err, cfg)
 	}
+	// The saved check is a real one: hookreplay check NAME runs it (and
+	// finds the bug again).
+	if r := runBinIn(t, dir, "--db", db, "check", "naive"); r.Code != 1 || !strings.Contains(r.Stdout+r.Stderr, "dups") {
+		t.Fatalf("check naive from the saved hookreplay.yaml: exit %d\n%s%s", r.Code, r.Stdout, r.Stderr)
+	}
 	tm.keys("Escape")
 	tm.waitFor("6/6 deliveries")
 	tm.keys("c")
