@@ -193,6 +193,11 @@ func TestInterruptE2ECheckServeWritesReportsOnEverySignal(t *testing.T) {
 			if !strings.Contains(r.Stdout, `"interrupted"`) {
 				t.Fatalf("the run is not stored as interrupted:\n%s", r.Stdout)
 			}
+			// Its report is stored with it: runs show renders it again.
+			r = runBin(t, db, nil, "runs", "show", "1", "--no-color", "--report", "text=-")
+			if r.Code != 0 || !strings.Contains(r.Stdout, "interrupted: the run was stopped during this phase") {
+				t.Fatalf("runs show of the interrupted run: exit %d\n%s\n%s", r.Code, r.Stdout, r.Stderr)
+			}
 		})
 	}
 }
