@@ -101,7 +101,7 @@ func (in Input) String() string {
 	case InputForget:
 		return "a command that makes the handler forget an event id"
 	case InputRedisProbe:
-		return "a Redis probe reading the dedupe keys"
+		return "a Redis probe counting the dedupe keys"
 	}
 	return fmt.Sprintf("input %d", int(in))
 }

@@ -58,7 +58,7 @@ func (r *runner) retention(ctx context.Context, d *Delivery, fr *firstResult) (*
 			return nil, nil // nothing to judge it on, and not asked for: not shown
 		}
 		return &report.PhaseResult{Phase: PhaseRetention, Status: report.Skip, Statuses: map[string]int{},
-			Message: fmt.Sprintf("not run: needs %s, or %s (KEYS-COUNT, DBSIZE or GET) that reads the handler's dedupe keys", r.name(InputDedupeTTL), r.name(InputRedisProbe))}, nil
+			Message: fmt.Sprintf("not run: needs %s, or %s (KEYS-COUNT or DBSIZE) that counts the handler's dedupe keys", r.name(InputDedupeTTL), r.name(InputRedisProbe))}, nil
 	}
 	ph := &report.PhaseResult{Phase: PhaseRetention, Statuses: map[string]int{}}
 	defer func() { ph.Duration = time.Since(start) }()
@@ -113,12 +113,13 @@ func rememberedText(m remembered) string {
 	return "how long event ids are kept is not known"
 }
 
-// ttlProbes are the indexes of the Redis probes that can list the keys they
-// read (KEYS-COUNT, DBSIZE, GET).
+// ttlProbes are the indexes of the Redis probes that count keys (KEYS-COUNT,
+// DBSIZE), whose new keys an event's dedupe records are. A GET reads one
+// value — a counter, most often — and is left out.
 func (r *runner) ttlProbes() []int {
 	var out []int
 	for k, p := range r.o.Probes {
-		if rp := probe.AsRedis(p); rp != nil && slices.Contains([]string{"KEYS-COUNT", "DBSIZE", "GET"}, rp.Spec().Command) {
+		if rp := probe.AsRedis(p); rp != nil && slices.Contains([]string{"KEYS-COUNT", "DBSIZE"}, rp.Spec().Command) {
 			out = append(out, k)
 		}
 	}
