@@ -208,6 +208,11 @@ func TestCheckForm(t *testing.T) {
 		h.keys("backspace")
 	}
 	h.typeText(srv.URL + "/count")
+	// ctrl+a keeps the probe and takes another (of any kind; a second
+	// http one is named http2).
+	h.keys("ctrl+a")
+	h.contains("1 probe added", "probe http", "> probe  ")
+	h.typeText(srv.URL + "/count?again")
 	h.keys("tab", "tab") // secret env, phases (dsn is skipped: not shown)
 	h.contains("> phases")
 	h.typeText("first,dups")
@@ -216,7 +221,8 @@ func TestCheckForm(t *testing.T) {
 	h.typeText("naive")
 	h.keys("enter")
 	h.contains("✗ dups")
-	if got == nil || got.To != srv.URL+"/hooks" || got.Probes[0].HTTP != srv.URL+"/count" || strings.Join(got.Phases, ",") != "first,dups" {
+	if got == nil || got.To != srv.URL+"/hooks" || len(got.Probes) != 2 || got.Probes[0].HTTP != srv.URL+"/count" ||
+		got.Probes[1].Name != "http2" || got.Probes[1].HTTP != srv.URL+"/count?again" || strings.Join(got.Phases, ",") != "first,dups" {
 		t.Fatalf("the form's check: %+v", got)
 	}
 	f, err := config.Load(h.env.configPath, nil)

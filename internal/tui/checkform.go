@@ -59,10 +59,16 @@ var cfPlaceholders = [cfCount]string{
 // checkFormValues are the form's values as remembered.
 type checkFormValues [cfCount]string
 
+// rememberedForm is what a database remembers of the form.
+type rememberedForm struct {
+	Values checkFormValues `json:"values"`
+	Probes []config.Probe  `json:"probes,omitempty"`
+}
+
 // checkFormLoadedMsg is what the database remembers, and where r would send.
 type checkFormLoadedMsg struct {
 	seq    int
-	values *checkFormValues
+	form   *rememberedForm
 	target string
 }
 
@@ -70,6 +76,8 @@ type checkFormLoadedMsg struct {
 type checkForm struct {
 	fields [cfCount]textinput.Model
 	focus  int
+	// probes were added with ctrl+a; the probe in the fields is one more.
+	probes []config.Probe
 }
 
 func newCheckForm() *checkForm {
@@ -115,9 +123,9 @@ func loadCheckForm(e *env, seq int, id int64) tea.Cmd {
 		ctx := context.Background()
 		msg := checkFormLoadedMsg{seq: seq}
 		if s, ok, err := e.st.Setting(ctx, settingCheckForm); err == nil && ok {
-			var v checkFormValues
-			if json.Unmarshal([]byte(s), &v) == nil {
-				msg.values = &v
+			var r rememberedForm
+			if json.Unmarshal([]byte(s), &r) == nil {
+				msg.form = &r
 			}
 		}
 		if t, err := resolveTarget(ctx, e, id); err == nil {
@@ -127,6 +135,56 @@ func loadCheckForm(e *env, seq int, id int64) tea.Cmd {
 	}
 }
 
+// probe is the probe in the fields, named by its kind (kind2, kind3, …
+// when the added ones took that name).
+func (f *checkForm) probe() (config.Probe, error) {
+	kind := f.value(cfKind)
+	name := kind
+	for n := 2; ; n++ {
+		taken := false
+		for _, p := range f.probes {
+			taken = taken || p.Name == name
+		}
+		if !taken {
+			break
+		}
+		name = fmt.Sprintf("%s%d", kind, n)
+	}
+	p := config.Probe{Name: name}
+	v := f.value(cfProbe)
+	switch kind {
+	case "sql":
+		p.SQL, p.DSN = v, f.value(cfDSN)
+	case "cmd":
+		p.Cmd = v
+	case "http":
+		p.HTTP = v
+	case "redis":
+		p.Redis = v
+	case "sink":
+		p.Sink = v
+	case "smtp":
+		p.SMTP = v
+	default:
+		return p, fmt.Errorf("probe kind %q: one of %s", kind, strings.Join(probeKinds, ", "))
+	}
+	if v == "" {
+		return p, errors.New("probe: what shows the handler's work (a query, a command printing a number, a URL)")
+	}
+	return p, nil
+}
+
+// addProbe keeps the probe in the fields and empties them for another.
+func (f *checkForm) addProbe() error {
+	p, err := f.probe()
+	if err != nil {
+		return err
+	}
+	f.probes = append(f.probes, p)
+	f.fields[cfProbe].SetValue("")
+	return nil
+}
+
 // check is the form as a named check of ids, validated by the config
 // package's rules.
 func (f *checkForm) check(ids []int64) (*config.Check, error) {
@@ -134,32 +192,19 @@ func (f *checkForm) check(ids []int64) (*config.Check, error) {
 	if name == "" {
 		name = "tui"
 	}
-	kind := f.value(cfKind)
-	p := config.Probe{Name: kind}
-	switch kind {
-	case "sql":
-		p.SQL, p.DSN = f.value(cfProbe), f.value(cfDSN)
-	case "cmd":
-		p.Cmd = f.value(cfProbe)
-	case "http":
-		p.HTTP = f.value(cfProbe)
-	case "redis":
-		p.Redis = f.value(cfProbe)
-	case "sink":
-		p.Sink = f.value(cfProbe)
-	case "smtp":
-		p.SMTP = f.value(cfProbe)
-	default:
-		return nil, fmt.Errorf("probe kind %q: one of %s", kind, strings.Join(probeKinds, ", "))
-	}
 	if f.value(cfTarget) == "" {
 		return nil, errors.New("target URL: where the handler listens, e.g. http://127.0.0.1:3000/webhooks")
 	}
-	if f.value(cfProbe) == "" {
-		return nil, errors.New("probe: what shows the handler's work (a query, a command printing a number, a URL)")
+	probes := append([]config.Probe(nil), f.probes...)
+	if f.value(cfProbe) != "" || len(probes) == 0 {
+		p, err := f.probe()
+		if err != nil {
+			return nil, err
+		}
+		probes = append(probes, p)
 	}
 	c := &config.Check{Name: name, Deliveries: config.Deliveries{IDs: ids}, To: f.value(cfTarget),
-		Reset: f.value(cfReset), Serve: f.value(cfServe), Probes: []config.Probe{p}, SecretEnv: f.value(cfSecretEnv)}
+		Reset: f.value(cfReset), Serve: f.value(cfServe), Probes: probes, SecretEnv: f.value(cfSecretEnv)}
 	for _, ph := range strings.FieldsFunc(f.value(cfPhases), func(r rune) bool { return r == ',' || r == ' ' }) {
 		c.Phases = append(c.Phases, ph)
 	}
@@ -181,11 +226,11 @@ func (f *checkForm) check(ids []int64) (*config.Check, error) {
 // rememberCheckForm stores the form's values for the next c in this
 // database and, given a name, adds the check to hookreplay.yaml; the check
 // saved names the selected deliveries by event id where they have one.
-func rememberCheckForm(e *env, v checkFormValues, c *config.Check, saveAs string) tea.Cmd {
+func rememberCheckForm(e *env, r rememberedForm, c *config.Check, saveAs string) tea.Cmd {
 	st, path := e.st, e.configPath
 	return func() tea.Msg {
 		ctx := context.Background()
-		b, _ := json.Marshal(v)
+		b, _ := json.Marshal(r)
 		if err := st.SetSetting(ctx, settingCheckForm, string(b)); err != nil {
 			return statusMsg{err: err}
 		}

@@ -15,6 +15,7 @@ import (
 	tea "github.com/charmbracelet/bubbletea"
 
 	"github.com/hookreplay/hookreplay/internal/check"
+	"github.com/hookreplay/hookreplay/internal/config"
 	"github.com/hookreplay/hookreplay/internal/report"
 	"github.com/hookreplay/hookreplay/internal/store"
 )
@@ -362,14 +363,15 @@ func (m *checkModel) formUpdate(msg tea.Msg) tea.Cmd {
 		if msg.seq != m.seq {
 			return nil
 		}
-		if msg.values != nil {
-			for i, v := range msg.values {
+		if r := msg.form; r != nil {
+			for i, v := range r.Values {
 				if v != "" {
 					f.fields[i].SetValue(v)
 				}
 			}
+			f.probes = r.Probes
 		}
-		if msg.target != "" && (msg.values == nil || msg.values[cfTarget] == "") {
+		if msg.target != "" && (msg.form == nil || msg.form.Values[cfTarget] == "") {
 			f.fields[cfTarget].SetValue(msg.target)
 		}
 	case tea.KeyMsg:
@@ -384,6 +386,17 @@ func (m *checkModel) formUpdate(msg tea.Msg) tea.Cmd {
 			return nil
 		case tea.KeyEnter:
 			return m.submit()
+		case tea.KeyCtrlA:
+			if err := f.addProbe(); err != nil {
+				return failed(fmt.Errorf("check form: %v", err))
+			}
+			f.setFocus(cfProbe, 1)
+			return status(fmt.Sprintf("%s added; type another, or enter checks", plural(len(f.probes), "probe", "probes")))
+		case tea.KeyCtrlD:
+			if n := len(f.probes); n > 0 {
+				f.probes = f.probes[:n-1]
+			}
+			return nil
 		}
 		if f.focus == cfKind && (msg.Type == tea.KeySpace || msg.Type == tea.KeyLeft || msg.Type == tea.KeyRight) {
 			f.fields[cfKind].SetValue(nextChoice(probeKinds, f.value(cfKind), msg.Type == tea.KeyLeft))
@@ -410,7 +423,8 @@ func (m *checkModel) submit() tea.Cmd {
 	}
 	m.form = nil
 	m.refresh()
-	return tea.Batch(rememberCheckForm(m.env, f.values(), c, f.value(cfSaveAs)), m.run(run))
+	remembered := rememberedForm{Values: f.values(), Probes: f.probes}
+	return tea.Batch(rememberCheckForm(m.env, remembered, c, f.value(cfSaveAs)), m.run(run))
 }
 
 func (m *checkModel) formView() string {
@@ -421,14 +435,19 @@ func (m *checkModel) formView() string {
 		if i == cfDSN && f.value(cfKind) != "sql" {
 			continue
 		}
+		if i == cfKind {
+			for _, p := range f.probes {
+				b.WriteString("  " + st.Faint.Render(fmt.Sprintf("%-16s ", "probe "+p.Name)) + pr(probeText(p)) + "\n")
+			}
+		}
 		cur := "  "
 		if i == f.focus {
 			cur = "> "
 		}
 		fmt.Fprintf(&b, "%s%-16s %s\n", cur, cfLabels[i], f.fields[i].View())
 	}
-	hint := "enter checks · tab/↓ next field · space cycles the probe kind · remembered for this database; " +
-		"a name in 'save as check' adds it to " + m.env.configPath + " · more probes and options: hookreplay.yaml or tui's check flags"
+	hint := "enter checks · tab/↓ next field · space cycles the probe kind · ctrl+a adds the probe and takes another (ctrl+d drops the last) · remembered for this database; " +
+		"a name in 'save as check' adds it to " + m.env.configPath + " · more options: hookreplay.yaml or tui's check flags"
 	b.WriteString("\n" + st.Faint.Render(wrap(hint, max(10, m.width))))
 	return b.String()
 }
@@ -451,4 +470,21 @@ func saveReports(e *env, c *report.Check) tea.Cmd {
 		}
 		return statusMsg{text: "saved the report as " + strings.Join(paths, ", ")}
 	}
+}
+
+// probeText is a probe as the form lists it.
+func probeText(p config.Probe) string {
+	switch {
+	case p.SQL != "":
+		return p.SQL + " (" + p.DSN + ")"
+	case p.Cmd != "":
+		return p.Cmd
+	case p.HTTP != "":
+		return p.HTTP
+	case p.Redis != "":
+		return p.Redis
+	case p.Sink != "":
+		return p.Sink
+	}
+	return p.SMTP
 }

@@ -125,7 +125,7 @@ func keyMsg(k string) tea.KeyMsg {
 	named := map[string]tea.KeyType{
 		"enter": tea.KeyEnter, "esc": tea.KeyEsc, "tab": tea.KeyTab, "shift+tab": tea.KeyShiftTab,
 		"down": tea.KeyDown, "up": tea.KeyUp, "pgdown": tea.KeyPgDown, "pgup": tea.KeyPgUp,
-		"ctrl+c": tea.KeyCtrlC, "ctrl+u": tea.KeyCtrlU, "home": tea.KeyHome, "end": tea.KeyEnd, "backspace": tea.KeyBackspace,
+		"ctrl+c": tea.KeyCtrlC, "ctrl+a": tea.KeyCtrlA, "ctrl+u": tea.KeyCtrlU, "home": tea.KeyHome, "end": tea.KeyEnd, "backspace": tea.KeyBackspace,
 	}
 	if k == " " {
 		return tea.KeyMsg{Type: tea.KeySpace, Runes: []rune{' '}}
