@@ -14,6 +14,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/hookreplay/hookreplay/internal/iostreams"
+	"github.com/hookreplay/hookreplay/internal/message"
 	"github.com/hookreplay/hookreplay/internal/redact"
 	"github.com/hookreplay/hookreplay/internal/store"
 )
@@ -44,6 +45,10 @@ type factory struct {
 	DBPath string
 	// DBSchema is --db-schema: the Postgres schema of a postgres:// store.
 	DBSchema string
+	// DropForeignTriggers is --drop-foreign-triggers: drop the triggers and
+	// views of a SQLite store that hookreplay did not create, rather than
+	// refuse it.
+	DropForeignTriggers bool
 	// Store opens (creating when absent) the database at DBPath and makes
 	// sure it can be written; the caller closes it.
 	Store func() (*store.Store, error)
@@ -67,7 +72,17 @@ func newFactory(io *iostreams.IO) *factory {
 		if f.DBSchema != "" && !store.IsURL(f.DBPath) {
 			return nil, usageErr("--db-schema is for a postgres:// --db; %s is a SQLite file", f.DBPath)
 		}
-		s, err := store.Open(context.Background(), f.DBPath, store.WithSchema(f.DBSchema))
+		opts := []store.Option{store.WithSchema(f.DBSchema)}
+		if f.DropForeignTriggers {
+			opts = append(opts, store.WithDropForeignTriggers(func(objects []string) {
+				fmt.Fprintf(f.IO.ErrOut, "hookreplay: dropped %s from %s (--drop-foreign-triggers)\n", message.Printable(strings.Join(objects, ", ")), f.DBPath)
+			}))
+		}
+		s, err := store.Open(context.Background(), f.DBPath, opts...)
+		var fe *store.ForeignObjectsError
+		if errors.As(err, &fe) {
+			return nil, setupErr("%v; read them (sqlite3 %s .schema), then drop them with --drop-foreign-triggers, or use another --db", message.Printable(f.redact(err).Error()), f.DBPath)
+		}
 		if err != nil {
 			return nil, setupErr("%v", f.redact(err))
 		}
@@ -145,6 +160,7 @@ Start with:  hookreplay demo`,
 	root.PersistentFlags().Lookup("db").DefValue = store.Display(defaultDB)
 	markEnvDefault(root.PersistentFlags(), "db", "hookreplay.db")
 	root.PersistentFlags().StringVar(&f.DBSchema, "db-schema", "", "with a postgres:// --db: the schema hookreplay's tables live in (default: the URL's search_path, else hookreplay)")
+	root.PersistentFlags().BoolVar(&f.DropForeignTriggers, "drop-foreign-triggers", false, "drop the triggers and views a SQLite --db holds that hookreplay did not create (they could change or remove deliveries as capture stores them); without it such a database is refused")
 	root.PersistentFlags().BoolVar(&noPager, "no-pager", false, "do not page long output (show, runs show, check's report) through $PAGER; it is paged only when stdout is a terminal")
 	root.PersistentFlags().BoolVar(&noColor, "no-color", false, "disable colour (also NO_COLOR, and off when stdout is not a terminal)")
 	addCommands(root, f)

@@ -58,7 +58,8 @@ func ParseSync(v string) (Sync, error) {
 type Option func(*options)
 
 type options struct {
-	schema string
+	schema      string
+	dropForeign func([]string) // WithDropForeignTriggers (trust.go)
 }
 
 // WithSchema names the Postgres schema the store's tables live in (default
@@ -110,6 +111,10 @@ func Open(ctx context.Context, path string, opts ...Option) (*Store, error) {
 	}
 	s := &Store{db: pool{DB: db, d: sqliteDialect{}}, path: path}
 	if err := s.migrate(ctx); err != nil {
+		db.Close()
+		return nil, fmt.Errorf("open store %s: %w", path, err)
+	}
+	if err := s.checkTrust(ctx, o.dropForeign); err != nil {
 		db.Close()
 		return nil, fmt.Errorf("open store %s: %w", path, err)
 	}

@@ -28,6 +28,7 @@ type Writer struct {
 	conn                    *sql.Conn
 	begin, commit, rollback *sql.Stmt
 	insert, respond         stmt
+	changed                 stmt // SQLite: total_changes(), checked before COMMIT (trust.go)
 	broken                  bool // reconnect before the next Commit
 }
 
@@ -53,14 +54,21 @@ func (w *Writer) open(ctx context.Context) error {
 		return err
 	}
 	w.conn = c
-	w.insert.d, w.respond.d = d, d
-	for _, p := range []struct {
+	w.insert.d, w.respond.d, w.changed.d = d, d, d
+	stmts := []struct {
 		stmt **sql.Stmt
 		sql  string
 	}{
 		{&w.begin, d.begin()}, {&w.commit, "COMMIT"}, {&w.rollback, "ROLLBACK"},
 		{&w.insert.Stmt, insertDeliverySQL}, {&w.respond.Stmt, setResponseSQL},
-	} {
+	}
+	if w.s.pg == nil {
+		stmts = append(stmts, struct {
+			stmt **sql.Stmt
+			sql  string
+		}{&w.changed.Stmt, "SELECT total_changes()"})
+	}
+	for _, p := range stmts {
 		if *p.stmt, err = c.PrepareContext(ctx, d.rebind(p.sql)); err != nil {
 			return err
 		}
@@ -126,15 +134,27 @@ func (w *Writer) commitSQLite(ctx context.Context, ds []*Delivery, rs []Response
 			}
 		}
 	}()
+	start, err := w.changes(ctx)
+	if err != nil {
+		return fmt.Errorf("store deliveries: %w", err)
+	}
 	for i, d := range ds {
 		if ids[i], recvs[i], err = insertWith(ctx, w.insert, d); err != nil {
 			return fmt.Errorf("store delivery: %w", err)
 		}
 	}
+	written := int64(len(ds))
 	for _, r := range rs {
-		if _, err := w.respond.ExecContext(ctx, responseArgs(r)...); err != nil {
+		res, err := w.respond.ExecContext(ctx, responseArgs(r)...)
+		if err != nil {
 			return fmt.Errorf("record response of delivery %d: %w", r.ID, err)
 		}
+		// 0 when the delivery was deleted meanwhile (the TUI, prune).
+		n, _ := res.RowsAffected()
+		written += n
+	}
+	if err := w.verifyBatch(ctx, start, written); err != nil {
+		return fmt.Errorf("store deliveries: %w", err)
 	}
 	if _, err := w.commit.ExecContext(ctx); err != nil {
 		return fmt.Errorf("store deliveries: %w", err)
@@ -213,7 +233,7 @@ func (w *Writer) lost() {
 // release closes the Writer's statements and connection.
 func (w *Writer) release() error {
 	var errs []error
-	for _, st := range []**sql.Stmt{&w.begin, &w.commit, &w.rollback, &w.insert.Stmt, &w.respond.Stmt} {
+	for _, st := range []**sql.Stmt{&w.begin, &w.commit, &w.rollback, &w.insert.Stmt, &w.respond.Stmt, &w.changed.Stmt} {
 		if *st != nil {
 			errs = append(errs, (*st).Close())
 			*st = nil
