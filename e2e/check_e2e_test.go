@@ -511,6 +511,18 @@ func TestCheckCrashPhase(t *testing.T) {
 					t.Fatalf("%s: the violation should say %q: %+v", tc.variant, m, cr.Violations[0])
 				}
 			}
+			// A kill made at the first probe change found the handler acting
+			// on the request: never "before the request was fully sent".
+			triggered := 0
+			for _, line := range strings.Split(r.Stdout+r.Stderr, "\n") {
+				if strings.Contains(line, "first probe change") {
+					triggered++
+				}
+				if strings.Contains(line, "first probe change") && strings.Contains(line, "before the request was fully sent") {
+					t.Errorf("%s: a kill at the first probe change classified as before the request was sent: %s", tc.variant, line)
+				}
+			}
+			t.Logf("%s: %d lines name a kill at the first probe change", tc.variant, triggered)
 			// --serve always stops the handler.
 			waitClosed(t, addr)
 			// The secret, although in the --serve command, is in no report and not in the store.
