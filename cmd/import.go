@@ -8,6 +8,8 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
+	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -126,8 +128,18 @@ func importRun(ctx context.Context, o *importOptions) error {
 			return usageErr("import %s: %v", shown, err)
 		}
 	}
+	// Every local file a curl command names is read into a body: the user
+	// is told which, so a file that reads what it should not is seen.
+	var read []string
+	readFile := exchange.LimitedReadFile(dir, o.MaxBody)
 	ro := exchange.ReadOptions{
-		Name: name, MaxBody: o.MaxBody, ReadFile: exchange.LimitedReadFile(dir, o.MaxBody),
+		Name: name, MaxBody: o.MaxBody, ReadFile: func(f string) ([]byte, error) {
+			b, err := readFile(f)
+			if err == nil && !slices.Contains(read, f) {
+				read = append(read, f)
+			}
+			return b, err
+		},
 		Note: func(s string) { fmt.Fprintf(o.IO.ErrOut, "import %s: %s\n", shown, s) }}
 	if format == exchange.JSONL {
 		return importJSONL(ctx, o, br, shown, ro)
@@ -145,6 +157,13 @@ func importRun(ctx context.Context, o *importOptions) error {
 	}
 	if len(ds) == 0 {
 		return usageErr("import %s: no deliveries in it (want one JSON object per line, as 'hookreplay export' writes)", shown)
+	}
+	if len(read) > 0 {
+		names := make([]string, len(read))
+		for i, f := range read {
+			names[i] = message.Printable(f)
+		}
+		fmt.Fprintf(o.IO.ErrOut, "import %s: read %d local %s: %s\n", shown, len(read), map[bool]string{true: "file", false: "files"}[len(read) == 1], strings.Join(names, ", "))
 	}
 	for _, d := range ds {
 		detectProvider(d)

