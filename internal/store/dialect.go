@@ -5,6 +5,8 @@ import (
 	"database/sql"
 	"fmt"
 	"regexp"
+	"slices"
+	"sort"
 	"strings"
 	"sync"
 	"unicode/utf8"
@@ -200,13 +202,51 @@ func postgresText(s string) string {
 
 func storableText(s string) bool { return utf8.ValidString(s) && strings.IndexByte(s, 0) < 0 }
 
+// minSecret is the shortest password replaced wherever it occurs in a
+// message: a shorter one (a test server's "o") would blank out ordinary
+// letters, so it is replaced only where it stands as a credential — the
+// userinfo of a URL (":o@") or a password=o parameter — and URLs in
+// messages are never printed with it.
+const minSecret = 4
+
 func (d postgresDialect) redact(text string) string {
-	for _, s := range d.secrets {
-		if s != "" {
+	secrets := slices.Clone(d.secrets)
+	// Longest first, so a secret that contains another is replaced whole.
+	sort.SliceStable(secrets, func(i, j int) bool { return len(secrets[i]) > len(secrets[j]) })
+	for _, s := range secrets {
+		switch {
+		case s == "":
+		case len(s) >= minSecret:
 			text = strings.ReplaceAll(text, s, "xxxxx")
+		default:
+			text = strings.ReplaceAll(text, ":"+s+"@", ":xxxxx@")
+			for _, k := range []string{"password=", "password='", "PASSWORD=", "PASSWORD='"} {
+				text = replaceValue(text, k+s, k+"xxxxx")
+			}
 		}
 	}
 	return text
+}
+
+// replaceValue replaces old in text only where it ends a value: at the end
+// of text or before a separator (space, &, quote, comma, semicolon).
+func replaceValue(text, old, repl string) string {
+	var b strings.Builder
+	for {
+		i := strings.Index(text, old)
+		if i < 0 {
+			b.WriteString(text)
+			return b.String()
+		}
+		end := i + len(old)
+		if end == len(text) || strings.ContainsRune(" &'\",;)\n", rune(text[end])) {
+			b.WriteString(text[:i])
+			b.WriteString(repl)
+		} else {
+			b.WriteString(text[:end])
+		}
+		text = text[end:]
+	}
 }
 
 // pool is the store's connection pool with its dialect: statements are

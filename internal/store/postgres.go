@@ -174,13 +174,7 @@ func urlSecrets(raw string) []string {
 			}
 		}
 	}
-	var kept []string
-	for _, v := range out {
-		if len(v) >= 3 { // shorter ones would blank out ordinary words
-			kept = append(kept, v)
-		}
-	}
-	return kept
+	return out // short ones are replaced only as credentials: see redact
 }
 
 func credentialParam(k string) bool {
