@@ -37,6 +37,10 @@ type deliveriesModel struct {
 	stopLoad context.CancelFunc
 	stale    bool // the store changed while a load was in flight
 	loaded   bool
+	// loadCtx is the context of the last load (cancelled by the next one);
+	// counting: the matches of the window shown are still being counted.
+	loadCtx  context.Context
+	counting bool
 
 	rows   []store.DeliverySummary
 	start  int // absolute index of rows[0]
@@ -111,6 +115,9 @@ func (m *deliveriesModel) Status() string {
 		return "loading " + m.env.dbPath
 	}
 	s := fmt.Sprintf("%d/%d", min(m.cursor+1, m.total), m.total)
+	if m.counting {
+		s = fmt.Sprintf("%d/%d+", min(m.cursor+1, m.total), m.total)
+	}
 	if m.total == 0 {
 		s = "0"
 	}
@@ -163,6 +170,8 @@ func (m *deliveriesModel) Update(msg tea.Msg) tea.Cmd {
 	switch msg := msg.(type) {
 	case windowMsg:
 		return m.applyWindow(msg)
+	case countMsg:
+		return m.applyCount(msg)
 	case changedMsg:
 		return m.reload()
 	case deletedMsg:

@@ -2,6 +2,7 @@ package tui
 
 import (
 	"context"
+	"math"
 	"sort"
 
 	tea "github.com/charmbracelet/bubbletea"
@@ -36,6 +37,25 @@ type windowMsg struct {
 	silent bool // a live reload: errors go to the status bar quietly
 	newer  int  // matches newer than the newest row the user has seen
 	known  bool // total, start and newer were not counted: keep newer
+	// uncounted: a first window of the newest rows, drawn before the
+	// matches are counted (a count of 1M rows takes longer than the first
+	// screen may); total is len(rows) until a countMsg brings the count.
+	uncounted bool
+}
+
+// countMsg is the count of matches a first window was drawn without.
+type countMsg struct {
+	gen   int
+	total int
+	err   error
+}
+
+// countMatches counts the matches of f for the window of generation gen.
+func countMatches(ctx context.Context, st *store.Store, f store.Filter, gen int) tea.Cmd {
+	return func() tea.Msg {
+		n, err := st.CountDeliveries(ctx, f)
+		return countMsg{gen: gen, total: n, err: err}
+	}
 }
 
 // windowReq is the window loadWindow loads.
@@ -58,6 +78,13 @@ func loadWindow(ctx context.Context, st *store.Store, f store.Filter, r windowRe
 	return func() tea.Msg {
 		m := windowMsg{gen: r.gen, kind: r.kind, total: r.total, known: r.known}
 		kind, id := r.kind, r.id
+		if !r.known && kind == anchorTop {
+			// The newest rows need no count: draw them now, count after.
+			m.rows, m.err = st.ListSummaries(ctx, f, store.Page{Limit: pageSize})
+			m.total = len(m.rows)
+			m.uncounted = len(m.rows) == pageSize // fewer: that is all of them
+			return m
+		}
 		if !r.known {
 			if m.total, m.err = st.CountDeliveries(ctx, f); m.err != nil {
 				return m
@@ -109,6 +136,7 @@ func (m *deliveriesModel) loadReq(r windowReq) tea.Cmd {
 	}
 	var ctx context.Context
 	ctx, m.stopLoad = context.WithCancel(context.Background())
+	m.loadCtx = ctx
 	m.gen++
 	m.busy, m.stale = true, false
 	m.loading = kind
@@ -129,9 +157,9 @@ func (m *deliveriesModel) reset() tea.Cmd {
 // view follows new deliveries (like tail -f); elsewhere it keeps the selected
 // one under the cursor.
 func (m *deliveriesModel) reload() tea.Cmd {
-	if m.busy {
-		// Restarting would starve a slow body-text scan while a capture
-		// keeps writing: reload once the load in flight is applied.
+	if m.busy || m.counting {
+		// Restarting would starve a slow body-text scan (or count) while a
+		// capture keeps writing: reload once the one in flight is applied.
 		m.stale = true
 		return nil
 	}
@@ -144,7 +172,7 @@ func (m *deliveriesModel) reload() tea.Cmd {
 // jump loads the newest or the oldest rows; the count of matches is known
 // (counting again scanned every body under a text filter).
 func (m *deliveriesModel) jump(kind anchorKind) tea.Cmd {
-	return m.loadReq(windowReq{kind: kind, known: m.loaded, total: m.total})
+	return m.loadReq(windowReq{kind: kind, known: m.loaded && !m.counting, total: m.total})
 }
 
 func (m *deliveriesModel) applyWindow(w windowMsg) tea.Cmd {
@@ -157,8 +185,13 @@ func (m *deliveriesModel) applyWindow(w windowMsg) tea.Cmd {
 	}
 	sel, offset := m.selected(), m.cursor-m.top
 	m.rows, m.start, m.total, m.loaded = w.rows, w.start, w.total, true
+	m.counting = w.uncounted
 	if !w.known {
 		m.newer = w.newer
+	}
+	var count tea.Cmd
+	if w.uncounted {
+		count = countMatches(m.loadCtx, m.env.st, m.filter, m.gen)
 	}
 	switch w.kind {
 	case anchorTop:
@@ -178,6 +211,28 @@ func (m *deliveriesModel) applyWindow(w windowMsg) tea.Cmd {
 	}
 	if p := m.pending; p != 0 {
 		m.pending = 0
+		return tea.Batch(count, m.move(p))
+	}
+	return tea.Batch(count, m.extend())
+}
+
+// applyCount sets the total a first window was drawn without; moves past
+// its rows, held until now, load the next window.
+func (m *deliveriesModel) applyCount(c countMsg) tea.Cmd {
+	if c.gen != m.gen || !m.counting {
+		return nil // a newer load is on its way or counted already
+	}
+	if c.err != nil {
+		return failed(c.err)
+	}
+	m.counting = false
+	m.total = max(c.total, m.start+len(m.rows))
+	if m.stale {
+		m.stale = false
+		return m.reload()
+	}
+	if p := m.pending; p != 0 && !m.busy {
+		m.pending = 0
 		return m.move(p)
 	}
 	return m.extend()
@@ -194,7 +249,11 @@ func (m *deliveriesModel) move(delta int) tea.Cmd {
 	if len(m.rows) == 0 {
 		return nil
 	}
-	want := min(max(m.cursor+m.pending+delta, 0), max(0, m.total-1))
+	last := max(0, m.total-1)
+	if m.counting {
+		last = math.MaxInt // the count decides once it is in
+	}
+	want := min(max(m.cursor+m.pending+delta, 0), last)
 	m.scrollTo(want)
 	m.pending = want - m.cursor
 	return m.extend()
