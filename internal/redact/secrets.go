@@ -23,6 +23,10 @@ var credentialParams = []string{"token", "access_token", "api_key", "apikey", "k
 // The zero value knows no secret. It is not safe for concurrent Add.
 type Secrets struct {
 	vals []string
+	// creds are URL passwords too short for vals: replaced only where they
+	// stand as the password of a URL's userinfo (":o@"), so a URL is never
+	// printed with one while the letter o elsewhere stays.
+	creds []string
 }
 
 // Add learns secret values; empty and very short values are ignored.
@@ -50,6 +54,11 @@ func (s *Secrets) AddURL(raw string) {
 	}
 	if p, ok := u.User.Password(); ok {
 		s.Add(p, url.PathEscape(p), url.QueryEscape(p))
+		for _, v := range []string{p, url.PathEscape(p), url.QueryEscape(p)} {
+			if v != "" && len(v) < minSecret && !slices.Contains(s.creds, v) {
+				s.creds = append(s.creds, v)
+			}
+		}
 		// And as written, percent-encoded or not.
 		if _, rest, ok := strings.Cut(raw, "://"); ok {
 			if end := strings.IndexAny(rest, "/?#"); end >= 0 {
@@ -73,7 +82,7 @@ func (s *Secrets) AddURL(raw string) {
 }
 
 // Empty reports whether no secret is known.
-func (s *Secrets) Empty() bool { return s == nil || len(s.vals) == 0 }
+func (s *Secrets) Empty() bool { return s == nil || len(s.vals) == 0 && len(s.creds) == 0 }
 
 // String returns text with every known secret replaced by Marker.
 func (s *Secrets) String(text string) string {
@@ -82,6 +91,9 @@ func (s *Secrets) String(text string) string {
 	}
 	for _, v := range s.vals {
 		text = strings.ReplaceAll(text, v, Marker)
+	}
+	for _, v := range s.creds {
+		text = strings.ReplaceAll(text, ":"+v+"@", ":"+Marker+"@")
 	}
 	return text
 }

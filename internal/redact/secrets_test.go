@@ -34,3 +34,22 @@ func TestSecretsFindEveryForm(t *testing.T) {
 		t.Error("a nil Secrets must redact nothing")
 	}
 }
+
+// A one-letter DSN password is never printed as the URL's password, and
+// the letter elsewhere stays (it used to become the marker everywhere in
+// the store's messages, and was not hidden in a printed URL here).
+func TestSecretsShortURLPassword(t *testing.T) {
+	var s Secrets
+	s.AddURL("postgres://bob:o@db.example/app")
+	for _, c := range []struct{ in, want string }{
+		{"open postgres://bob:o@db.example/app: connection refused", "open postgres://bob:[REDACTED]@db.example/app: connection refused"},
+		{"cannot connect to host", "cannot connect to host"},
+	} {
+		if got := s.String(c.in); got != c.want {
+			t.Errorf("String(%q) = %q, want %q", c.in, got, c.want)
+		}
+	}
+	if err := s.Error(errors.New("dial postgres://bob:o@db.example/app")); strings.Contains(err.Error(), ":o@") {
+		t.Errorf("Error kept the password: %v", err)
+	}
+}
