@@ -232,6 +232,20 @@ func (s *Server) commitBatch(batch []commitReq, rs []store.Response) {
 
 // reject answers a request that is not stored and closes the connection.
 func (s *Server) reject(c *conn, remote string, req *http.Request, status int, why string) {
+	s.rejectTelling(c, remote, req, status, why, why)
+}
+
+// rejectUnstored answers 503 to a delivery the store could not commit. The
+// sender is not told the store's error: it can name the database's host,
+// port, schema or role, which a capture reachable from the internet must
+// not give away. Capture's log line has it.
+func (s *Server) rejectUnstored(c *conn, remote string, req *http.Request, err error) {
+	s.rejectTelling(c, remote, req, http.StatusServiceUnavailable, "could not store the delivery: "+err.Error(),
+		"could not store the delivery; it was not acknowledged, send it again (capture's log says why)")
+}
+
+// rejectTelling is reject with why for capture's log and told for the sender.
+func (s *Server) rejectTelling(c *conn, remote string, req *http.Request, status int, why, told string) {
 	what := "request"
 	if req != nil {
 		what = message.Printable(req.Method + " " + clipWire(req.RequestURI))
@@ -239,7 +253,7 @@ func (s *Server) reject(c *conn, remote string, req *http.Request, status int, w
 	s.logf("%d %s from %s: %s (not stored)", status, what, remote, why)
 	r := response{status: status, close: true,
 		headers: message.Headers{{Name: "Content-Type", Value: "text/plain; charset=utf-8"}},
-		body:    []byte(http.StatusText(status) + ": " + why + "\n")}
+		body:    []byte(http.StatusText(status) + ": " + told + "\n")}
 	if status == http.StatusServiceUnavailable {
 		r.headers = append(r.headers, message.Header{Name: "Retry-After", Value: "1"})
 	}

@@ -561,7 +561,7 @@ func (s *Server) serveRequest(c *conn, rec *recorder, br *bufio.Reader) bool {
 		d.ResponseHeaders = message.Headers{{Name: "Content-Type", Value: "application/json"}}
 		start := time.Now()
 		if err := s.insert(d); err != nil {
-			s.reject(c, remote, req, 503, "could not store the delivery: "+err.Error())
+			s.rejectUnstored(c, remote, req, err)
 			return false
 		}
 		latency = time.Since(start)
@@ -590,7 +590,7 @@ func (s *Server) serveRequest(c *conn, rec *recorder, br *bufio.Reader) bool {
 				fr.stream.done(false)
 				s.releasePrefix(fr.reserved)
 			}
-			s.reject(c, remote, req, 503, "could not store the delivery: "+ierr.Error())
+			s.rejectUnstored(c, remote, req, ierr)
 			return false
 		}
 		if fr.failed {
