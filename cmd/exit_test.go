@@ -33,6 +33,8 @@ func TestExitErrorCodes(t *testing.T) {
 		{"silent", silentExit(3), 3, ""},
 		{"interrupted", fmt.Errorf("run: %w", context.Canceled), 130, "interrupted"},
 		{"anything else", errors.New("open x.db: permission denied"), 2, "open x.db: permission denied"},
+		{"setup cut short by a signal", setupErr("%v", fmt.Errorf("read delivery: %w", context.Canceled)), 130, "interrupted"},
+		{"setup", setupErr("%v", errors.New("no such table")), 2, "no such table"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			if code, msg := exitCode(tt.err); code != tt.code || msg != tt.msg {

@@ -217,6 +217,14 @@ func usageErr(format string, a ...any) error {
 }
 
 func setupErr(format string, a ...any) error {
+	// A store or probe cut short by Ctrl-C (or SIGTERM, SIGHUP) is no setup
+	// error: 'replay --last' interrupted while reading its delivery exited 2
+	// with 'read delivery: context canceled'.
+	for _, v := range a {
+		if err, ok := v.(error); ok && errors.Is(err, context.Canceled) {
+			return errInterrupted
+		}
+	}
 	return &ExitError{Code: 2, Err: fmt.Errorf(format, a...)}
 }
 
