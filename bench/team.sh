@@ -87,7 +87,7 @@ if [ "$(psql_q "SELECT count(*) FROM information_schema.tables WHERE table_schem
 fi
 # SQLite: store.sh's file of N deliveries, whatever schema it was filled at
 # (opening it migrates it); filled here only when there is none.
-lite=$(ls -t "$BENCH_CACHE"/store-"$N"-*.db 2>/dev/null | head -1)
+lite=$(ls -t "$BENCH_CACHE"/store-"$N"-*.db 2>/dev/null | head -1 || true)
 if [ -z "$lite" ]; then
 	lite="$BENCH_CACHE/store-$N-$stamp.db"
 	log "team: filling $N deliveries into $lite"
