@@ -36,18 +36,24 @@ declare -A PORT PID
 start_capture() {
 	local port
 	port=$(free_port)
-	bg "$HR" --db "$2" capture --listen "127.0.0.1:$port" --forward "http://$handler" --quiet >/dev/null 2>"$W/$1.err"
+	bg "$HR" --db "$2" capture ${3:-} --listen "127.0.0.1:$port" --forward "http://$handler" --quiet >/dev/null 2>"$W/$1.err"
 	PORT[$1]=$port
 	PID[$1]=$BG
 	wait_port "$port"
 }
 start_capture sqlite "$W/capture.db"
+# SQLite's default (--sync normal) does not flush a commit to disk: it keeps
+# every acknowledged delivery across a crash of hookreplay, not of the
+# machine. A Postgres commit (synchronous_commit on) waits for the WAL flush
+# when the server runs with fsync on, as SQLite's --sync full does.
+start_capture sqlitefull "$W/capture-full.db" "--sync full"
 start_capture postgres "$(pg_url "$cap_schema")"
+log "team: the Postgres server has fsync=$(psql_q "SHOW fsync"), synchronous_commit on (hookreplay sets it)"
 
-log "team: capture --forward into SQLite and Postgres, $ROUNDS round(s) of ${DUR}s at c=1 and c=16"
+log "team: capture --forward into SQLite, SQLite --sync full and Postgres, $ROUNDS round(s) of ${DUR}s at c=1 and c=16"
 for c in 1 16; do
 	for _ in $(seq "$ROUNDS"); do
-		for t in sqlite postgres; do
+		for t in sqlite sqlitefull postgres; do
 			read -r p rps <<<"$(wrk_run "$W/post.lua" "http://127.0.0.1:${PORT[$t]}/webhooks/stripe" "$c")"
 			echo "$p" >>"$W/p50.$t.$c"
 			echo "$rps" >>"$W/rps.$t.$c"
@@ -58,7 +64,9 @@ m() { median <"$W/$1"; }
 row "8 team" "capture --forward into Postgres vs into SQLite, req/s at c=16 (goal >= 0.7x)" "$(m rps.postgres.16)" "$(m rps.sqlite.16)"
 row "8 team" "capture --forward into Postgres vs into SQLite, p50 ms at c=1 (goal <= 1.5x)" "$(m p50.postgres.1)" "$(m p50.sqlite.1)"
 row "8 team" "capture --forward into Postgres vs into SQLite, p50 ms at c=16" "$(m p50.postgres.16)" "$(m p50.sqlite.16)"
-for t in sqlite postgres; do stop "${PID[$t]}"; done
+row "8 team" "capture --forward into Postgres vs into SQLite --sync full (a flush per commit), req/s at c=16" "$(m rps.postgres.16)" "$(m rps.sqlitefull.16)"
+row "8 team" "capture --forward into Postgres vs into SQLite --sync full (a flush per commit), p50 ms at c=1" "$(m p50.postgres.1)" "$(m p50.sqlitefull.1)"
+for t in sqlite sqlitefull postgres; do stop "${PID[$t]}"; done
 drop_capture_schema
 
 # The 1M stores: Postgres in a kept schema, SQLite in store.sh's cache file.
@@ -101,6 +109,15 @@ med5() {
 "$HR" --db "$pgbig" list >/dev/null # warm the server's cache as a user's second list would find it
 row "8 team $k" "list (newest 50) on Postgres, ms vs goal 50 ms" "$(med5 "$HR" --db "$pgbig" list)" 50
 row "8 team $k" "list (newest 50), ms: Postgres vs SQLite" "$(med5 "$HR" --db "$pgbig" list)" "$(med5 "$HR" --db "$lite" list)"
+row "8 team $k" "list's store work in process (open, newest 50 twice; bench/fill -list), ms: Postgres vs SQLite" \
+	"$(for _ in 1 2 3 4 5; do "$FILL" -db "$pgbig" -list; done | median)" "$(for _ in 1 2 3 4 5; do "$FILL" -db "$lite" -list; done | median)"
+row "8 team $k" "process start alone (hookreplay --version), ms" "$(med5 "$HR" --version)" 50
+if command -v pgbench >/dev/null; then
+	# what a new connection costs the server (a backend forked and set up), whoever asks
+	printf 'SELECT 1;\n' >"$W/one.sql"
+	row "8 team $k" "a new Postgres connection alone (pgbench -C, SELECT 1), ms" \
+		"$(pgbench -n -C -T 3 -f "$W/one.sql" "$PG" 2>/dev/null | awk -F' = ' '/average connection time/ { print $2 + 0 }')" 50
+fi
 row "8 team $k" "list --source bench --provider github (newest 50) on Postgres, ms vs goal 50 ms" "$(med5 "$HR" --db "$pgbig" list --source bench --provider github)" 50
 row "8 team $k" "TUI first load on Postgres (open, count, newest 120 rows; bench/fill -tui), ms vs goal 300 ms" \
 	"$(for _ in 1 2 3 4 5; do "$FILL" -db "$pgbig" -tui; done | median)" 300

@@ -2,10 +2,13 @@
 // for bench/store.sh: Stripe, GitHub and Shopify-like requests with distinct
 // event ids, ~1.5 KB bodies and answered responses, in batched transactions.
 // With -tui it instead times the store queries the TUI's deliveries view runs
-// before its first render (the count and the first window of 120 rows).
+// before its first render (the count and the first window of 120 rows);
+// with -list, what `hookreplay list` asks of the store (open it, read the
+// newest 50 summaries), without the process start.
 //
 //	fill -db /tmp/h.db -n 1000000
 //	fill -db /tmp/h.db -tui
+//	fill -db /tmp/h.db -list
 package main
 
 import (
@@ -23,10 +26,14 @@ func main() {
 	db := flag.String("db", "", "store to fill (created when absent)")
 	n := flag.Int("n", 100000, "deliveries to write")
 	tui := flag.Bool("tui", false, "time the TUI's first queries (ms) instead of filling")
+	list := flag.Bool("list", false, "time list's store work, open and the newest 50 (ms), instead of filling")
 	flag.Parse()
 	run := func() error { return fill(*db, *n) }
-	if *tui {
+	switch {
+	case *tui:
 		run = func() error { return tuiQuery(*db) }
+	case *list:
+		run = func() error { return listQuery(*db) }
 	}
 	if err := run(); err != nil {
 		fmt.Fprintln(os.Stderr, "fill:", err)
@@ -98,6 +105,26 @@ func tuiQuery(path string) error {
 	}
 	if _, err := st.ListSummaries(ctx, store.Filter{}, store.Page{Limit: 120}); err != nil {
 		return err
+	}
+	fmt.Printf("%.2f\n", float64(time.Since(start).Microseconds())/1000)
+	return nil
+}
+
+// listQuery times what `hookreplay list` asks of the store: open it and
+// read the newest 50 summaries (list reads them twice, to measure its
+// columns and then to print).
+func listQuery(path string) error {
+	ctx := context.Background()
+	start := time.Now()
+	st, err := store.Open(ctx, path)
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	for range 2 {
+		if err := st.EachSummary(ctx, store.Filter{}, store.Page{Limit: 50}, func(store.DeliverySummary) error { return nil }); err != nil {
+			return err
+		}
 	}
 	fmt.Printf("%.2f\n", float64(time.Since(start).Microseconds())/1000)
 	return nil
