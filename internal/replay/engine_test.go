@@ -414,7 +414,7 @@ func TestEditInEditor(t *testing.T) {
 }
 
 func TestLookupSchedule(t *testing.T) {
-	for name, want := range map[string]int{"stripe": 16, "github": 8, "shopify": 19, "slack": 4, "twilio": 2, "twilio:3": 4, "none": 1, "": 1} {
+	for name, want := range map[string]int{"stripe": 16, "github": 8, "shopify": 19, "slack": 4, "twilio": 2, "twilio:3": 4, "svix": 8, "none": 1, "": 1} {
 		s, err := LookupSchedule(name)
 		if err != nil || s.Attempts() != want {
 			t.Errorf("%s: %d attempts, want %d (%v)", name, s.Attempts(), want, err)
@@ -430,6 +430,10 @@ func TestLookupSchedule(t *testing.T) {
 	}
 	if s, _ := LookupSchedule("stripe"); s.Retries[len(s.Retries)-1] != 72*time.Hour {
 		t.Error("stripe horizon")
+	}
+	// Svix's published timetable: the fourth attempt ~35 min 5 s after the first, the last 27 h 35 min 5 s.
+	if s, _ := LookupSchedule("svix"); s.Retries[2] != 35*time.Minute+5*time.Second || s.Retries[len(s.Retries)-1] != 27*time.Hour+35*time.Minute+5*time.Second {
+		t.Errorf("svix timetable %v", s.Retries)
 	}
 	for _, bad := range []string{"paypal", "stripe:3", "twilio:9"} {
 		if _, err := LookupSchedule(bad); err == nil {

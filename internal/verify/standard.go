@@ -36,9 +36,29 @@ func (standardScheme) Challenge(*message.Request) string  { return "" }
 // IdentitySigned: the id header is part of the signed string.
 func (standardScheme) IdentitySigned() bool { return true }
 
-// Retries: the specification leaves the timetable to the sender, and
-// hookreplay models none.
-func (standardScheme) Retries() Schedule { return Schedule{} }
+// Retries: Svix publishes its timetable exactly: after the first attempt,
+// 5 s, 5 min, 30 min, 2 h, 5 h, 10 h and 10 h, each counted from the
+// failure of the attempt before, so the last retry comes 27 h 35 min 5 s
+// after the first attempt. The Standard Webhooks specification leaves the
+// timetable to the sender, and hookreplay models none for it (senders built
+// on Svix, which sign svix-* headers, get Svix's).
+func (s standardScheme) Retries() Schedule {
+	if s.prefix != "svix" {
+		return Schedule{}
+	}
+	var offsets []time.Duration
+	var at time.Duration
+	for _, d := range []time.Duration{5 * time.Second, 5 * time.Minute, 30 * time.Minute,
+		2 * time.Hour, 5 * time.Hour, 10 * time.Hour, 10 * time.Hour} {
+		at += d
+		offsets = append(offsets, at)
+	}
+	return Schedule{
+		Retries: offsets,
+		Final:   "message marked Failed for the endpoint (operational webhook message.attempt.exhausted); an endpoint failing for 5 days is disabled",
+		Source:  "https://docs.svix.com/retries (immediately, then 5 s, 5 min, 30 min, 2 h, 5 h, 10 h, 10 h, each after the previous failure)",
+	}
+}
 
 // Detects: Svix sends svix-* headers (and may add the webhook-* ones too),
 // so a request with svix-id is Svix's; Standard Webhooks needs both its id

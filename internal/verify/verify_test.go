@@ -368,3 +368,17 @@ func twilioSidless(t *testing.T, body []byte) string {
 	}
 	return v.Encode()
 }
+
+// The retention phase judges a handler's dedupe window against these
+// horizons: Svix publishes its timetable (the last retry 27 h 35 min 5 s
+// after the first attempt); the Standard Webhooks specification publishes
+// none, so a plain Standard Webhooks sender is not judged.
+func TestRetryHorizonSvixAndStandard(t *testing.T) {
+	h, src, ok := RetryHorizon("svix")
+	if !ok || h != 27*time.Hour+35*time.Minute+5*time.Second || !strings.Contains(src, "docs.svix.com/retries") {
+		t.Errorf("svix: %v %q %v", h, src, ok)
+	}
+	if h, _, ok := RetryHorizon("standard"); ok {
+		t.Errorf("standard webhooks publishes no timetable, got %v", h)
+	}
+}
