@@ -142,7 +142,7 @@ const hintServerError = "a copy of an event must be answered 2xx once its work i
 // records it as copy n of phase and returns it with the settled reading
 // after it, from which the caller judges the event's combined effect.
 func (r *runner) retryLater(ctx context.Context, d *Delivery, phase string, req *message.Request, eventID string, n int, from reading) (store.Attempt, reading, error) {
-	a := r.send(ctx, r.sameIdentity(d, req), replay.SendOptions{})
+	a := r.send(ctx, r.sameIdentity(d, req, eventID), replay.SendOptions{})
 	a.Edit = "provider's retry after a retry-later answer"
 	if err := r.record(ctx, &a, d, phase, n, eventID); err != nil {
 		return a, reading{}, err

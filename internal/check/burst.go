@@ -112,7 +112,8 @@ func (r *runner) burst(ctx context.Context, d *Delivery, fr *firstResult) (*repo
 func (r *runner) burstRound(ctx context.Context, d *Delivery, t *trial, round, sent int) ([]store.Attempt, reading, error) {
 	reqs := make([]*message.Request, r.o.Burst)
 	for i := range reqs {
-		reqs[i] = t.req
+		// Each copy signed at its own time, as a provider's attempts are.
+		reqs[i] = r.sameIdentity(d, t.req, t.id)
 	}
 	r.gen.Add(1)
 	as := replay.Burst(ctx, r.target, reqs, replay.SendOptions{})

@@ -163,6 +163,8 @@ type runner struct {
 	// controlPhases names the phases that will run and judge fresh events
 	// against the control event (controlPhasesToRun).
 	controlPhases []string
+	// stamps gives every copy of an event its own signature time.
+	stamps signStamps
 }
 
 // Run performs the check and returns its report. A *SetupError (or a context

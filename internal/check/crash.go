@@ -441,7 +441,7 @@ func (c *crashPhase) killTrial(ctx context.Context, t *trial, i int, k killPlan)
 		countStatuses(ph.Statuses, ct.a1)
 		ct.what += fmt.Sprintf(", after it had answered %d (a provider does not retry an answered delivery, so no retry was sent), restarted", ct.a1.Status)
 	} else {
-		ct.a2 = r.send(ctx, asRetry(c.d, r.sameIdentity(c.d, t.req), 1), replayOptions)
+		ct.a2 = r.send(ctx, asRetry(c.d, r.sameIdentity(c.d, t.req, t.id), 1), replayOptions)
 		ct.a2.Edit = "provider's retry after the restart"
 		ct.retryMarks = verify.RetryHeaders(c.d.Provider)
 		c.copies++

@@ -35,7 +35,7 @@ func (r *runner) dups(ctx context.Context, d *Delivery, fr *firstResult) (*repor
 	prev := fr.after
 	t := &dupsTally{reported: map[string]bool{}, answers: answerTally{what: "duplicates", followUp: true}}
 	for i := 2; i <= r.o.N; i++ {
-		req := r.sameIdentity(d, fr.req)
+		req := r.sameIdentity(d, fr.req, fr.eventID)
 		a := r.send(ctx, req, replay.SendOptions{})
 		if err := r.record(ctx, &a, d, PhaseDups, i, fr.eventID); err != nil {
 			return nil, err

@@ -34,7 +34,7 @@ const testSecret = "whsec_unit_test_secret"
 // handler is a webhook handler under test. Its effect is a number (credits
 // given, say); kinds differ in how they deduplicate.
 type handler struct {
-	kind string // "correct", "double", "racy", "unsigned", "ignore", "last", "reject"
+	kind string // "correct", "double", "racy", "unsigned", "ignore", "last", "reject", "sigkey"
 	// resetFile, when it exists, resets the state before the next request
 	// or probe read (the reset command creates it).
 	resetFile string
@@ -148,6 +148,16 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			time.Sleep(30 * time.Millisecond)
 			h.effect.Add(1)
 		}()
+	case "sigkey": // deduplicates on the Stripe-Signature header, not the event id
+		// A provider signs each attempt at its own time, so its retries
+		// are all done again; found with a Fastify + standardwebhooks
+		// handler keyed on webhook-signature.
+		h.mu.Lock()
+		if key := r.Header.Get("Stripe-Signature"); !h.seen[key] {
+			h.seen[key] = true
+			h.effect.Add(1)
+		}
+		h.mu.Unlock()
 	case "ignore":
 	case "reject":
 		http.Error(w, "no", http.StatusInternalServerError)
@@ -275,6 +285,14 @@ func TestRunPhasesAgainstHandlers(t *testing.T) {
 			PhaseFirst: report.Pass, PhaseDups: report.Pass, PhaseBurst: report.Fail, PhaseTamper: report.Pass,
 		}, map[string]string{
 			PhaseBurst: "burst 1: 5 concurrent copies of fresh event evt_",
+		}},
+		// Copies of one event sent within a second carried one signature:
+		// a handler keyed on it passed dups, burst and lost.
+		{"sigkey", report.VerdictFail, map[string]report.Status{
+			PhaseFirst: report.Pass, PhaseDups: report.Fail, PhaseBurst: report.Fail, PhaseLost: report.Fail, PhaseTamper: report.Pass,
+		}, map[string]string{
+			PhaseDups:  "2 of 2 duplicates did the work again (copies 2, 3)",
+			PhaseBurst: "the event was processed 5 times (4 copies extra)",
 		}},
 		{"unsigned", report.VerdictFail, map[string]report.Status{
 			PhaseFirst: report.Pass, PhaseDups: report.Pass, PhaseTamper: report.Fail,

@@ -54,7 +54,7 @@ func (r *runner) first(ctx context.Context, d *Delivery) (*firstResult, error) {
 	if ok {
 		fr.fresh = true
 	} else {
-		req, id = r.sameIdentity(d, d.Req), d.EventID
+		req, id = r.sameIdentity(d, d.Req, d.EventID), d.EventID
 		if verify.Handshake(d.Provider, d.Req) == "" { // a handshake's report says what it is instead
 			r.note("delivery %d: first and dups use the captured event id %q: %s; burst, lost and crash need a fresh id and are skipped", d.ID, d.EventID, why)
 		}

@@ -91,7 +91,7 @@ func (r *runner) lostTrial(ctx context.Context, d *Delivery, t *trial, ti int, l
 	if mid, err = r.readChanged(ctx, d, PhaseLost, fmt.Sprintf("trial %d after the lost copy", ti+1), t.before); err != nil {
 		return
 	}
-	a2 = r.send(ctx, asRetry(d, r.sameIdentity(d, t.req), 1), replay.SendOptions{})
+	a2 = r.send(ctx, asRetry(d, r.sameIdentity(d, t.req, t.id), 1), replay.SendOptions{})
 	a2.Edit = "provider's retry"
 	if err = r.record(ctx, &a2, d, PhaseLost, 2*ti+2, t.id); err != nil {
 		return

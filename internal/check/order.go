@@ -99,7 +99,7 @@ func (r *runner) sendOrdering(ctx context.Context, ph *report.PhaseResult, oi in
 	n := len(r.o.Deliveries)
 	for k, idx := range ord {
 		d := &r.o.Deliveries[idx]
-		a := r.send(ctx, r.sameIdentity(d, d.Req), replay.SendOptions{})
+		a := r.send(ctx, r.sameIdentity(d, d.Req, d.EventID), replay.SendOptions{})
 		if err := r.record(ctx, &a, d, PhaseOrder, oi*n+k+1, d.EventID); err != nil {
 			return run, err
 		}

@@ -207,7 +207,7 @@ func (r *runner) forget(ctx context.Context, d *Delivery, fr *firstResult, ph *r
 		return nil, &SetupError{Err: fmt.Errorf("forget command: %w", err)}
 	}
 	r.gen.Add(1)
-	a := r.send(ctx, asRetry(d, r.sameIdentity(d, fr.req), 1), replay.SendOptions{})
+	a := r.send(ctx, asRetry(d, r.sameIdentity(d, fr.req, fr.eventID), 1), replay.SendOptions{})
 	a.Edit = "late retry after forgetting"
 	if err := r.record(ctx, &a, d, PhaseRetention, ph.Attempts+1, fr.eventID); err != nil {
 		return nil, err

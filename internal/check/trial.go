@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/hookreplay/hookreplay/internal/message"
@@ -184,20 +185,21 @@ func (r *runner) freshIdentity(d *Delivery) (req *message.Request, id string, ok
 		return nil, "", false, r.freshReason(d)
 	}
 	id = verify.NewEventID(d.Provider)
-	req, err := verify.Reidentify(d.Req, d.Provider, id, r.o.Secret, time.Now(), verify.Options{URL: r.urlFor(d.Req)})
+	req, err := verify.Reidentify(d.Req, d.Provider, id, r.o.Secret, r.stamps.at(id, time.Now()), verify.Options{URL: r.urlFor(d.Req)})
 	if err != nil {
 		return nil, "", false, fmt.Sprintf("the delivery cannot be given a fresh event id: %v", err)
 	}
 	return req, id, true, ""
 }
 
-// sameIdentity returns req again for another copy of the same event: re-signed
-// with a fresh timestamp when a secret is known.
-func (r *runner) sameIdentity(d *Delivery, req *message.Request) *message.Request {
+// sameIdentity returns req, a copy of event id, again for another copy of
+// that event: re-signed with a timestamp no earlier copy of it carried
+// (signStamps) when a secret is known.
+func (r *runner) sameIdentity(d *Delivery, req *message.Request, id string) *message.Request {
 	if r.o.Secret == "" {
 		return req
 	}
-	s, err := verify.Resign(req, d.Provider, r.o.Secret, time.Now(), verify.Options{URL: r.urlFor(req)})
+	s, err := verify.Resign(req, d.Provider, r.o.Secret, r.stamps.at(id, time.Now()), verify.Options{URL: r.urlFor(req)})
 	if err != nil {
 		r.note("copies of delivery %d were sent with their captured signature: re-signing failed: %v", d.ID, err)
 		return req
@@ -244,4 +246,48 @@ func (r *runner) send(ctx context.Context, req *message.Request, opt replay.Send
 	a := replay.Send(ctx, r.target, req, opt)
 	r.sent()
 	return a
+}
+
+// signStamps hands out the times copies are signed at. A provider signs each
+// attempt of an event when it makes it, so no two attempts carry the same
+// timestamped signature (Stripe's t=, Slack's, Standard Webhooks'), while
+// copies hookreplay sends within one second would: a handler that
+// deduplicates on the signature header or on a hash of timestamp and body
+// recognised them as duplicates and passed dups, burst and lost, and then
+// did every real retry again. So every copy of an event gets a whole second
+// none of its earlier copies got: now when it is free, else the nearest free
+// one, earlier first, within maxStampSpread of now (beyond that, with more
+// copies of one event than seconds in the window, seconds are reused).
+type signStamps struct {
+	mu   sync.Mutex
+	used map[string]map[int64]bool // event id → unix seconds signed at
+}
+
+// maxStampSpread bounds how far from now a copy's signature time moves:
+// well inside every provider's tolerance (5 minutes: Stripe, Slack,
+// Standard Webhooks, Svix; a tamper copy 1 h old must stay the only stale one).
+const maxStampSpread = 2 * time.Minute
+
+// at returns the time a copy of event id sent now is signed at.
+func (s *signStamps) at(id string, now time.Time) time.Time {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.used == nil {
+		s.used = map[string]map[int64]bool{}
+	}
+	used := s.used[id]
+	if used == nil {
+		used = map[int64]bool{}
+		s.used[id] = used
+	}
+	sec := now.Unix()
+	for k := int64(0); k <= int64(maxStampSpread/time.Second); k++ {
+		for _, c := range []int64{sec - k, sec + k} {
+			if !used[c] {
+				used[c] = true
+				return time.Unix(c, 0)
+			}
+		}
+	}
+	return now
 }
