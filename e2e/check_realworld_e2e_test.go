@@ -26,6 +26,7 @@ import (
 	"github.com/hookreplay/hookreplay/internal/message"
 	"github.com/hookreplay/hookreplay/internal/report"
 	"github.com/hookreplay/hookreplay/internal/verify"
+	"github.com/stripe/stripe-go/v82/webhook"
 )
 
 // reencodingStripeHandler verifies Stripe-Signature over the body parsed and
@@ -91,6 +92,50 @@ func TestCheckReencodedBodyVerificationIsASetupError(t *testing.T) {
 	}
 	if strings.Count(strings.TrimSpace(r.Stderr), "\n") != 0 {
 		t.Fatalf("a setup error is one line:\n%s", r.Stderr)
+	}
+}
+
+// stripeGoSampleHandler is Stripe's Go webhook sample: stripe-go's
+// webhook.ConstructEvent, and 400 with an empty body when it fails. The
+// library refuses an event whose api_version is not the one it was built
+// for, after the signature checked out, and the sample answers that as it
+// answers a bad signature.
+func stripeGoSampleHandler(w http.ResponseWriter, r *http.Request) {
+	payload, _ := io.ReadAll(r.Body)
+	if _, err := webhook.ConstructEvent(payload, r.Header.Get("Stripe-Signature"), checkSecret); err != nil {
+		w.WriteHeader(http.StatusBadRequest)
+		return
+	}
+	w.WriteHeader(http.StatusOK)
+}
+
+// A stripe-go handler refuses a delivery of another API version (here the
+// sample's, 2024-06-20) with the 400 it answers a bad signature: the setup
+// error names the API version among the causes, not only a wrong secret or
+// a re-encoded body (seen checking a stripe-go v82 handler of Stripe's Go
+// sample, which logs the reason and answers 400 with nothing in it).
+func TestCheckStripeAPIVersionRefusalIsNamed(t *testing.T) {
+	captureFastExit(t)
+	base := serveHandler(t, http.HandlerFunc(stripeGoSampleHandler))
+	db := filepath.Join(t.TempDir(), "h.db")
+	t.Setenv("E2E_STRIPE_SECRET", checkSecret)
+	_, addr := captureStart(t, db, "--forward", base, "--secret-env", "E2E_STRIPE_SECRET", "-q")
+	s := runBin(t, "", nil, "send", "--provider", "stripe", "--event", "invoice.payment_succeeded",
+		"--to", base+"/webhook", "--secret-env", "E2E_STRIPE_SECRET", "--via", "http://"+addr)
+	if s.Code != 1 {
+		t.Fatalf("send through capture: want the handler's 400 (exit 1), got %d\n%s\n%s", s.Code, s.Stdout, s.Stderr)
+	}
+	_, dsn := checkWallet(t, wallet.Fixed)
+	r := runBin(t, db, nil, "check", "--last", "--to", base+"/webhook", "--probe-sql", checkBalanceSQL, "--dsn", dsn,
+		"--secret-env", "E2E_STRIPE_SECRET", "-q")
+	for _, want := range []string{
+		"the handler rejected a correctly signed copy of delivery 1 (answered 400)",
+		"or its Stripe library refuses the event's API version after the signature checked out (this delivery's api_version is 2024-06-20",
+		"webhook.ConstructEvent",
+	} {
+		if r.Code != 2 || !strings.Contains(r.Stderr, want) {
+			t.Fatalf("want exit 2 with %q, got %d\n%s\n%s", want, r.Code, r.Stdout, r.Stderr)
+		}
 	}
 }
 

@@ -230,6 +230,9 @@ type RejectedError struct {
 	Status         int
 	Body           string
 	CapturedStatus int
+	// Refusal, when set, is a reason the provider's own libraries refuse
+	// a correctly signed delivery such as this one (verify.LibraryRefusal).
+	Refusal string
 }
 
 func (e *RejectedError) Error() string {
@@ -243,7 +246,11 @@ func (e *RejectedError) Text(secret, target string) string {
 	if rejectsSignature(e.CapturedStatus) {
 		s += fmt.Sprintf("; it answered %d to the captured delivery too, so the provider's own request fails the same check", e.CapturedStatus)
 	}
-	return s + fmt.Sprintf("; the copy is signed with %s, so %s, or %s is not its webhook route", secret, verify.MismatchCauses(verify.ByHandler, secret), target)
+	s += fmt.Sprintf("; the copy is signed with %s, so %s", secret, verify.MismatchCauses(verify.ByHandler, secret))
+	if e.Refusal != "" {
+		s += ", or " + e.Refusal
+	}
+	return s + fmt.Sprintf(", or %s is not its webhook route", target)
 }
 
 // RouteError is a first copy answered 404 or 405 without any effect: no

@@ -136,7 +136,8 @@ func (r *runner) judgeFirst(ctx context.Context, d *Delivery, fr *firstResult) e
 	case rejectsSignature(a.Status) && !changed && r.o.Secret != "" && verify.Recognised(d.Provider):
 		// Re-signed with the secret given, and refused without effect: the
 		// secret or the route is wrong, not the handler.
-		return &SetupError{Err: &RejectedError{DeliveryID: d.ID, Status: a.Status, Body: answerBody(a), CapturedStatus: d.CapturedStatus}}
+		return &SetupError{Err: &RejectedError{DeliveryID: d.ID, Status: a.Status, Body: answerBody(a), CapturedStatus: d.CapturedStatus,
+			Refusal: verify.LibraryRefusal(d.Provider, d.Req)}}
 	case !is2xx(a.Status) && !changed && r.o.Secret == "" && verify.Recognised(d.Provider):
 		ph.Status = report.Inconclusive
 		ph.Message = r.staleSignatureMessage(d, a.Status)

@@ -196,6 +196,30 @@ type Handshaker interface {
 	Handshake(req *message.Request) string
 }
 
+// Refuser is a Scheme whose provider's own server libraries refuse some
+// correctly signed deliveries for a reason of their own, which a handler
+// usually answers as it answers a bad signature (400), so that a refusal
+// of a copy hookreplay signed correctly is not always a wrong secret or a
+// re-encoded body.
+type Refuser interface {
+	// LibraryRefusal names such a reason req is open to, in words that
+	// follow "or" in a list of causes ("" when none applies).
+	LibraryRefusal(req *message.Request) string
+}
+
+// LibraryRefusal names a reason provider's server libraries may refuse
+// req although its signature is correct, "" when none is known.
+func LibraryRefusal(provider string, req *message.Request) string {
+	s, err := SchemeFor(provider)
+	if err != nil || req == nil {
+		return ""
+	}
+	if r, ok := s.(Refuser); ok {
+		return r.LibraryRefusal(req)
+	}
+	return ""
+}
+
 // Handshake describes req when provider's scheme knows it as a set-up
 // request instead of an event, "" otherwise.
 func Handshake(provider string, req *message.Request) string {

@@ -32,6 +32,26 @@ func (stripeScheme) NewEventID() string                 { return "evt_" + random
 func (stripeScheme) ResponseTimeout() time.Duration     { return 30 * time.Second }
 func (stripeScheme) MarkRetry(*message.Request, int)    {}
 func (stripeScheme) Challenge(*message.Request) string  { return "" }
+
+var _ Refuser = stripeScheme{}
+
+// LibraryRefusal: stripe-go's webhook.ConstructEvent (and stripe-dotnet's
+// EventUtility.ConstructEvent) refuse an event whose api_version is not
+// the one the library was built for, after the signature checked out; the
+// handler of Stripe's Go sample answers that 400 with an empty body, as it
+// answers a bad signature. Seen checking a stripe-go v82 handler with
+// hookreplay send's sample (api_version 2024-06-20).
+func (stripeScheme) LibraryRefusal(r *message.Request) string {
+	v := str(jsonObject(r.Body), "api_version")
+	if v == "" {
+		return ""
+	}
+	return fmt.Sprintf("its Stripe library refuses the event's API version after the signature checked out (this delivery's api_version is %s: "+
+		"stripe-go's webhook.ConstructEvent and stripe-dotnet's EventUtility.ConstructEvent refuse every version but the one the library was built for; "+
+		"check a delivery your endpoint sent, or a sample whose body carries the library's api_version, "+
+		"or construct events with IgnoreAPIVersionMismatch / throwOnApiVersionMismatch: false)", v)
+}
+
 func (stripeScheme) Identity(r *message.Request) Identity {
 	m := jsonObject(r.Body)
 	return Identity{Provider: "stripe", EventID: str(m, "id"), EventType: str(m, "type")}
