@@ -134,7 +134,12 @@ providers really deliver (duplicates, concurrent bursts, lost responses, out of
 order), verifies and re-signs provider signatures, and checks with side-effect
 probes that only the first copy of an event changed anything.
 
-Start with:  hookreplay demo`,
+Start with:  hookreplay demo
+
+Exit codes (every command): 0 success, 1 a check or verification failed,
+2 usage or setup error (the one line on stderr says what to do), 3
+inconclusive (the probes saw no effect), 130 interrupted (143 SIGTERM,
+129 SIGHUP). Each command's --help says what its own codes mean.`,
 		Version:       version(),
 		SilenceUsage:  true,
 		SilenceErrors: true,
@@ -285,6 +290,9 @@ func asExitError(err error) *ExitError {
 	}
 	if errors.Is(err, context.Canceled) {
 		return errInterrupted
+	}
+	if w := wordCobraError(err); w != err {
+		return asExitError(w)
 	}
 	return &ExitError{Code: 2, Err: err}
 }

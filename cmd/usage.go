@@ -36,6 +36,7 @@ func wordCommandLine(root *cobra.Command) {
 			c.Args = cobra.ArbitraryArgs
 		}
 	}
+	wordUnknownCommands(root)
 	root.SetFlagErrorFunc(flagError)
 	walkCommands(root, func(c *cobra.Command) {
 		if c.Args != nil {
@@ -44,6 +45,74 @@ func wordCommandLine(root *cobra.Command) {
 		wordFlagValues(c.Flags())
 		wordFlagValues(c.PersistentFlags())
 	})
+}
+
+// wordUnknownCommands makes a mistyped command one line, exit 2, as a
+// mistyped flag is: cobra says "unknown command" over four lines ("Did you
+// mean this?" on a line of its own, worded again by wordCobraError), 'help
+// lst' printed the whole usage and exited 0, and 'runs shw 3' said "runs
+// takes no arguments" (argCountErr).
+func wordUnknownCommands(root *cobra.Command) {
+	root.InitDefaultHelpCmd()
+	for _, c := range root.Commands() {
+		if c.Name() != "help" {
+			continue
+		}
+		c.Run = nil
+		c.RunE = func(c *cobra.Command, args []string) error {
+			target, rest, err := c.Root().Find(args)
+			if err != nil {
+				return wordCobraError(err)
+			}
+			if len(rest) > 0 {
+				return unknownCommandErr(target, rest[0])
+			}
+			target.InitDefaultHelpFlag()
+			target.InitDefaultVersionFlag()
+			return target.Help()
+		}
+	}
+}
+
+// wordCobraError words the one error cobra makes before any of ours can
+// run: a first argument that is no command of the root's, "unknown command
+// "lst" for "hookreplay"\n\nDid you mean this?\n\tlist\n". Anything else is
+// returned as it is.
+func wordCobraError(err error) error {
+	var typed, path string
+	msg := err.Error()
+	if _, e := fmt.Sscanf(msg, "unknown command %q for %q", &typed, &path); e != nil {
+		return err
+	}
+	var near []string
+	if _, rest, ok := strings.Cut(msg, "Did you mean this?"); ok {
+		near = strings.Fields(rest)
+	}
+	return usageErr("unknown command %q for %s%s (see '%s --help')", typed, path, didYouMeanCommand(near), path)
+}
+
+// unknownCommandErr is the one line for a command c does not have, with
+// the nearest of its commands when one is near.
+func unknownCommandErr(c *cobra.Command, typed string) error {
+	return usageErr("unknown command %q for %s%s (see '%s --help')", typed, c.CommandPath(), suggestCommand(c, typed), c.CommandPath())
+}
+
+// didYouMeanCommand is "; did you mean NAME?" for the commands near what
+// was typed, or "" when there are none.
+func didYouMeanCommand(near []string) string {
+	if len(near) == 0 {
+		return ""
+	}
+	return "; did you mean " + strings.Join(near, " or ") + "?"
+}
+
+// suggestCommand is "; did you mean NAME?" for the subcommand of c nearest
+// to typed (cobra's suggestions: two edits, or a prefix), or "".
+func suggestCommand(c *cobra.Command, typed string) string {
+	if c.SuggestionsMinimumDistance <= 0 {
+		c.SuggestionsMinimumDistance = maxFlagDistance
+	}
+	return didYouMeanCommand(c.SuggestionsFor(typed))
 }
 
 // walkCommands calls fn for c and every command below it.
@@ -75,6 +144,9 @@ func argCountErr(c *cobra.Command, args []string) error {
 	// Only the positional part of Use: "check [ID...] --to URL" takes [ID...].
 	if i := strings.Index(want, "-"); i >= 0 {
 		want = strings.TrimSpace(want[:i])
+	}
+	if len(args) > 0 && c.HasAvailableSubCommands() && suggestCommand(c, args[0]) != "" {
+		return unknownCommandErr(c, args[0]) // runs shw 3: show was meant
 	}
 	name := strings.TrimPrefix(c.CommandPath(), c.Root().Name()+" ")
 	usage := fmt.Sprintf("(usage: %s; see '%s --help')", strings.TrimSpace(c.CommandPath()+" "+want), c.CommandPath())

@@ -71,6 +71,16 @@ func TestUsageErrorsAreWorded(t *testing.T) {
 		{[]string{"verify", "--secretenv", "X"}, "unknown flag: --secretenv; did you mean --secret-env?"},
 		{[]string{"--dbb", "x", "list"}, "unknown flag: --dbb; did you mean --db?"},
 		{[]string{"capture", "-listen", "9000"}, "unknown flag -l in -listen; did you mean --listen?"},
+		// Unknown commands: one line, the nearest command (cobra's took four
+		// lines; 'help lst' exited 0 with the whole usage; 'runs shw 3'
+		// said runs takes no arguments).
+		{[]string{"lst"}, `unknown command "lst" for hookreplay; did you mean list? (see 'hookreplay --help')`},
+		{[]string{"--db", "x.db", "chek", "--last"}, `unknown command "chek" for hookreplay; did you mean check?`},
+		{[]string{"frobnicate"}, `unknown command "frobnicate" for hookreplay (see 'hookreplay --help')`},
+		{[]string{"help", "lst"}, `unknown command "lst" for hookreplay; did you mean list?`},
+		{[]string{"help", "runs", "shw"}, `unknown command "shw" for hookreplay runs; did you mean show?`},
+		{[]string{"runs", "shw", "3"}, `unknown command "shw" for hookreplay runs; did you mean show? (see 'hookreplay runs --help')`},
+		{[]string{"demo", "serv", "racy"}, `unknown command "serv" for hookreplay demo; did you mean serve?`},
 	} {
 		code, msg, _ := runRoot(t, tt.args...)
 		if code != 2 || !strings.Contains(msg, tt.want) {
@@ -89,6 +99,25 @@ func TestUsageErrorsAreWorded(t *testing.T) {
 
 // A duration flag whose usage says what its default is does not end in
 // "(default 0s)" because the value is wrapped for worded errors.
+// TestHelpStillHelps: with no command the root prints its help, and help
+// NAME (its unknown NAME now an error) still helps.
+func TestHelpStillHelps(t *testing.T) {
+	for _, args := range [][]string{nil, {"help"}, {"help", "runs", "show"}, {"--no-color"}} {
+		code, msg, out := runRoot(t, args...)
+		if code != 0 || msg != "" || !strings.Contains(out, "Usage:") {
+			t.Errorf("%v: exit %d %q, want 0 and the help on stdout:\n%s", args, code, msg, out)
+		}
+	}
+	if _, _, out := runRoot(t, "help", "runs", "show"); !strings.Contains(out, "hookreplay runs show RUN") {
+		t.Errorf("help runs show is not runs show's help:\n%s", out)
+	}
+	// A new user's first --help says what the exit codes mean (only the
+	// commands that judge said it before).
+	if _, _, out := runRoot(t, "--help"); !strings.Contains(out, "Exit codes (every command): 0 success, 1 a check or verification failed,\n2 usage or setup error") {
+		t.Errorf("hookreplay --help does not say what the exit codes mean:\n%s", out)
+	}
+}
+
 func TestHelpHasNoZeroDurationDefault(t *testing.T) {
 	for _, args := range [][]string{{"check", "--help"}, {"verify", "--help"}, {"tui", "--help"}} {
 		code, msg, out := runRoot(t, args...)
