@@ -308,7 +308,7 @@ func sendRun(ctx context.Context, o *sendOptions) error {
 		return nil
 	}
 	if replay.Outcome(a) == replay.OutcomeError {
-		return setupErr("send %s %s to %s: %s", o.Provider, event, sentTo, a.Err)
+		return setupErr("send %s %s to %s: %s%s", o.Provider, event, sentTo, a.Err, sendRefusedHint(o, u, a.Err))
 	}
 	via := ""
 	if o.Via != "" {
@@ -321,6 +321,19 @@ func sendRun(ctx context.Context, o *sendOptions) error {
 	}
 	fmt.Fprintln(o.IO.Out, line)
 	return nil
+}
+
+// sendRefusedHint says what to start when nothing listened where send
+// connected (it said only "connect: connection refused"): capture, for
+// --via, else the handler. dest is where send connected.
+func sendRefusedHint(o *sendOptions, dest *url.URL, why string) string {
+	if why != "connect: connection refused" {
+		return ""
+	}
+	if o.Via != "" {
+		return fmt.Sprintf(": nothing is listening at --via %s; start 'hookreplay capture --listen %s' first", o.Via, dest.Host)
+	}
+	return ": nothing is listening at --to; start the handler first, or give --to the address it listens on"
 }
 
 // sendBodyHint is the start of a non-2xx answer's body, on one line.

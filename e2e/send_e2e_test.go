@@ -262,6 +262,22 @@ func TestSendE2ECustomBodyErrors(t *testing.T) {
 			t.Errorf("%v: code %d stderr %q, want 2 and %q on one line", c.args, r.Code, r.Stderr, c.want)
 		}
 	}
+	// Nothing listening: one line that says what to start (it said only
+	// "connect: connection refused"), exit 2.
+	dead := freeAddr(t)
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--to", "http://" + dead + "/webhooks/stripe"}, "connect: connection refused: nothing is listening at --to; start the handler first"},
+		{[]string{"--to", h.url("stripe"), "--via", "http://" + dead}, "connect: connection refused: nothing is listening at --via http://" + dead + "; start 'hookreplay capture --listen " + dead + "' first"},
+	} {
+		args := append([]string{"send", "--provider", "stripe", "--event", "invoice.paid", "--secret", sigSecrets["stripe"]}, c.args...)
+		r := runBin(t, "", nil, args...)
+		if r.Code != 2 || !strings.Contains(r.Stderr, c.want) || strings.Count(strings.TrimSpace(r.Stderr), "\n") > 0 {
+			t.Errorf("%v: code %d stderr %q, want 2 and %q on one line", c.args, r.Code, r.Stderr, c.want)
+		}
+	}
 	// The stripe body without an id is sent unchanged with --keep-id, and verifies.
 	r := runBin(t, "", nil, "send", "--provider", "stripe", "--body", own("stripe-no-id.json"), "--keep-id", "--to", h.url("stripe"), "--secret", sigSecrets["stripe"])
 	if r.Code != 0 || h.last(t).Verdict != "" {
