@@ -56,12 +56,17 @@ credit, so a --sink can count the emails.
 
 It prints one line when it accepts connections, one line per delivery on
 stderr (unless --quiet), and stops cleanly on Ctrl-C or SIGTERM.`,
-		Example: `  # with a secret, check re-signs copies and gives them fresh event ids,
-  # so the burst phase runs and catches the race
+		Example: `  # capture a signed sample, then check the racy variant: with a secret, check
+  # re-signs copies with fresh event ids, so the burst phase runs and catches the race
   export STRIPE_SECRET=whsec_test_secret
-  hookreplay demo serve racy --listen 127.0.0.1:4242 --db racy.db --secret-env STRIPE_SECRET &
-  hookreplay check --last --to http://127.0.0.1:4242/webhooks/stripe --secret-env STRIPE_SECRET \
+  hookreplay demo serve racy --listen 127.0.0.1:4242 --db racy.db --secret-env STRIPE_SECRET -q &
+  hookreplay capture --listen 127.0.0.1:9000 --secret-env STRIPE_SECRET -q &
+  sleep 1
+  hookreplay send --provider stripe --event invoice.payment_succeeded --secret-env STRIPE_SECRET \
+    --to http://127.0.0.1:4242/webhooks/stripe --via http://127.0.0.1:9000
+  hookreplay check --last --to http://127.0.0.1:4242/webhooks/stripe --secret-env STRIPE_SECRET -q \
     --probe-sql "SELECT COALESCE(SUM(balance), 0) FROM wallets" --dsn sqlite:racy.db
+  kill %1 %2; wait   # stop the handler and capture
 
   # Postgres, verifying signatures, sending receipts to a hookreplay sink
   STRIPE_SECRET=whsec_... EMAIL_API_URL=http://127.0.0.1:9100 \

@@ -93,6 +93,7 @@ func docSnippets(t *testing.T) []snippet {
 // (unshare -rn), so documents cannot collide with each other or anything
 // else listening; otherwise they run one after another on the machine's
 // loopback. Whatever a document's session started is killed when it ends.
+// The --help examples of helpExamples run the same way, each a document.
 func TestDocSnippetsRun(t *testing.T) {
 	t.Parallel() // waits on processes and probes, not on CPU: see TestMain
 	if testing.Short() {
@@ -112,6 +113,7 @@ func TestDocSnippetsRun(t *testing.T) {
 	if inREADME < 1 || len(snippets) < 5 {
 		t.Fatalf("only %d runnable snippets (%d in the README): markers lost?", len(snippets), inREADME)
 	}
+	snippets = append(snippets, helpExampleSnippets(t)...)
 	isolate := netnsWorks()
 	if !isolate {
 		t.Log("unshare -rn is not available: snippets run on the machine's loopback (fixed ports)")
