@@ -12,9 +12,13 @@ import (
 
 	"github.com/hookreplay/hookreplay/cmd"
 	"github.com/hookreplay/hookreplay/internal/message"
+	"github.com/hookreplay/hookreplay/internal/termquery"
 )
 
 func main() {
+	// The libraries' inits are done: CI goes back to what it was before a
+	// command, a probe or a handler can read it (see termquery).
+	termquery.Restore()
 	ctx, got, stop := notifyContext()
 	stopProfile := startProfile()
 	ee := cmd.Execute(ctx)

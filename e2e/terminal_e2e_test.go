@@ -29,9 +29,9 @@ func onTerminal(t *testing.T, db string, args ...string) ([]byte, int) {
 		line += " " + shQuote(a)
 	}
 	c := exec.Command("script", "-qec", line, "/dev/null")
-	// TERM=dumb: bubbletea's init asks the terminal for its background
-	// colour (OSC 11) and waits 5 s for an answer script's pty never gives.
-	c.Env = append(os.Environ(), "NO_COLOR=1", "PAGER=cat", "HOOKREPLAY_PAGER=cat", "TERM=dumb", "GORACE=atexit_sleep_ms=0")
+	// A terminal type that asks for queries: hookreplay must send none
+	// (script's pty never answers; see TestNoTerminalQueryE2E).
+	c.Env = append(os.Environ(), "NO_COLOR=1", "PAGER=cat", "HOOKREPLAY_PAGER=cat", "TERM=xterm-256color", "GORACE=atexit_sleep_ms=0")
 	out, err := c.Output()
 	code := 0
 	var ee *exec.ExitError
