@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -59,4 +60,51 @@ func removeAllDemo(dir string) error {
 		return nil
 	}
 	return os.RemoveAll(dir)
+}
+
+// TestDemoByHandStepsRun pastes the demo's "reproduce it by hand" lines into
+// one bash session from an empty directory, as a reader does: capture
+// stores the delivery, naive and racy are caught (exit 1 each, the only
+// commands that fail) and fixed passes, and nothing is left running. As
+// printed before, send ran before capture listened ("connection refused"),
+// so every check failed with "no deliveries captured yet", and capture and
+// the three handlers kept running.
+func TestDemoByHandStepsRun(t *testing.T) {
+	t.Parallel()
+	if testing.Short() {
+		t.Skip("runs the demo and then its steps by hand; skipped with -short")
+	}
+	isolate := netnsWorks()
+	if !isolate {
+		t.Skip("needs a network namespace of its own (unshare -rn): the steps capture on port 9000, which the documents' snippets use too")
+	}
+	r := runBin(t, "", nil, "demo")
+	if r.Code != 0 {
+		t.Fatalf("demo exit %d\n%s\n%s", r.Code, r.Stdout, r.Stderr)
+	}
+	_, steps, ok := strings.Cut(r.Stdout, "━━ reproduce it by hand ━━\n")
+	if !ok {
+		t.Fatalf("no steps by hand:\n%s", r.Stdout)
+	}
+	var code []string
+	for _, l := range strings.Split(steps, "\n") {
+		if !strings.HasPrefix(l, "  ") {
+			continue // the note above the steps, the lines after them
+		}
+		code = append(code, strings.TrimPrefix(l, "  "))
+	}
+	s := snippet{File: "hookreplay demo (reproduce it by hand)", Code: strings.Join(code, "\n") + "\n"}
+	results, left, out, took := runSession(t, []snippet{s}, filepath.Dir(binPath), isolate)
+	if len(results) != 1 {
+		t.Fatalf("the steps did not finish (after %s)\n%s", took, strings.Join(out, ""))
+	}
+	var fails []string
+	for _, f := range results[0].Fails {
+		fails = append(fails, f[:strings.Index(f, "@")])
+	}
+	if strings.Join(fails, " ") != "1 1" || strings.Contains(out[0], "connection refused") || len(left) > 0 ||
+		strings.Count(out[0], "FAIL  ") != 2 || strings.Count(out[0], "PASS  ") != 1 {
+		t.Fatalf("want the naive and racy checks to fail (exit 1), fixed to pass, nothing left running; failed %q, %d jobs left (after %s)\n--- steps\n%s%s",
+			results[0].Fails, len(left), took, s.Code, out[0])
+	}
 }

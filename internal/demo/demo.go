@@ -304,14 +304,22 @@ func writeCommands(o Options, dir string, id int64, addrs map[string]string) {
 	}
 	db := filepath.Join(dir, "hookreplay.db")
 	fmt.Fprintf(w, "  export HOOKREPLAY_DB=%s STRIPE_SECRET=%s\n", shq(db), Secret)
-	fmt.Fprintf(w, "  hookreplay capture --listen 127.0.0.1:9000 --secret-env STRIPE_SECRET &\n")
-	fmt.Fprintf(w, "  hookreplay send --provider stripe --event invoice.payment_succeeded --to http://127.0.0.1:9000/webhooks/stripe --secret-env STRIPE_SECRET\n")
+	// Pasted at once, the lines run at once: everything started in the
+	// background gets a second to listen before the first request, and is
+	// stopped at the end (send ran before capture listened, checks before
+	// their handler, and four processes kept running).
+	fmt.Fprintf(w, "  hookreplay capture --listen 127.0.0.1:9000 --secret-env STRIPE_SECRET -q &\n")
 	for _, v := range Variants {
-		walletDB := filepath.Join(dir, v+".db")
-		fmt.Fprintf(w, "  hookreplay demo serve %s --listen %s --db %s --secret-env STRIPE_SECRET &\n", v, addrs[v], shq(walletDB))
-		fmt.Fprintf(w, "  hookreplay check --last --to http://%s/webhooks/stripe --secret-env STRIPE_SECRET \\\n      --probe-sql %s --dsn sqlite:%s\n",
-			addrs[v], shq(BalanceSQL), shq(walletDB))
+		fmt.Fprintf(w, "  hookreplay demo serve %s --listen %s --db %s --secret-env STRIPE_SECRET -q &\n", v, addrs[v], shq(filepath.Join(dir, v+".db")))
 	}
+	fmt.Fprintf(w, "  sleep 1   # until capture and the three handlers listen\n")
+	fmt.Fprintf(w, "  hookreplay send --provider stripe --event invoice.payment_succeeded --to http://127.0.0.1:9000/webhooks/stripe --secret-env STRIPE_SECRET\n")
+	expect := map[string]string{"naive": "exit 1: dups (and more) fail", "racy": "exit 1: burst fails", "fixed": "exit 0"}
+	for _, v := range Variants {
+		fmt.Fprintf(w, "  hookreplay check --last --to http://%s/webhooks/stripe --secret-env STRIPE_SECRET -q \\\n      --probe-sql %s --dsn sqlite:%s   # %s\n",
+			addrs[v], shq(BalanceSQL), shq(filepath.Join(dir, v+".db")), expect[v])
+	}
+	fmt.Fprintf(w, "  kill %%1 %%2 %%3 %%4; wait   # stop capture and the three handlers\n")
 	fmt.Fprintf(w, "  # (the demo checked delivery %d and also ran --phases crash with --serve 'hookreplay demo serve VARIANT ...')\n", id)
 	if o.Keep {
 		fmt.Fprintf(w, "\ndemo dir kept: %s\n", dir)
