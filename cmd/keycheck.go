@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -43,6 +44,7 @@ type keycheckOptions struct {
 	Replay5xx                                                                 string
 	WhitespaceReuse                                                           string
 	ProblemJSON                                                               string
+	OpenFingerprint                                                           string
 
 	OtherAccount []string
 	SlowBody     string
@@ -160,7 +162,7 @@ func keycheckFlags(fl *pflag.FlagSet, o *keycheckOptions, checks *string) {
 	fl.StringVar(&o.Body, "body", "", "the request body: JSON text, @FILE or - (stdin); {{nonce}} becomes a fresh token per check")
 	fl.StringArrayVarP(&o.Headers, "header", "H", nil, "a request header, 'Name: value' (repeatable), e.g. the first account's credentials")
 	fl.Int64Var(&o.From, "from", 0, "take method, path, headers and body from captured request ID (capture records any HTTP request)")
-	fl.StringVar(&o.KeyHeader, "key-header", keycheck.DefaultKeyHeader, "the header the key is sent in")
+	fl.StringVar(&o.KeyHeader, "key-header", keycheck.DefaultKeyHeader, "the header the key is sent in (Fiber's idempotency middleware reads X-Idempotency-Key)")
 	fl.StringVar(&o.Key, "key", "", "key pattern: {{uuid}} and {{nonce}} are replaced per check (default: a fresh UUID, 36 characters)")
 	fl.StringVar(&o.Profile, "profile", "bird", "the contract answers are judged by: "+strings.Join(keycheck.ProfileNames(), ", "))
 	fl.IntVar(&o.ReuseStatus, "reuse-status", -1, "override the profile: the status for a used key with another request")
@@ -171,6 +173,7 @@ func keycheckFlags(fl *pflag.FlagSet, o *keycheckOptions, checks *string) {
 	fl.StringVar(&o.ReplayHeader, "replay-header", "", "override the profile: the header marking a replay, 'Name: value' or Name (value true), or none")
 	fl.StringVar(&o.Replay5xx, "replay-5xx", "", "override the profile: true if a stored 5xx is replayed (stripe), false if the retry runs")
 	fl.StringVar(&o.WhitespaceReuse, "whitespace-reuse", "", "override the profile: true if the same JSON with other whitespace is another request (bird, ietf), false if parameters are compared (stripe)")
+	fl.StringVar(&o.OpenFingerprint, "open-fingerprint", "", "override the profile: the parts beyond the body ("+strings.Join(keycheck.FingerprintParts, ",")+") left to the server, where the stored answer or, for query and method, a new operation is info (ietf: all), or none")
 	fl.StringVar(&o.ProblemJSON, "problem-json", "", "override the profile: true if reuse and in-flight errors must be application/problem+json (ietf)")
 	fl.StringArrayVar(&o.OtherAccount, "other-account", nil, "a header that makes a request another account's, 'Name: value' (repeatable; enables scope)")
 	fl.StringVar(&o.SlowBody, "slow-body", "", "a body the API takes long on, e.g. 600ms (enables in-flight): JSON, @FILE or -")
@@ -310,7 +313,24 @@ func keycheckProfile(o *keycheckOptions) (keycheck.Profile, error) {
 			return p, usageErr("--whitespace-reuse %q: want true or false", o.WhitespaceReuse)
 		}
 		p.WhitespaceIsReuse = b
+		// Said explicitly, whitespace is no longer the server's choice.
+		p.OpenFingerprint = slices.DeleteFunc(slices.Clone(p.OpenFingerprint), func(s string) bool { return s == "whitespace" })
 		changed = append(changed, "whitespace-reuse")
+	}
+	if v := strings.TrimSpace(o.OpenFingerprint); v != "" {
+		p.OpenFingerprint = nil
+		if !strings.EqualFold(v, "none") {
+			for _, part := range strings.Split(v, ",") {
+				part = strings.ToLower(strings.TrimSpace(part))
+				if !slices.Contains(keycheck.FingerprintParts, part) {
+					return p, usageErr("--open-fingerprint %q: want none or a comma-separated list of %s", o.OpenFingerprint, strings.Join(keycheck.FingerprintParts, ","))
+				}
+				if !slices.Contains(p.OpenFingerprint, part) {
+					p.OpenFingerprint = append(p.OpenFingerprint, part)
+				}
+			}
+		}
+		changed = append(changed, "open-fingerprint")
 	}
 	if o.ProblemJSON != "" {
 		b, err := strconv.ParseBool(o.ProblemJSON)
@@ -391,6 +411,10 @@ func keycheckFlag(in keycheck.Input) string {
 		return "--body"
 	case keycheck.InputHeader:
 		return "-H"
+	case keycheck.InputKeyHeader:
+		return "--key-header"
+	case keycheck.InputKeyPattern:
+		return "--key"
 	}
 	return ""
 }

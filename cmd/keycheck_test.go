@@ -5,6 +5,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -63,10 +64,33 @@ func TestKeycheckProfileOverrides(t *testing.T) {
 		{Profile: "paypal", ReuseStatus: -1, InFlightStatus: -1, KeyTooLongStatus: -1, MaxKeyLength: -1, OutageStatus: -1},
 		{Profile: "bird", ReuseStatus: 42, InFlightStatus: -1, KeyTooLongStatus: -1, MaxKeyLength: -1, OutageStatus: -1},
 		{Profile: "bird", ReuseStatus: -1, InFlightStatus: -1, KeyTooLongStatus: -1, MaxKeyLength: -1, OutageStatus: -1, Replay5xx: "maybe"},
+		{Profile: "ietf", ReuseStatus: -1, InFlightStatus: -1, KeyTooLongStatus: -1, MaxKeyLength: -1, OutageStatus: -1, OpenFingerprint: "query,path"},
 	} {
 		if _, err := keycheckProfile(bad); err == nil {
 			t.Errorf("%+v accepted", bad)
 		}
+	}
+	// The ietf draft leaves whitespace, query and method to the server;
+	// --whitespace-reuse takes whitespace back, --open-fingerprint sets them.
+	for _, tc := range []struct {
+		profile, whitespace, open string
+		want                      []string
+	}{
+		{"ietf", "", "", []string{"whitespace", "query", "method"}},
+		{"ietf", "true", "", []string{"query", "method"}},
+		{"ietf", "", "none", nil},
+		{"bird", "", "Method, query", []string{"method", "query"}},
+	} {
+		p, err := keycheckProfile(&keycheckOptions{Profile: tc.profile, ReuseStatus: -1, InFlightStatus: -1, KeyTooLongStatus: -1, MaxKeyLength: -1, OutageStatus: -1, WhitespaceReuse: tc.whitespace, OpenFingerprint: tc.open})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !slices.Equal(p.OpenFingerprint, tc.want) {
+			t.Errorf("%+v: open fingerprint %v, want %v", tc, p.OpenFingerprint, tc.want)
+		}
+	}
+	if !slices.Equal(keycheck.IETF.OpenFingerprint, keycheck.FingerprintParts) {
+		t.Errorf("an override changed the ietf profile itself: %v", keycheck.IETF.OpenFingerprint)
 	}
 	if _, ok := keycheck.ProfileNamed("bird"); !ok {
 		t.Error("no bird profile")

@@ -41,7 +41,7 @@ type Setting struct {
 // reports: each is the keycheck flag of that name with - for _. Lists are
 // the repeatable flags; bodies may be YAML mappings (written as JSON).
 var KeyCheckKeys = []string{"method", "body", "header", "from", "key_header", "key", "profile", "reuse_status",
-	"in_flight_status", "max_key_length", "key_too_long_status", "outage_status", "replay_header", "replay_5xx", "whitespace_reuse", "problem_json",
+	"in_flight_status", "max_key_length", "key_too_long_status", "outage_status", "replay_header", "replay_5xx", "whitespace_reuse", "open_fingerprint", "problem_json",
 	"other_account", "slow_body", "fail_body", "invalid_body", "also", "id_path", "get", "store_down_cmd",
 	"store_up_cmd", "ttl", "burst", "checks", "serve", "reset_cmd", "timeout", "settle", "settle_max", "max_time", "insecure"}
 

@@ -7,6 +7,7 @@ import (
 
 	"github.com/hookreplay/hookreplay/internal/replay"
 	"github.com/hookreplay/hookreplay/internal/report"
+	"github.com/hookreplay/hookreplay/internal/store"
 )
 
 // checkFirst sends the body once with a fresh key: the API must accept it
@@ -22,7 +23,8 @@ func (r *runner) checkFirst(ctx context.Context) (*report.KeyCheckResult, error)
 		return res, err
 	}
 	nonce := newNonce()
-	m := r.build(req{body: r.o.Body, key: r.newKey(nonce), nonce: nonce})
+	key := r.newKey(nonce)
+	m := r.build(req{body: r.o.Body, key: key, nonce: nonce})
 	a, err := r.send(ctx, nameFirst, m, replay.SendOptions{})
 	res.Attempts = 1
 	if err != nil {
@@ -30,8 +32,7 @@ func (r *runner) checkFirst(ctx context.Context) (*report.KeyCheckResult, error)
 	}
 	res.Observed = answerText(a)
 	if !is2xx(a) {
-		return res, setupf("the first request (%s %s with a fresh key) answered %s%s: the API did not accept it, so nothing can be judged; fix the request (%s, %s) until a fresh key succeeds",
-			r.o.Method, r.path, answerText(a), excerptIf(a.ResponseBody), r.name(InputBody), r.name(InputHeader))
+		return res, r.firstRefused(ctx, res, a, key, nonce)
 	}
 	to, err := r.after(ctx, nameFirst, "after", from, true)
 	if err != nil {
@@ -58,6 +59,32 @@ func (r *runner) checkFirst(ctx context.Context) (*report.KeyCheckResult, error)
 	res.Effect = "+E (" + strings.Join(e.parts(), ", ") + ")"
 	res.Observed = answerText(a) + r.idText(a) + "; effect E: " + strings.Join(e.parts(), ", ")
 	return res, nil
+}
+
+// firstRefused is the setup error for a first request the API refused.
+// Middleware that validates the key's format (Fiber's accepts 36
+// characters only, and answers any other length with a 500) refuses every
+// keyed request, and "fix the body" would send its user the wrong way: the
+// same request without a key tells which it is.
+func (r *runner) firstRefused(ctx context.Context, res *report.KeyCheckResult, a store.Attempt, key, nonce string) error {
+	said := fmt.Sprintf("the first request (%s %s with a fresh key) answered %s%s", r.o.Method, r.path, answerText(a), excerptIf(a.ResponseBody))
+	if answered(a) {
+		b, err := r.send(ctx, nameFirst, r.build(req{body: r.o.Body, nonce: nonce}), replay.SendOptions{})
+		if err != nil {
+			return err
+		}
+		res.Attempts++
+		if is2xx(b) {
+			hint := "some middleware accepts UUIDs only, 36 characters: the default without " + r.name(InputKeyPattern)
+			if r.o.KeyPattern == "" {
+				hint = "the key sent was a UUID"
+			}
+			return setupf("%s, but the same request without a key answered %s: the API refused the key itself (%d characters, %s in %s); give %s a pattern it accepts (%s)",
+				said, answerText(b), len(key), bodyExcerpt([]byte(key)), r.o.KeyHeader, r.name(InputKeyPattern), hint)
+		}
+	}
+	return setupf("%s: the API did not accept it, so nothing can be judged; fix the request (%s, %s) until a fresh key succeeds",
+		said, r.name(InputBody), r.name(InputHeader))
 }
 
 // excerptIf is ": BODY" for a non-empty body.

@@ -24,6 +24,8 @@ const (
 	InputSettleMax
 	InputBody
 	InputHeader
+	InputKeyHeader
+	InputKeyPattern
 )
 
 // String names the input in plain words.
@@ -59,6 +61,10 @@ func (in Input) String() string {
 		return "the request body"
 	case InputHeader:
 		return "a request header"
+	case InputKeyHeader:
+		return "the key's header"
+	case InputKeyPattern:
+		return "the key pattern"
 	}
 	return fmt.Sprintf("input %d", int(in))
 }

@@ -124,6 +124,9 @@ type runner struct {
 	last          *reading
 	lastGen       int
 	copies        map[string]int
+	// headerTried lists the other key headers keyIgnored tried (nil: not
+	// tried yet).
+	headerTried []string
 }
 
 // sent is a request and its answer.
@@ -270,9 +273,9 @@ func (r *runner) run(ctx context.Context) error {
 			res, err = c.run(r, ctx)
 			if err != nil {
 				if res == nil {
-					res = &report.KeyCheckResult{Name: c.name}
+					res = &report.KeyCheckResult{}
 				}
-				res.Status, res.Why = report.Error, "error: "+err.Error()
+				res.Name, res.Status, res.Why = c.name, report.Error, "error: "+err.Error()
 				res.Duration = time.Since(start)
 				r.k.Checks = append(r.k.Checks, *res)
 				r.obs.CheckDone(*res)

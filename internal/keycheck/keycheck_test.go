@@ -2,6 +2,7 @@ package keycheck_test
 
 import (
 	"context"
+	"errors"
 	"net/http/httptest"
 	"net/url"
 	"path/filepath"
@@ -187,5 +188,197 @@ func TestOtherProfilesCodesAndWaitingAreWarnings(t *testing.T) {
 	}
 	if got := statuses(k)["in-flight"]; got.Status != report.Warn || !strings.Contains(got.Why, "waited, then replayed") {
 		t.Errorf("in-flight of a blocking API: %s %q", got.Status, got.Why)
+	}
+}
+
+// Fiber's middleware reads its key from X-Idempotency-Key. A keycheck that
+// sends Idempotency-Key (the default) must find that out and stop with a
+// setup error naming the header — not fail replay, lost, burst, reuse and
+// key-length on a key the API never read. The same API with the header
+// given passes.
+func TestKeyInAnotherHeaderIsASetupError(t *testing.T) {
+	t.Parallel()
+	for _, checks := range [][]string{nil, {"burst"}} {
+		api := idemapi.New(idemapi.Correct)
+		api.KeyHeader = "X-Idempotency-Key"
+		o := fullOptions(t, api, keycheck.Bird)
+		o.Checks = checks
+		o.Name = func(in keycheck.Input) string {
+			if in == keycheck.InputKeyHeader {
+				return "--key-header"
+			}
+			return ""
+		}
+		k, err := keycheck.Run(context.Background(), o)
+		var se *keycheck.SetupError
+		if !errors.As(err, &se) || !strings.Contains(err.Error(), "honours it in X-Idempotency-Key") || !strings.Contains(err.Error(), "give --key-header X-Idempotency-Key") {
+			t.Errorf("checks %v: %v, want a setup error naming --key-header X-Idempotency-Key", checks, err)
+		}
+		// The report of what ran names the check that stopped.
+		if k == nil || k.Checks[len(k.Checks)-1].Name == "" || k.Checks[len(k.Checks)-1].Status != report.Error {
+			t.Errorf("checks %v: the stopped check is not named in the report: %+v", checks, k)
+		}
+		o.KeyHeader = "X-Idempotency-Key"
+		o.Checks = []string{"replay", "burst"}
+		k, err = keycheck.Run(context.Background(), o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if k.Verdict != report.VerdictPass {
+			t.Errorf("with --key-header X-Idempotency-Key: verdict %s: %+v", k.Verdict, k.Checks)
+		}
+	}
+}
+
+// An API that reads its key from a header keycheck does not know fails
+// replay (the key was not honoured), and the fail says which headers were
+// tried and how to name another.
+func TestKeyIgnoredInEveryKnownHeaderHintsKeyHeader(t *testing.T) {
+	t.Parallel()
+	api := idemapi.New(idemapi.Correct)
+	api.KeyHeader = "Request-Key"
+	o := fullOptions(t, api, keycheck.Bird)
+	o.Checks = []string{"replay"}
+	k, err := keycheck.Run(context.Background(), o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := statuses(k)["replay"]
+	if got.Status != report.Fail || !strings.Contains(got.Why, "X-Idempotency-Key was ignored too") || !strings.Contains(got.Why, "give the key's header NAME") {
+		t.Errorf("replay: %s %q", got.Status, got.Why)
+	}
+}
+
+// A key over the maximum is judged by what matters: refused (any status,
+// nothing done) is safe — a 5xx is a warn; accepted and kept whole is a
+// longer maximum (warn); accepted and cut, so that two keys differing at
+// their end are one, is a fail.
+func TestKeyLengthJudgesWhatTheAPIKeeps(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name     string
+		api      func() *idemapi.API
+		want     report.Status
+		why      string
+		observed string
+	}{
+		{"uuid-only-500", func() *idemapi.API {
+			a := idemapi.New(idemapi.Correct)
+			a.Contract = idemapi.Fiber
+			return a
+		}, report.Warn, "refused with 500", "invalid length: 256 != 36"},
+		{"no-maximum", func() *idemapi.API {
+			a := idemapi.New(idemapi.Correct)
+			a.Contract.MaxKeyLength = -1
+			return a
+		}, report.Warn, "kept whole", ""},
+		{"cut", func() *idemapi.API { return idemapi.New(idemapi.CutKeys) }, report.Fail, "keys are cut", ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			o := fullOptions(t, tc.api(), keycheck.Bird)
+			o.Checks = []string{"key-length"}
+			k, err := keycheck.Run(context.Background(), o)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got := statuses(k)["key-length"]
+			if got.Status != tc.want || !strings.Contains(got.Why, tc.why) || !strings.Contains(got.Observed, tc.observed) {
+				t.Errorf("key-length: %s %q | %s; want %s naming %q", got.Status, got.Why, got.Observed, tc.want, tc.why)
+			}
+		})
+	}
+}
+
+// Middleware that accepts UUID keys only refuses every key of another
+// pattern; the first request's setup error must say that the key was
+// refused (the same request without one succeeded) and name the key
+// pattern, not send the user to fix the body.
+func TestRefusedKeyPatternIsNamed(t *testing.T) {
+	t.Parallel()
+	api := idemapi.New(idemapi.Correct)
+	api.Contract = idemapi.Fiber
+	o := fullOptions(t, api, keycheck.Bird)
+	o.KeyPattern = "test-{{nonce}}"
+	_, err := keycheck.Run(context.Background(), o)
+	var se *keycheck.SetupError
+	if !errors.As(err, &se) || !strings.Contains(err.Error(), "refused the key itself (23 characters") || !strings.Contains(err.Error(), "UUIDs only") {
+		t.Errorf("got %v, want a setup error saying the key was refused", err)
+	}
+}
+
+// An API built on Fiber's middleware/idempotency as its docs show (keys
+// in X-Idempotency-Key, 36 characters only, no fingerprint, keys global,
+// a copy in flight held until the first is done, no replay header) gets
+// the statuses keycheck gave the real Fiber v2.52.15 and v3.1.0 (see
+// docs/keycheck.md, "Tried on real middleware").
+func TestFiberLikeAPI(t *testing.T) {
+	t.Parallel()
+	api := idemapi.New(idemapi.NoFingerprint)
+	api.Mistakes = []idemapi.Mistake{idemapi.Unscoped, idemapi.Blocking}
+	api.KeyHeader = "X-Idempotency-Key"
+	api.Contract = idemapi.Fiber
+	o := fullOptions(t, api, keycheck.Bird)
+	o.KeyHeader = "X-Idempotency-Key"
+	o.StoreDownCmd, o.StoreUpCmd = "", "" // Fiber's default store is in memory
+	k, err := keycheck.Run(context.Background(), o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]report.Status{
+		"first": report.Pass, "replay": report.Pass, "replay-header": report.Fail, "lost": report.Pass, "burst": report.Pass,
+		"in-flight": report.Warn, "reuse-body": report.Fail, "reuse-whitespace": report.Fail, "reuse-query": report.Fail,
+		"reuse-method": report.Fail, "no-key": report.Pass, "safe-get": report.Pass, "methods": report.Pass, "5xx": report.Pass,
+		"4xx": report.Info, "key-length": report.Warn, "scope": report.Fail, "outage": report.Skip, "expiry": report.Skip,
+	}
+	for _, c := range k.Checks {
+		if c.Status != want[c.Name] {
+			t.Errorf("%s: %s (want %s): %s | %s", c.Name, c.Status, want[c.Name], c.Why, c.Observed)
+		}
+	}
+}
+
+// The ietf draft computes the fingerprint from the payload (a checksum, or
+// a match of its fields) and leaves a key's uniqueness to the resource
+// owner: an API that compares the parsed body, leaves the query and method
+// out, or keys by method and URL is not failed for it under ietf (info),
+// while bird, which names whitespace, query and method, fails it. Another
+// body with a used key that gets the stored answer fails under every
+// profile.
+func TestIETFLeavesTheFingerprintBeyondTheBodyToTheServer(t *testing.T) {
+	t.Parallel()
+	fiberLike := func() *idemapi.API { return idemapi.New(idemapi.NoFingerprint) }
+	perURL := func() *idemapi.API {
+		a := idemapi.New(idemapi.Correct)
+		a.Contract = idemapi.IETF
+		a.Contract.ParsedJSON, a.Contract.KeyPerURL = true, true
+		return a
+	}
+	for _, tc := range []struct {
+		name string
+		api  func() *idemapi.API
+		p    keycheck.Profile
+		want map[string]report.Status
+	}{
+		{"no-fingerprint-ietf", fiberLike, keycheck.IETF, map[string]report.Status{"reuse-body": report.Fail, "reuse-whitespace": report.Info, "reuse-query": report.Info, "reuse-method": report.Info}},
+		{"no-fingerprint-bird", fiberLike, keycheck.Bird, map[string]report.Status{"reuse-body": report.Fail, "reuse-whitespace": report.Fail, "reuse-query": report.Fail, "reuse-method": report.Fail}},
+		{"per-url-ietf", perURL, keycheck.IETF, map[string]report.Status{"reuse-body": report.Pass, "reuse-whitespace": report.Info, "reuse-query": report.Info}},
+		{"per-url-bird", perURL, keycheck.Bird, map[string]report.Status{"reuse-whitespace": report.Fail, "reuse-query": report.Fail}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			o := fullOptions(t, tc.api(), tc.p)
+			o.Checks = []string{"reuse-body", "reuse-whitespace", "reuse-query", "reuse-method"}
+			k, err := keycheck.Run(context.Background(), o)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got := statuses(k)
+			for name, want := range tc.want {
+				if got[name].Status != want {
+					t.Errorf("%s: %s (want %s): %s | %s", name, got[name].Status, want, got[name].Why, got[name].Observed)
+				}
+			}
+		})
 	}
 }

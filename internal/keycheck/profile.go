@@ -37,6 +37,14 @@ type Profile struct {
 	// request (a fingerprint of the bytes: bird, ietf); false when the
 	// API compares parsed parameters (stripe), so it gets the stored answer.
 	WhitespaceIsReuse bool
+	// OpenFingerprint lists the parts of a request beyond its body
+	// ("whitespace", "query", "method") whose part in the fingerprint the
+	// contract leaves to the server (ietf: the draft computes the
+	// fingerprint from the payload — a checksum or a match of its fields —
+	// and lets the resource owner define a key's uniqueness). For these, a
+	// used key that gets the stored answer or (query, method: keys scoped
+	// per URL) runs as a new operation is info, not a fail.
+	OpenFingerprint []string
 	// ProblemJSON: the errors (reuse, in flight) are application/problem+json
 	// (RFC 9457), as the ietf draft's examples are.
 	ProblemJSON bool
@@ -53,12 +61,17 @@ var (
 		ReplayHeader: "Idempotency-Replay", ReplayValue: "true", OutageStatus: 503, WhitespaceIsReuse: true, Window: 3 * time.Hour}
 	// IETF is the httpapi working group's draft (draft-ietf-httpapi-idempotency-key-header).
 	IETF = Profile{Name: "ietf", Source: "draft-ietf-httpapi-idempotency-key-header",
-		ReuseStatus: 422, InFlightStatus: 409, OutageStatus: 503, WhitespaceIsReuse: true, ProblemJSON: true}
+		ReuseStatus: 422, InFlightStatus: 409, OutageStatus: 503, WhitespaceIsReuse: true, ProblemJSON: true,
+		OpenFingerprint: FingerprintParts}
 	// Stripe is Stripe's API ("Idempotent requests").
 	Stripe = Profile{Name: "stripe", Source: "Stripe API reference, Idempotent requests",
 		ReuseStatus: 400, InFlightStatus: 409, MaxKeyLength: 255, KeyTooLongStatus: 400,
 		ReplayHeader: "Idempotent-Replayed", ReplayValue: "true", Replays5xx: true, OutageStatus: 503, Window: 24 * time.Hour}
 )
+
+// FingerprintParts are the parts of a request beyond its body that a
+// profile may leave to the server (OpenFingerprint), in report order.
+var FingerprintParts = []string{"whitespace", "query", "method"}
 
 // Profiles lists the built-in profiles, the default first.
 var Profiles = []Profile{Bird, IETF, Stripe}
@@ -106,10 +119,22 @@ func (p Profile) Rules() []string {
 	if p.ProblemJSON {
 		out = append(out, "errors as application/problem+json")
 	}
-	if p.WhitespaceIsReuse {
+	switch {
+	case slices.Contains(p.OpenFingerprint, "whitespace"):
+		out = append(out, "JSON whitespace: the server's choice")
+	case p.WhitespaceIsReuse:
 		out = append(out, "JSON whitespace is part of the request")
-	} else {
+	default:
 		out = append(out, "JSON whitespace is not part of the request")
+	}
+	var open []string
+	for _, part := range p.OpenFingerprint {
+		if part != "whitespace" {
+			open = append(open, part)
+		}
+	}
+	if len(open) > 0 {
+		out = append(out, "a used key with another "+strings.Join(open, " or ")+": the server's choice")
 	}
 	return out
 }

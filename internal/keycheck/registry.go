@@ -58,7 +58,7 @@ var registry = []checkDef{
 	{name: nameMethods, needs: []Input{InputAlso}, about: "each other route twice with one key: its effect once, the stored answer", run: (*runner).checkMethods},
 	{name: name5xx, needs: []Input{InputFailBody}, about: "a 5xx, then the same retry: the retry runs (stripe: the stored 5xx)", run: (*runner).check5xx},
 	{name: name4xx, needs: []Input{InputInvalidBody}, about: "a 4xx twice, then a valid body with the key: whether the 4xx is kept (info)", run: (*runner).check4xx},
-	{name: nameKeyLength, needs: []Input{InputMaxKeyLength}, about: "a key one character over the maximum: the profile's status, effect +0", run: (*runner).checkKeyLength},
+	{name: nameKeyLength, needs: []Input{InputMaxKeyLength}, about: "a key one character over the maximum: the profile's status, effect +0; if accepted, kept whole", run: (*runner).checkKeyLength},
 	{name: nameScope, needs: []Input{InputOtherAccount}, about: "the same key and body from another account: its own operation, never the first account's answer", run: (*runner).checkScope},
 	{name: nameOutage, needs: []Input{InputStoreCmds}, about: "the idempotency store down: 503 before doing anything", run: (*runner).checkOutage},
 	{name: nameExpiry, needs: []Input{InputTTL}, about: "the key again after the TTL: a new operation", run: (*runner).checkExpiry},

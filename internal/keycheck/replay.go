@@ -42,6 +42,13 @@ func (r *runner) checkReplay(ctx context.Context) (*report.KeyCheckResult, error
 	res.Effect = e.String()
 	res.Observed = answersText(as) + "; effect " + e.String()
 	res.Status, res.Why = r.judgeReplays(r.first.a, as, e, "replay")
+	if res.Status == report.Fail && e.exact && e.is(len(as)) {
+		hint, err := r.keyIgnored(ctx, nameReplay)
+		if err != nil {
+			return res, err
+		}
+		res.Why += hint
+	}
 	return res, nil
 }
 
@@ -125,6 +132,9 @@ func (r *runner) checkReplayHeader(ctx context.Context) (*report.KeyCheckResult,
 	}
 	res.Observed = fmt.Sprintf("replay %s without %s: %s%s", joinInts(missing), h, v, other)
 	res.Why = fmt.Sprintf("no replay header: a replayed answer is not marked %s: %s, so a client cannot tell it from a new operation", h, v)
+	if other == "" {
+		res.Why += fmt.Sprintf(" (if your API's contract defines no replay header, %s none judges it by that)", r.name(InputReplayHeader))
+	}
 	return res, nil
 }
 

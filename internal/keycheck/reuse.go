@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/hookreplay/hookreplay/internal/replay"
@@ -67,6 +68,12 @@ func (r *runner) checkReuseMethod(ctx context.Context) (*report.KeyCheckResult, 
 	})
 }
 
+// fingerprintPart is the part of a request (Profile.OpenFingerprint) each
+// reuse check changes beyond the body.
+var fingerprintPart = map[string]string{nameReuseWhitespace: "whitespace", nameReuseQuery: "query", nameReuseMethod: "method"}
+
+var partWords = map[string]string{"whitespace": "JSON whitespace (it compares the parsed body)", "query": "query", "method": "method"}
+
 // otherBody changes a body as little as it can, so that an API that
 // validates before it looks up the key still accepts its shape: a body with
 // {{nonce}} gets one more character there (free text by construction); else
@@ -102,6 +109,14 @@ func (r *runner) reuse(ctx context.Context, name string, mk func(req) variant) (
 	if same {
 		res.Expected = "the stored answer for the second (the same parameters); effect +0 from it"
 	}
+	part := fingerprintPart[name]
+	open := part != "" && slices.Contains(p.OpenFingerprint, part)
+	if open {
+		res.Expected = fmt.Sprintf("%d (reuse) for the second, or (the server's choice) the stored answer", p.ReuseStatus)
+		if part != "whitespace" {
+			res.Expected += " or a new operation (keys per method and URL)"
+		}
+	}
 	from, err := r.before(ctx, name)
 	if err != nil {
 		return res, err
@@ -129,6 +144,10 @@ func (r *runner) reuse(ctx context.Context, name string, mk func(req) variant) (
 	switch {
 	case !is2xx(a1):
 		res.Status, res.Why = report.Inconclusive, fmt.Sprintf("the first request answered %s", answerText(a1))
+	case open && is2xx(a2) && sameAnswer(a1, a2) && e.none():
+		res.Status, res.Why = report.Info, fmt.Sprintf("%s got the stored answer: the API's fingerprint leaves out the %s, which %s leaves to the server", v.desc, partWords[part], p.title())
+	case open && part != "whitespace" && is2xx(a2) && e.is(1):
+		res.Status, res.Why = report.Info, fmt.Sprintf("%s ran as a new operation (%s%s): the API keys by method and URL as well, which %s leaves to the server; a client that changes the %s on a retry does the work twice", v.desc, answerText(a2), r.idText(a2), p.title(), part)
 	case same && a2.Status == p.ReuseStatus && e.none():
 		res.Status, res.Why = report.Warn, fmt.Sprintf("%s answered %d (reuse): stricter than %s, which compares the parameters", v.desc, a2.Status, p.title())
 	case same:

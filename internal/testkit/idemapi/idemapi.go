@@ -19,6 +19,7 @@ import (
 	"io"
 	"net/http"
 	"os"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -46,6 +47,9 @@ const (
 	// Blocking holds a copy of a request in flight until the first is
 	// done, then replays it: safe, but not the contract's 409 at once.
 	Blocking Mistake = "blocking"
+	// CutKeys accepts a key of any length and keeps its first 255
+	// characters: two long keys that differ after that are one key.
+	CutKeys Mistake = "cutkeys"
 )
 
 // Contract is what a correct API answers with; the zero value is the bird
@@ -59,7 +63,25 @@ type Contract struct {
 	ParsedJSON bool
 	// ProblemJSON sends errors as application/problem+json.
 	ProblemJSON bool
+	// UUIDKeysOnly accepts keys of 36 characters (a UUID's length) only and
+	// refuses any other with a 500 in plain text, as Fiber's idempotency
+	// middleware does with its default KeyHeaderValidate (its error goes
+	// to the default error handler). MaxKeyLength is then not used.
+	UUIDKeysOnly bool
+	// KeyPerURL stores a key per method and URL, query included, as
+	// @node-idempotency does: the same key on another URL is another key.
+	KeyPerURL bool
+	// DropErrors keeps no 4xx either: Fiber's middleware keeps nothing a
+	// handler returned as an error (fiber.NewError), only what it wrote.
+	DropErrors bool
 }
+
+// Fiber is what Fiber's middleware/idempotency (v2.52, v3.1) answers as its
+// docs set it up, app.Use(idempotency.New()), with the API's KeyHeader set
+// to X-Idempotency-Key and the Mistakes NoFingerprint, Unscoped and
+// Blocking: keys of 36 characters only, no replay header, a 5xx the
+// handler returned as an error (4xx or 5xx) not kept.
+var Fiber = Contract{UUIDKeysOnly: true, ReplayHeader: "-", DropErrors: true}
 
 // Stripe is Stripe's contract: reuse 400, keys up to 255 (400 over), a
 // 500 kept, Idempotent-Replayed, parameters compared.
@@ -105,6 +127,11 @@ type API struct {
 	TTL time.Duration
 	// Contract holds the codes and rules the API answers by (zero: bird).
 	Contract Contract
+	// KeyHeader is the header the key is read from ("" : Idempotency-Key).
+	KeyHeader string
+	// Mistakes adds more mistakes to Mistake (Fiber's middleware makes
+	// three at once).
+	Mistakes []Mistake
 
 	mu       sync.Mutex
 	keys     map[string]*entry
@@ -145,7 +172,11 @@ func (a *API) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		a.get(w, r)
 		return
 	}
-	key := r.Header.Get("Idempotency-Key")
+	kh := a.KeyHeader
+	if kh == "" {
+		kh = "Idempotency-Key"
+	}
+	key := r.Header.Get(kh)
 	if key == "" {
 		status, b := a.operate(r, body)
 		writeJSON(w, status, json.RawMessage(b))
@@ -173,7 +204,15 @@ func (a *API) get(w http.ResponseWriter, r *http.Request) {
 // the answer (a 5xx is not kept), replay a completed one.
 func (a *API) idempotent(w http.ResponseWriter, r *http.Request, acct, key string, body []byte) {
 	c := a.Contract.withDefaults()
-	if c.MaxKeyLength > 0 && len(key) > c.MaxKeyLength {
+	switch {
+	case c.UUIDKeysOnly && len(key) != 36:
+		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+		w.WriteHeader(500)
+		fmt.Fprintf(w, "invalid idempotency key: invalid length: %d != 36", len(key))
+		return
+	case a.has(CutKeys):
+		key = key[:min(len(key), 255)]
+	case !c.UUIDKeysOnly && c.MaxKeyLength > 0 && len(key) > c.MaxKeyLength:
 		writeJSON(w, c.KeyTooLongStatus, map[string]string{"error": "Idempotency-Key too long"})
 		return
 	}
@@ -184,8 +223,11 @@ func (a *API) idempotent(w http.ResponseWriter, r *http.Request, acct, key strin
 		}
 	}
 	sk := acct + "\x00" + key
-	if a.Mistake == Unscoped {
+	if a.has(Unscoped) {
 		sk = key
+	}
+	if c.KeyPerURL {
+		sk += "\x00" + r.Method + " " + r.URL.RequestURI()
 	}
 	fpBody := body
 	if c.ParsedJSON {
@@ -202,12 +244,12 @@ func (a *API) idempotent(w http.ResponseWriter, r *http.Request, acct, key strin
 		if e, ok := a.keys[sk]; ok && !a.expired(e) {
 			return e, false
 		}
-		if a.Mistake != NoInFlight {
+		if !a.has(NoInFlight) {
 			a.keys[sk] = &entry{fp: fp}
 		}
 		return nil, true
 	}
-	if a.Mistake == Race {
+	if a.has(Race) {
 		// Check, then insert after a database round trip: not atomic.
 		a.mu.Lock()
 		e, exists := a.keys[sk]
@@ -233,7 +275,7 @@ func (a *API) idempotent(w http.ResponseWriter, r *http.Request, acct, key strin
 		e = &entry{fp: fp}
 	}
 	switch {
-	case status >= 500 && a.Mistake != Store5xx && !c.Keep5xx:
+	case status >= 500 && !a.has(Store5xx) && !c.Keep5xx, status >= 400 && c.DropErrors:
 		delete(a.keys, sk)
 		e.gone = true
 	default:
@@ -246,6 +288,11 @@ func (a *API) idempotent(w http.ResponseWriter, r *http.Request, acct, key strin
 	w.Write(b)
 }
 
+// has reports whether the API makes mistake m.
+func (a *API) has(m Mistake) bool {
+	return a.Mistake == m || slices.Contains(a.Mistakes, m)
+}
+
 // expired reports whether completed entry e is older than the TTL.
 func (a *API) expired(e *entry) bool {
 	return a.TTL > 0 && e.done && time.Since(e.at) > a.TTL
@@ -256,7 +303,7 @@ func (a *API) existing(w http.ResponseWriter, e *entry, fp string) {
 	a.mu.Lock()
 	done, efp, status, body := e.done, e.fp, e.status, e.body
 	a.mu.Unlock()
-	for gone := false; a.Mistake == Blocking && !done && !gone && efp == fp; {
+	for gone := false; a.has(Blocking) && !done && !gone && (efp == fp || a.has(NoFingerprint)); {
 		time.Sleep(5 * time.Millisecond)
 		a.mu.Lock()
 		done, gone, status, body = e.done, e.gone, e.status, e.body
@@ -272,12 +319,12 @@ func (a *API) existing(w http.ResponseWriter, e *entry, fp string) {
 		writeJSON(w, status, map[string]string{"error": title})
 	}
 	switch {
-	case efp != fp && a.Mistake != NoFingerprint:
+	case efp != fp && !a.has(NoFingerprint):
 		fail(c.ReuseStatus, "Idempotency-Key reused with another request")
 	case !done:
 		fail(409, "a request with this Idempotency-Key is in progress")
 	default:
-		if a.Mistake != NoReplayHeader && c.ReplayHeader != "-" {
+		if !a.has(NoReplayHeader) && c.ReplayHeader != "-" {
 			w.Header().Set(c.ReplayHeader, "true")
 		}
 		w.Header().Set("Content-Type", "application/json")
