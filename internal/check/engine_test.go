@@ -158,6 +158,20 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			h.effect.Add(1)
 		}
 		h.mu.Unlock()
+	case "forgets": // deduplicates while the event's work is in flight, forgets it once done
+		// What BullMQ's jobId with removeOnComplete does: a second job of
+		// the id is refused while the first exists, not once it is removed.
+		h.mu.Lock()
+		busy := h.seen[ev.ID]
+		h.seen[ev.ID] = true
+		h.mu.Unlock()
+		if !busy {
+			time.Sleep(20 * time.Millisecond)
+			h.effect.Add(1)
+			h.mu.Lock()
+			delete(h.seen, ev.ID)
+			h.mu.Unlock()
+		}
 	case "ignore":
 	case "reject":
 		http.Error(w, "no", http.StatusInternalServerError)
@@ -705,5 +719,34 @@ func TestRunInterruptedIsStoredAsInterrupted(t *testing.T) {
 	}
 	if runs[0].Verdict != "interrupted" {
 		t.Errorf("interrupted run stored with verdict %q", runs[0].Verdict)
+	}
+}
+
+// A handler whose dedupe holds only while the work is in flight (BullMQ's
+// jobId with removeOnComplete) passes the burst and fails dups and lost:
+// their fix says the id must be kept after the work, not "record handled
+// event ids", which that handler does.
+func TestForgetfulDedupeHint(t *testing.T) {
+	h, u := newHandler(t, "forgets")
+	c := run(t, options(h, u, delivery(t, 1, 4900)))
+	if p := phaseOf(t, c, PhaseBurst); p.Status != report.Pass {
+		t.Fatalf("burst: %s (%s), want pass", p.Status, p.Message)
+	}
+	for _, name := range []string{PhaseDups, PhaseLost} {
+		p := phaseOf(t, c, name)
+		if p.Status != report.Fail || len(p.Violations) == 0 {
+			t.Fatalf("%s: %s (%s), want fail", name, p.Status, p.Message)
+		}
+		for _, v := range p.Violations {
+			if v.Hint != hintForgets {
+				t.Errorf("%s hint %q, want the forgetful-dedupe hint", name, v.Hint)
+			}
+		}
+	}
+	// Without a passing burst the same dups failure keeps its own hint.
+	h, u = newHandler(t, "double")
+	c = run(t, options(h, u, delivery(t, 1, 4900)))
+	if v := phaseOf(t, c, PhaseDups).Violations; len(v) == 0 || v[0].Hint != hintDoubled {
+		t.Errorf("double handler's dups violations %+v, want the doubled hint", v)
 	}
 }

@@ -16,7 +16,44 @@ const (
 	hintLost    = "the event's work was lost: the handler recorded the event as handled but the work did not happen (recorded before the work, or the work failed after it) — record the id in the same transaction as the work, or only after the work succeeded"
 	hintLate    = "the duplicates were answered first and the work done afterwards, in the background: that background work must check the event id too, in the same transaction as the work"
 	hintForged  = "the handler queued work for a forged copy and did it after answering: verify the signature before queueing anything"
+	hintForgets = "copies arriving together were recognised as one event, copies arriving after its work was done were not: the record of the event id does not outlive the work — " +
+		"a queue's job id deduplicates only while the job exists (BullMQ's jobId with removeOnComplete, a job deleted when done), an in-flight set or a lock is released when the work ends — " +
+		"keep handled ids after the work, as long as the provider retries (a processed_events table with a unique key, or completed jobs kept that long)"
 )
+
+// forgetfulHints rewords the hints of dr's dups and lost violations when the
+// burst passed: one event's concurrent copies were recognised, while copies
+// sent one after another, after the first had done its work, each did it
+// again. That handler does record the id, and "record handled event ids"
+// sends its author after something they have; what it lacks is keeping the
+// id once the work is done. Seen with BullMQ's jobId and removeOnComplete.
+func forgetfulHints(dr *report.DeliveryResult) {
+	var burstPassed, dupsDoubled bool
+	for _, p := range dr.Phases {
+		switch p.Phase {
+		case PhaseBurst:
+			burstPassed = p.Status == report.Pass
+		case PhaseDups:
+			for _, v := range p.Violations {
+				dupsDoubled = dupsDoubled || v.Hint == hintDoubled || v.Hint == hintLate
+			}
+		}
+	}
+	if !burstPassed || !dupsDoubled {
+		return
+	}
+	for i := range dr.Phases {
+		p := &dr.Phases[i]
+		if p.Phase != PhaseDups && p.Phase != PhaseLost {
+			continue
+		}
+		for j := range p.Violations {
+			if h := p.Violations[j].Hint; h == hintDoubled || h == hintLate || h == hintRetry {
+				p.Violations[j].Hint = hintForgets
+			}
+		}
+	}
+}
 
 // observedHints sets the hint of each violation in ph that shows the work
 // done more than once or lost, from what was observed; dupsPassed says

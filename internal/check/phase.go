@@ -191,6 +191,7 @@ func (r *runner) delivery(ctx context.Context, d Delivery) (*report.DeliveryResu
 			dr.Phases = append(dr.Phases, *res)
 		}
 	}
+	forgetfulHints(dr)
 	return dr, nil
 }
 
