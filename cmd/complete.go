@@ -18,6 +18,7 @@ import (
 	"github.com/hookreplay/hookreplay/internal/check"
 	"github.com/hookreplay/hookreplay/internal/exchange"
 	"github.com/hookreplay/hookreplay/internal/keycheck"
+	"github.com/hookreplay/hookreplay/internal/message"
 	"github.com/hookreplay/hookreplay/internal/replay"
 	"github.com/hookreplay/hookreplay/internal/store"
 	"github.com/hookreplay/hookreplay/internal/verify"
@@ -143,7 +144,9 @@ func completeDeliveryIDs(f *factory, max int) cobra.CompletionFunc {
 			if d.Provider != "" {
 				desc += " (" + d.Provider + ")"
 			}
-			out = append(out, id+"\t"+desc)
+			// A shell shows the description on the terminal, and a line
+			// break or tab in it would break the completion protocol.
+			out = append(out, id+"\t"+message.Printable(desc))
 		}
 		return out, cobra.ShellCompDirectiveNoFileComp
 	}
@@ -170,7 +173,7 @@ func completeRunIDs(f *factory) cobra.CompletionFunc {
 			if r.Verdict != "" {
 				desc += " " + r.Verdict
 			}
-			out = append(out, strconv.FormatInt(r.ID, 10)+"\t"+desc)
+			out = append(out, strconv.FormatInt(r.ID, 10)+"\t"+message.Printable(desc))
 		}
 		return out, cobra.ShellCompDirectiveNoFileComp
 	}

@@ -20,6 +20,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/hookreplay/hookreplay/internal/config"
+	"github.com/hookreplay/hookreplay/internal/message"
 )
 
 // keycheckConfigPath is the config file this keycheck runs ("" : a
@@ -131,7 +132,9 @@ func runConfigKeyCheck(ctx context.Context, base *keycheckOptions, cfg *config.F
 		return 0, err
 	}
 	if ee.Err != nil {
-		fmt.Fprintf(io.ErrOut, "hookreplay: keycheck %s (%s:%d): %v\n", kc.Name, cfg.Path, kc.Line, ee.Err)
+		// The error may quote the API's answers or a --serve handler's
+		// output: escaped as main escapes every other error line.
+		fmt.Fprintf(io.ErrOut, "hookreplay: keycheck %s (%s:%d): %s\n", kc.Name, cfg.Path, kc.Line, message.PrintableText(ee.Err.Error()))
 	}
 	return ee.Code, nil
 }

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"net/smtp"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -189,4 +190,106 @@ func TestTerminalGetsNoForeignControlsE2E(t *testing.T) {
 		t.Errorf("check --serve: exit %d: %q", code, out)
 	}
 	clean("check --serve", out)
+}
+
+// TestTerminalGetsNoForeignControlsFromRunsE2E: what a handler, its email
+// or a --serve command sent, and the URL a user pasted, reach a terminal
+// escaped in the places TestTerminalGetsNoForeignControlsE2E does not
+// visit: a check's list of emails (its text report, runs show and the
+// TUI's run view render it), --report junit=- (the check's properties are
+// the sender's event type and id), replay's plan line, the error line of a
+// hookreplay.yaml keycheck, and the descriptions a shell shows for
+// completions. Each of them failed before the change; keycheck's JUnit
+// (its --to is re-encoded by URL parsing) did not, and is held too.
+func TestTerminalGetsNoForeignControlsFromRunsE2E(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	db := filepath.Join(dir, "h.db")
+	if r := runBin(t, db, mustRead(t, "testdata/hostile/terminal.jsonl"), "import", "-"); r.Code != 0 {
+		t.Fatalf("import: %d %s", r.Code, r.Stderr)
+	}
+	clean := func(what string, out []byte) {
+		t.Helper()
+		if bad := terminalClean(out); bad != "" {
+			t.Errorf("%s wrote %s to the terminal", what, bad)
+		}
+	}
+
+	// A handler that mails every copy to a recipient whose name sets the
+	// terminal's title (net/smtp refuses only CR and LF in an address).
+	sink := freeAddr(t)
+	h := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		err := smtp.SendMail(sink, nil, "shop@example.com", []string{"\"\x1b]0;rcpt-title\x07\"@example.com"},
+			[]byte("Subject: receipt\r\n\r\nthanks\r\n"))
+		if err != nil {
+			http.Error(w, err.Error(), 500)
+			return
+		}
+		w.Write([]byte("ok"))
+	}))
+	defer h.Close()
+	out, code := onTerminal(t, db, "check", "1", "--to", h.URL, "--smtp-sink", sink, "--phases", "first,dups", "-n", "2", "--settle", "100ms")
+	if code != 1 || !bytes.Contains(out, []byte("the smtp sink accepted 2 emails:")) || !bytes.Contains(out, []byte(`to \x1b]0;rcpt-title\x07@example.com`)) {
+		t.Fatalf("check with the smtp sink: exit %d: %q", code, out)
+	}
+	clean("check's report", out)
+	var run struct{ ID int64 }
+	r := runBin(t, db, nil, "runs", "--kind", "check", "--json", "id", "--jq", ".[0]")
+	if err := json.Unmarshal([]byte(r.Stdout), &run); err != nil || run.ID == 0 {
+		t.Fatalf("runs --json: %q %v", r.Stdout, err)
+	}
+	id := fmt.Sprint(run.ID)
+	for _, args := range [][]string{{"runs", "show", id, "--report", "text=-"}, {"runs", "show", id, "--report", "junit=-"}, {"runs", "show", id, "--report", "md=-"}} {
+		out, code := onTerminal(t, db, args...)
+		if code != 0 {
+			t.Errorf("%v: exit %d: %q", args, code, out)
+		}
+		clean(strings.Join(args, " "), out)
+	}
+
+	// A URL pasted with a C1 control and a bidi override in it.
+	out, _ = onTerminal(t, db, "replay", "1", "--to", h.URL+"/\u009bx\u202e")
+	if !bytes.Contains(out, []byte(`/\u009bx\u202e`)) {
+		t.Errorf("replay's plan line does not show the target escaped: %q", out)
+	}
+	clean("replay's plan", out)
+	out, _ = onTerminal(t, db, "keycheck", "--to", h.URL+"/v1\u202e", "--body", "{}", "--probe-cmd", "echo 1", "--checks", "first", "--report", "junit=-")
+	if !bytes.Contains(out, []byte("<testsuite")) {
+		t.Errorf("keycheck --report junit=-: %q", out)
+	}
+	clean("keycheck --report junit=-", out)
+
+	// A keycheck of hookreplay.yaml whose --serve prints controls and exits.
+	cfg := filepath.Join(dir, "hookreplay.yaml")
+	yaml := fmt.Sprintf(`keychecks:
+  evil:
+    to: http://%s/v1
+    body: {a: 1}
+    probes:
+      c: {cmd: "echo 1"}
+    serve: "printf '\\033]0;serve-title\\007 \\302\\233 \\342\\200\\256'; exit 3"
+`, freeAddr(t))
+	if err := os.WriteFile(cfg, []byte(yaml), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	out, code = onTerminal(t, db, "keycheck", "--config", cfg, "evil")
+	if code != 2 || !bytes.Contains(out, []byte(`\x1b]0;serve-title\x07 \u009b \u202e`)) {
+		t.Errorf("keycheck evil: exit %d: %q", code, out)
+	}
+	clean("keycheck evil", out)
+
+	// Completions: the shell prints each description on the terminal; a
+	// line break or tab in one would also break the protocol.
+	for _, args := range [][]string{{"__complete", "show", ""}, {"__complete", "runs", "show", ""}} {
+		r := runBin(t, db, nil, args...)
+		clean(strings.Join(args, " "), []byte(r.Stdout))
+		if !strings.Contains(r.Stdout, "\t") {
+			t.Errorf("%v offers nothing: %q", args, r.Stdout)
+		}
+		for _, line := range strings.Split(strings.TrimSpace(r.Stdout), "\n") {
+			if strings.Count(line, "\t") > 1 {
+				t.Errorf("%v: %q holds more than one tab", args, line)
+			}
+		}
+	}
 }

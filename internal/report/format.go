@@ -192,7 +192,7 @@ func EmailSummary(effects []Effect) string {
 		if e.Kind != EffectEmail {
 			continue
 		}
-		k := fmt.Sprintf("%q to %s", e.Subject, strings.Join(e.To, ", "))
+		k := fmt.Sprintf("%q to %s", e.Subject, safe(strings.Join(e.To, ", ")))
 		if len(e.To) == 0 {
 			k = fmt.Sprintf("%q", e.Subject)
 		}

@@ -76,13 +76,13 @@ func JUnit(w io.Writer, c *Check) error {
 	props := func(extra ...junitProperty) []junitProperty {
 		ps := []junitProperty{{"verdict", c.Verdict}}
 		if c.Target != "" {
-			ps = append(ps, junitProperty{"target", c.Target})
+			ps = append(ps, junitProperty{"target", safe(c.Target)})
 		}
 		if c.RunID != 0 {
 			ps = append(ps, junitProperty{"run_id", fmt.Sprint(c.RunID)})
 		}
 		for _, p := range c.Probes {
-			ps = append(ps, junitProperty{"probe", p})
+			ps = append(ps, junitProperty{"probe", safe(p)})
 		}
 		return append(ps, extra...)
 	}
@@ -90,8 +90,8 @@ func JUnit(w io.Writer, c *Check) error {
 		d := &c.Deliveries[i]
 		s := junitSuite{Name: deliveryTitle(d), Timestamp: stamp,
 			Properties: props(junitProperty{"delivery_id", fmt.Sprint(d.DeliveryID)},
-				junitProperty{"provider", d.Provider}, junitProperty{"event_type", d.EventType},
-				junitProperty{"event_id", d.EventID})}
+				junitProperty{"provider", safe(d.Provider)}, junitProperty{"event_type", safe(d.EventType)},
+				junitProperty{"event_id", safe(d.EventID)})}
 		var out []string
 		for _, e := range d.Effect {
 			out = append(out, fmt.Sprintf("effect of the first copy: %s: %s", safe(e.Probe), deltaText(e)))

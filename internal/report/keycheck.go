@@ -195,7 +195,7 @@ func KeyCheckJSON(w io.Writer, k *KeyCheck) error {
 // an error an <error>; skip and inconclusive are <skipped/>; warn and info
 // pass with their why in system-out.
 func KeyCheckJUnit(w io.Writer, k *KeyCheck) error {
-	s := junitSuite{Name: "keycheck " + k.Method + " " + k.Target, Properties: []junitProperty{{"verdict", k.Verdict}, {"profile", k.Profile}, {"target", k.Target}}}
+	s := junitSuite{Name: safe("keycheck " + k.Method + " " + k.Target), Properties: []junitProperty{{"verdict", k.Verdict}, {"profile", safe(k.Profile)}, {"target", safe(k.Target)}}}
 	if !k.StartedAt.IsZero() {
 		s.Timestamp = k.StartedAt.UTC().Format("2006-01-02T15:04:05")
 	}
@@ -206,16 +206,20 @@ func KeyCheckJUnit(w io.Writer, k *KeyCheck) error {
 	var total time.Duration
 	for _, c := range k.Checks {
 		tc := junitCase{Classname: class, Name: c.Name, Time: seconds(c.Duration)}
-		detail := fmt.Sprintf("sent: %s\nobserved: %s\nexpected: %s\neffect: %s", c.Sent, c.Observed, c.Expected, c.Effect)
+		// The API's answers are text from outside, escaped as in the text
+		// report (and the check's JUnit): a report printed with junit=- on a
+		// terminal, or shown by a CI page, must not carry C1 or bidi controls.
+		why := safe(c.Why)
+		detail := fmt.Sprintf("sent: %s\nobserved: %s\nexpected: %s\neffect: %s", safe(c.Sent), safe(c.Observed), safe(c.Expected), safe(c.Effect))
 		switch c.Status {
 		case Fail:
-			tc.Failure = &junitFailure{Message: c.Why, Type: "violation", Text: detail}
+			tc.Failure = &junitFailure{Message: why, Type: "violation", Text: detail}
 		case Error:
-			tc.Error = &junitFailure{Message: c.Why, Type: "error", Text: detail}
+			tc.Error = &junitFailure{Message: why, Type: "error", Text: detail}
 		case Skip, Inconclusive:
-			tc.Skipped = &junitSkipped{Message: string(c.Status) + ": " + c.Why}
+			tc.Skipped = &junitSkipped{Message: string(c.Status) + ": " + why}
 		case Warn, Info:
-			tc.SystemOut = string(c.Status) + ": " + c.Why + "\n" + detail
+			tc.SystemOut = string(c.Status) + ": " + why + "\n" + detail
 		}
 		s.add(tc)
 		total += c.Duration

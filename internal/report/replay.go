@@ -32,7 +32,7 @@ func ReplayPlan(w io.Writer, job *replay.Job, to string) {
 			ids[i] += message.Printable(fmt.Sprintf(" (%s %s %s)", d.Provider, d.EventType, d.EventID))
 		}
 	}
-	fmt.Fprintf(w, "replaying delivery %s → %s\n", strings.Join(ids, ", "), to)
+	fmt.Fprintf(w, "replaying delivery %s → %s\n", strings.Join(ids, ", "), safe(to))
 	extra := ""
 	if pl.Order == replay.OrderShuffle {
 		extra = fmt.Sprintf(", seed %d", job.Seed)
