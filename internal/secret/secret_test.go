@@ -14,7 +14,7 @@ func TestURLPassword(t *testing.T) {
 		{"postgres://db/app", nil},
 		{"not a url", nil},
 		{"postgres://bob:s3cr%2Ft@db/app", []string{"s3cr/t", "s3cr%2Ft", "s3cr%2Ft", "s3cr%2Ft"}},
-		{"postgres://bob:p w@db/app?x=1", []string{"p w", "p%20w", "p+w", "p w"}},
+		{"postgres://bob:p%20w@db/app?x=1", []string{"p w", "p%20w", "p+w", "p%20w"}},
 		// '@' after the authority is not part of the password as written.
 		{"postgres://bob:hunter22@db/app?options=a@b", []string{"hunter22", "hunter22", "hunter22", "hunter22"}},
 		// '/' unescaped in the password: the URL does not parse, and the
