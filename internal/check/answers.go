@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/hookreplay/hookreplay/internal/message"
+	"github.com/hookreplay/hookreplay/internal/probe"
 	"github.com/hookreplay/hookreplay/internal/replay"
 	"github.com/hookreplay/hookreplay/internal/report"
 	"github.com/hookreplay/hookreplay/internal/store"
@@ -151,7 +152,7 @@ func (r *runner) retryLater(ctx context.Context, d *Delivery, phase string, req 
 	if err != nil {
 		return a, reading{}, err
 	}
-	r.step(Step{Phase: phase, DeliveryID: d.ID, N: n, What: "provider's retry after a retry-later answer", Attempts: []store.Attempt{a}, Changed: !sameValues(from.vals, after.vals)})
+	r.step(Step{Phase: phase, DeliveryID: d.ID, N: n, What: "provider's retry after a retry-later answer", Attempts: []store.Attempt{a}, Changed: !probe.SameValues(from.vals, after.vals)})
 	return a, after, nil
 }
 

@@ -82,7 +82,7 @@ func (r *runner) first(ctx context.Context, d *Delivery) (*firstResult, error) {
 	fr.before, fr.after = before, after
 	fr.effect = deltas(r.c.Probes, before.vals, after.vals)
 	r.lateEffectNote(d, fr, sentAt)
-	fr.late = fr.answeredVals != nil && !sameValues(fr.answeredVals, after.vals)
+	fr.late = fr.answeredVals != nil && !probe.SameValues(fr.answeredVals, after.vals)
 	ph.Attempts = 1
 	ph.Statuses = countStatuses(nil, a)
 	ph.Effects = r.effects(ctx, d, PhaseFirst, before, after)

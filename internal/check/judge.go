@@ -39,7 +39,7 @@ func anyChanged(ds []report.ProbeDelta) bool {
 	return false
 }
 
-func anyChangedVals(a, b []probe.Value) bool { return !sameValues(a, b) }
+func anyChangedVals(a, b []probe.Value) bool { return !probe.SameValues(a, b) }
 
 // sameEffect reports whether two effects are the same: equal numeric deltas,
 // and the same probes changed.

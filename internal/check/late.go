@@ -3,6 +3,7 @@ package check
 import (
 	"time"
 
+	"github.com/hookreplay/hookreplay/internal/probe"
 	"github.com/hookreplay/hookreplay/internal/report"
 )
 
@@ -20,7 +21,7 @@ func (r *runner) lateEffectNote(d *Delivery, fr *firstResult, sentAt time.Time) 
 	// the final values: when a change was first seen is not, since a read
 	// on a loaded machine can finish well after a synchronous handler's
 	// commit (a wallet handler was said to work "behind a queue" under load).
-	if fr.answeredVals == nil || sameValues(fr.answeredVals, fr.after.vals) {
+	if fr.answeredVals == nil || probe.SameValues(fr.answeredVals, fr.after.vals) {
 		return
 	}
 	answered := sentAt.Add(fr.att.Latency)

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/hookreplay/hookreplay/internal/probe"
 	"github.com/hookreplay/hookreplay/internal/replay"
 	"github.com/hookreplay/hookreplay/internal/report"
 	"github.com/hookreplay/hookreplay/internal/store"
@@ -108,7 +109,7 @@ func judgeLost(ph *report.PhaseResult, t *trial, ti int, what string, j judgemen
 		v.EventID = t.id
 		v.Copy = 2*ti + 2
 		v.Message = label + ": " + v.Message
-		if anyChangedVals(t.before.vals, mid.vals) && !sameValues(mid.vals, after.vals) {
+		if anyChangedVals(t.before.vals, mid.vals) && !probe.SameValues(mid.vals, after.vals) {
 			v.Message += " (the retry did the work again after the lost copy had done it)"
 		}
 		ph.Violations = append(ph.Violations, v)

@@ -132,13 +132,13 @@ func (r *runner) judgeOrderings(ph *report.PhaseResult, runs []orderRun) (unjudg
 		// its deliveries did something: a reset that leaves the handler's
 		// record of processed events behind turns every later ordering into
 		// duplicates, which says nothing about order.
-		if !sameValues(o.start, base.start) {
+		if !probe.SameValues(o.start, base.start) {
 			unjudged++
 			ph.Warnings = append(ph.Warnings, fmt.Sprintf("order %s not judged: %s did not restore the same state (before it: %s; before the captured order: %s)",
 				o.name, reset, strings.Join(valueTexts(o.start), "; "), strings.Join(valueTexts(base.start), "; ")))
 			continue
 		}
-		if sameValues(o.final, o.start) && !sameValues(base.final, base.start) {
+		if probe.SameValues(o.final, o.start) && !probe.SameValues(base.final, base.start) {
 			unjudged++
 			ph.Warnings = append(ph.Warnings, fmt.Sprintf("order %s not judged: its deliveries changed nothing (were they taken for duplicates? %s should also clear the handler's record of processed events)", o.name, reset))
 			continue

@@ -53,7 +53,7 @@ func (r *runner) readQuiet(ctx context.Context, d *Delivery, phase, point string
 			}
 			return reading{}, &SetupError{Err: err}
 		}
-		if !sameValues(vals, r.lastQuiet.vals) {
+		if !probe.SameValues(vals, r.lastQuiet.vals) {
 			r.lastQuiet = nil
 			return r.read(ctx, d, phase, point)
 		}
@@ -109,7 +109,7 @@ func (r *runner) readUntil(ctx context.Context, d *Delivery, phase, point string
 			if err != nil {
 				return reading{}, &SetupError{Err: err}
 			}
-			if !sameValues(vals, from.vals) {
+			if !probe.SameValues(vals, from.vals) {
 				seen = time.Now()
 				break
 			}
@@ -208,7 +208,7 @@ func (r *runner) calibrate(ctx context.Context, d *Delivery, phase, point string
 		if err != nil {
 			return reading{}, &SetupError{Err: err}
 		}
-		if sameValues(vals, cur.vals) {
+		if probe.SameValues(vals, cur.vals) {
 			continue
 		}
 		seen := time.Now()
@@ -294,18 +294,6 @@ func (r *runner) quiet() time.Duration {
 		q = floor
 	}
 	return q
-}
-
-func sameValues(a, b []probe.Value) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if !a[i].Equal(b[i]) {
-			return false
-		}
-	}
-	return true
 }
 
 // markSinks notes in rd how many calls and messages the sinks had received,

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/hookreplay/hookreplay/internal/probe"
 	"github.com/hookreplay/hookreplay/internal/report"
 	"github.com/hookreplay/hookreplay/internal/store"
 )
@@ -119,21 +120,31 @@ func (r *runner) record(ctx context.Context, a *store.Attempt, d *Delivery, phas
 // and tells the Observer.
 func (r *runner) storeReading(ctx context.Context, d *Delivery, phase, point string, rd reading) error {
 	if r.o.Store != nil {
-		for i, p := range r.o.Probes {
-			pr := &store.ProbeReading{RunID: r.runID, Phase: phase, Point: point, Probe: p.Name(), Value: rd.vals[i].Text, ReadAt: rd.at}
-			if d != nil {
-				pr.DeliveryID = d.ID
-			}
-			if rd.vals[i].IsNum {
-				n := rd.vals[i].Num
-				pr.Numeric = &n
-			}
-			if err := r.o.Store.InsertProbeReading(ctx, pr); err != nil {
-				return setupf("%v", err)
-			}
+		row := store.ProbeReading{RunID: r.runID, DeliveryID: deliveryID(d), Phase: phase, Point: point, ReadAt: rd.at}
+		if err := StoreReading(ctx, r.o.Store, row, r.o.Probes, rd.vals); err != nil {
+			return setupf("%v", err)
 		}
 	}
 	r.obs.Reading(Reading{DeliveryID: deliveryID(d), Phase: phase, Point: point, Probes: r.c.Probes, Values: rd.vals, At: rd.at})
+	return nil
+}
+
+// StoreReading stores one reading of probes, vals[i] being probes[i]'s
+// value: a row like row (run, delivery, phase, point, time) for each probe,
+// with its name, its text and its number when it is one. check and keycheck
+// both store their readings through it.
+func StoreReading(ctx context.Context, st *store.Store, row store.ProbeReading, probes []probe.Probe, vals []probe.Value) error {
+	for i, p := range probes {
+		pr := row
+		pr.Probe, pr.Value, pr.Numeric = p.Name(), vals[i].Text, nil
+		if vals[i].IsNum {
+			n := vals[i].Num
+			pr.Numeric = &n
+		}
+		if err := st.InsertProbeReading(ctx, &pr); err != nil {
+			return err
+		}
+	}
 	return nil
 }
 

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/hookreplay/hookreplay/internal/check"
 	"github.com/hookreplay/hookreplay/internal/probe"
 	"github.com/hookreplay/hookreplay/internal/store"
 )
@@ -31,7 +32,7 @@ func (r *runner) before(ctx context.Context, check string) (reading, error) {
 		if err != nil {
 			return reading{}, r.probeErr(ctx, err)
 		}
-		if sameValues(vals, r.last.vals) {
+		if probe.SameValues(vals, r.last.vals) {
 			rd := reading{vals: vals, at: time.Now()}
 			return rd, r.storeReading(ctx, check, "before", rd)
 		}
@@ -60,7 +61,7 @@ func (r *runner) settled(ctx context.Context, check, point string, from *reading
 			if err != nil {
 				return reading{}, r.probeErr(ctx, err)
 			}
-			if !sameValues(vals, from.vals) {
+			if !probe.SameValues(vals, from.vals) {
 				seen = time.Now()
 				break
 			}
@@ -122,33 +123,15 @@ func (r *runner) learn(dur time.Duration) {
 	r.quiet = min(q, r.o.SettleMax)
 }
 
-func (r *runner) storeReading(ctx context.Context, check, point string, rd reading) error {
+func (r *runner) storeReading(ctx context.Context, name, point string, rd reading) error {
 	if r.o.Store == nil {
 		return nil
 	}
-	for i, p := range r.o.Probes {
-		pr := &store.ProbeReading{RunID: r.runID, Phase: check, Point: point, Probe: p.Name(), Value: rd.vals[i].Text, ReadAt: rd.at}
-		if rd.vals[i].IsNum {
-			n := rd.vals[i].Num
-			pr.Numeric = &n
-		}
-		if err := r.o.Store.InsertProbeReading(context.WithoutCancel(ctx), pr); err != nil {
-			return setupf("%v", err)
-		}
+	row := store.ProbeReading{RunID: r.runID, Phase: name, Point: point, ReadAt: rd.at}
+	if err := check.StoreReading(context.WithoutCancel(ctx), r.o.Store, row, r.o.Probes, rd.vals); err != nil {
+		return setupf("%v", err)
 	}
 	return nil
-}
-
-func sameValues(a, b []probe.Value) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if !a[i].Equal(b[i]) {
-			return false
-		}
-	}
-	return true
 }
 
 // delta is one probe's change between two readings.

@@ -88,6 +88,20 @@ func (v Value) Equal(o Value) bool {
 	return v.Text == o.Text || sameJSON(v.Text, o.Text)
 }
 
+// SameValues reports whether two readings of the same probes are equal,
+// probe by probe (Equal).
+func SameValues(a, b []Value) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if !a[i].Equal(b[i]) {
+			return false
+		}
+	}
+	return true
+}
+
 // Empty reports whether v is a SQL probe's empty result or a Redis GET of
 // a missing key.
 func (v Value) Empty() bool { return !v.IsNum && (v.Text == NoRows || v.Text == NoKey) }
