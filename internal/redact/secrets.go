@@ -5,11 +5,9 @@ import (
 	"slices"
 	"sort"
 	"strings"
-)
 
-// minSecret is the shortest value treated as a secret: a shorter one would
-// blank out ordinary words wherever it occurs.
-const minSecret = 4
+	"github.com/hookreplay/hookreplay/internal/secret"
+)
 
 // credentialParams are query parameter names whose values are credentials
 // (compared in lower case, '-' read as '_').
@@ -22,24 +20,27 @@ var credentialParams = []string{"token", "access_token", "api_key", "apikey", "k
 // printed or stored, including inside commands and URLs the user wrote.
 // The zero value knows no secret. It is not safe for concurrent Add.
 type Secrets struct {
+	// vals are replaced as secret.Hide says, longest first: those shorter
+	// than secret.MinLen are URL passwords (AddURL), replaced only where
+	// they stand as the password of a URL's userinfo (":o@"), so a URL is
+	// never printed with one while the letter o elsewhere stays.
 	vals []string
-	// creds are URL passwords too short for vals: replaced only where they
-	// stand as the password of a URL's userinfo (":o@"), so a URL is never
-	// printed with one while the letter o elsewhere stays.
-	creds []string
 }
 
 // Add learns secret values; empty and very short values are ignored.
 func (s *Secrets) Add(vals ...string) {
 	for _, v := range vals {
-		if len(v) < minSecret {
-			continue
+		if len(v) >= secret.MinLen {
+			s.add(v)
 		}
-		if !slices.Contains(s.vals, v) {
-			s.vals = append(s.vals, v)
-			// Longest first, so a secret that contains another is replaced whole.
-			sort.SliceStable(s.vals, func(i, j int) bool { return len(s.vals[i]) > len(s.vals[j]) })
-		}
+	}
+}
+
+func (s *Secrets) add(v string) {
+	if v != "" && !slices.Contains(s.vals, v) {
+		s.vals = append(s.vals, v)
+		// Longest first, so a secret that contains another is replaced whole.
+		sort.SliceStable(s.vals, func(i, j int) bool { return len(s.vals[i]) > len(s.vals[j]) })
 	}
 }
 
@@ -52,24 +53,10 @@ func (s *Secrets) AddURL(raw string) {
 	if err != nil || u.Scheme == "" {
 		return
 	}
-	if p, ok := u.User.Password(); ok {
-		s.Add(p, url.PathEscape(p), url.QueryEscape(p))
-		for _, v := range []string{p, url.PathEscape(p), url.QueryEscape(p)} {
-			if v != "" && len(v) < minSecret && !slices.Contains(s.creds, v) {
-				s.creds = append(s.creds, v)
-			}
-		}
-		// And as written, percent-encoded or not.
-		if _, rest, ok := strings.Cut(raw, "://"); ok {
-			if end := strings.IndexAny(rest, "/?#"); end >= 0 {
-				rest = rest[:end]
-			}
-			if at := strings.LastIndex(rest, "@"); at >= 0 {
-				if _, pw, ok := strings.Cut(rest[:at], ":"); ok {
-					s.Add(pw)
-				}
-			}
-		}
+	// Decoded, escaped and as written, short ones too (secret.Hide
+	// replaces those only as the URL's password).
+	for _, v := range secret.URLPassword(raw) {
+		s.add(v)
 	}
 	for k, vs := range u.Query() {
 		if !credentialParam(k) {
@@ -82,20 +69,14 @@ func (s *Secrets) AddURL(raw string) {
 }
 
 // Empty reports whether no secret is known.
-func (s *Secrets) Empty() bool { return s == nil || len(s.vals) == 0 && len(s.creds) == 0 }
+func (s *Secrets) Empty() bool { return s == nil || len(s.vals) == 0 }
 
 // String returns text with every known secret replaced by Marker.
 func (s *Secrets) String(text string) string {
 	if s == nil {
 		return text
 	}
-	for _, v := range s.vals {
-		text = strings.ReplaceAll(text, v, Marker)
-	}
-	for _, v := range s.creds {
-		text = strings.ReplaceAll(text, ":"+v+"@", ":"+Marker+"@")
-	}
-	return text
+	return secret.Hide(text, s.vals, Marker)
 }
 
 // Strings applies String to each element of a copy of texts.

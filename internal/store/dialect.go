@@ -5,11 +5,11 @@ import (
 	"database/sql"
 	"fmt"
 	"regexp"
-	"slices"
-	"sort"
 	"strings"
 	"sync"
 	"unicode/utf8"
+
+	"github.com/hookreplay/hookreplay/internal/secret"
 )
 
 // dialect is what differs between the two backends in the SQL the store's
@@ -202,27 +202,18 @@ func postgresText(s string) string {
 
 func storableText(s string) bool { return utf8.ValidString(s) && strings.IndexByte(s, 0) < 0 }
 
-// minSecret is the shortest password replaced wherever it occurs in a
-// message: a shorter one (a test server's "o") would blank out ordinary
-// letters, so it is replaced only where it stands as a credential — the
-// userinfo of a URL (":o@") or a password=o parameter — and URLs in
-// messages are never printed with it.
-const minSecret = 4
-
+// redact hides the DSN's password in text (secret.Hide: a short one only
+// where it stands as a credential — the userinfo of a URL (":o@") or, here
+// too, a libpq password=o parameter — so URLs and conninfo strings in
+// messages never show it while ordinary letters stay).
 func (d postgresDialect) redact(text string) string {
-	secrets := slices.Clone(d.secrets)
-	// Longest first, so a secret that contains another is replaced whole.
-	sort.SliceStable(secrets, func(i, j int) bool { return len(secrets[i]) > len(secrets[j]) })
-	for _, s := range secrets {
-		switch {
-		case s == "":
-		case len(s) >= minSecret:
-			text = strings.ReplaceAll(text, s, "xxxxx")
-		default:
-			text = strings.ReplaceAll(text, ":"+s+"@", ":xxxxx@")
-			for _, k := range []string{"password=", "password='", "PASSWORD=", "PASSWORD='"} {
-				text = replaceValue(text, k+s, k+"xxxxx")
-			}
+	text = secret.Hide(text, d.secrets, "xxxxx")
+	for _, s := range d.secrets {
+		if s == "" || len(s) >= secret.MinLen {
+			continue
+		}
+		for _, k := range []string{"password=", "password='", "PASSWORD=", "PASSWORD='"} {
+			text = replaceValue(text, k+s, k+"xxxxx")
 		}
 	}
 	return text

@@ -15,6 +15,8 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/stdlib"
+
+	"github.com/hookreplay/hookreplay/internal/secret"
 )
 
 // DefaultSchema is the Postgres schema hookreplay's tables live in when
@@ -144,28 +146,10 @@ func displayURL(raw string) string {
 
 // urlSecrets are the credentials written in raw, as written and decoded.
 func urlSecrets(raw string) []string {
-	var out []string
+	out := secret.URLPassword(raw)
 	u, err := url.Parse(strings.TrimSpace(raw))
 	if err != nil {
-		// It does not parse: the whole userinfo may hold a password.
-		if _, rest, ok := strings.Cut(raw, "://"); ok {
-			if at := strings.LastIndex(rest, "@"); at >= 0 {
-				if _, pw, ok := strings.Cut(rest[:at], ":"); ok {
-					out = append(out, pw)
-				}
-			}
-		}
 		return out
-	}
-	if pw, ok := u.User.Password(); ok {
-		out = append(out, pw, url.QueryEscape(pw), url.PathEscape(pw))
-		if _, rest, ok := strings.Cut(raw, "://"); ok {
-			if at := strings.LastIndex(rest, "@"); at >= 0 {
-				if _, pw, ok := strings.Cut(rest[:at], ":"); ok {
-					out = append(out, pw)
-				}
-			}
-		}
 	}
 	for k, vs := range u.Query() {
 		if credentialParam(k) {
