@@ -35,6 +35,10 @@ type dialect interface {
 	// args makes statement arguments storable: Postgres's text holds
 	// neither NUL nor bytes that are not UTF-8, which SQLite keeps.
 	args(args []any) []any
+	// requestLine is a column of deliveries' request line, as sent, where
+	// the target column does not hold it exactly (NULL elsewhere): a
+	// delivery's summary is read without its raw request.
+	requestLine() string
 }
 
 type sqliteDialect struct{}
@@ -61,6 +65,9 @@ func (sqliteDialect) begin() string { return "BEGIN IMMEDIATE" }
 func (sqliteDialect) redact(text string) string { return text }
 
 func (sqliteDialect) args(args []any) []any { return args }
+
+// requestLine: SQLite's target is the exact bytes.
+func (sqliteDialect) requestLine() string { return "NULL" }
 
 type postgresDialect struct {
 	secrets []string // the DSN's password, as written and decoded
@@ -173,6 +180,13 @@ func byteaEscape(s string) string {
 }
 
 func (postgresDialect) begin() string { return "BEGIN" }
+
+// requestLine: a target stored with U+FFFD for bytes text cannot hold
+// (postgresText) comes with its request line, up to the first LF, which
+// exactTarget reads it from.
+func (postgresDialect) requestLine() string {
+	return `(CASE WHEN strpos(target, chr(65533)) > 0 THEN substring(raw_request FROM 1 FOR position('\x0a'::bytea IN raw_request)) END)`
+}
 
 // args replaces, in string arguments, NUL and bytes that are not UTF-8 by
 // U+FFFD (as JSON does): a delivery's exact bytes are its raw request

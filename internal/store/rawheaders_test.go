@@ -95,4 +95,10 @@ func testUnstorableTextStored(t *testing.T, loc string) {
 	if ds, err := s.ListDeliveries(ctx, Filter{EventID: "e\x00vt"}); err != nil || len(ds) != 1 {
 		t.Fatalf("filter by the event id: %d, %v", len(ds), err)
 	}
+	// list and the TUI read summaries, without the raw request: the
+	// target is the wire's there too (on Postgres it was "/caf\uFFFD?x=\uFFFD").
+	sums, err := s.ListSummaries(ctx, Filter{}, Page{Limit: 10})
+	if err != nil || len(sums) != 1 || sums[0].Target != d.Target {
+		t.Fatalf("summaries %+v (%v), want target %q", sums, err, d.Target)
+	}
 }

@@ -83,7 +83,7 @@ func (s *Store) EachSummary(ctx context.Context, f Filter, p Page, fn func(Deliv
 		where = and(where, "id < ?")
 		args = append(args, p.Before)
 	}
-	q := `SELECT ` + summaryCols + ` FROM deliveries`
+	q := `SELECT ` + summaryCols + `, ` + s.db.d.requestLine() + ` FROM deliveries`
 	if where != "" {
 		q += " WHERE " + where
 	}
@@ -99,11 +99,14 @@ func (s *Store) EachSummary(ctx context.Context, f Filter, p Page, fn func(Deliv
 	for rows.Next() {
 		var d DeliverySummary
 		var recv, lat int64
-		var ident []byte
+		var ident, line []byte
 		if err := rows.Scan(&d.ID, &recv, &d.Source, &d.RemoteAddr, &d.Provider, &d.EventID, &d.EventType, &ident,
 			&d.Method, &d.Target, &d.BodySize, &d.RawSize, &d.Verification, &d.ResponseStatus, &lat,
-			&d.ForwardError, &d.Origin, &d.DerivedFrom); err != nil {
+			&d.ForwardError, &d.Origin, &d.DerivedFrom, &line); err != nil {
 			return fmt.Errorf("read delivery: %w", err)
+		}
+		if line != nil {
+			d.Target = exactTarget(d.Target, line)
 		}
 		d.ReceivedAt = time.Unix(0, recv)
 		d.Latency = time.Duration(lat)
