@@ -8,6 +8,7 @@ import (
 	"os"
 	"runtime/debug"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -155,7 +156,7 @@ func captureRun(cmd *cobra.Command, o *captureOptions) error {
 	}
 	ln, err := capture.Listen(o.Listen)
 	if err != nil {
-		return setupErr("%v", err)
+		return setupErr("%v%s", err, portInUseHint(err, "--listen"))
 	}
 	addr := ln.Addr().String()
 	answer := fmt.Sprintf("answering %d", o.Status)
@@ -256,4 +257,15 @@ func tuneGC() {
 	}
 	debug.SetGCPercent(300)
 	debug.SetMemoryLimit(256 << 20)
+}
+
+// portInUseHint says what to do about a port another process holds (the
+// error said only "bind: address already in use"): most often a capture or
+// handler an earlier command left running in the background. flag is the
+// one that names the port.
+func portInUseHint(err error, flag string) string {
+	if !errors.Is(err, syscall.EADDRINUSE) {
+		return ""
+	}
+	return fmt.Sprintf(": something else listens there (a capture or handler still running in the background? 'jobs' lists a shell's); stop it, or give %s another port", flag)
 }

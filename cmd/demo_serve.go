@@ -146,7 +146,7 @@ func demoServeRun(ctx context.Context, o *demoServeOptions) error {
 		opts.Log = o.IO.ErrOut
 	}
 	if err := wallet.Serve(ctx, opts, o.Listen); err != nil {
-		return setupErr("demo serve %s: %v", o.Variant, err)
+		return setupErr("demo serve %s: %v%s", o.Variant, err, portInUseHint(err, "--listen"))
 	}
 	return nil
 }

@@ -533,7 +533,9 @@ func TestCaptureE2ESetupErrors(t *testing.T) {
 		args []string
 		want string
 	}{
-		{"port in use", db, []string{"capture", "--listen", busy.Addr().String()}, "address already in use"},
+		// A port in use says what to do about it (it said only "bind: address already in use").
+		{"port in use", db, []string{"capture", "--listen", busy.Addr().String()}, "address already in use: something else listens there (a capture or handler still running in the background? 'jobs' lists a shell's); stop it, or give --listen another port"},
+		{"demo serve port in use", db, []string{"demo", "serve", "fixed", "--listen", busy.Addr().String(), "--db", filepath.Join(dir, "w.db")}, "address already in use: something else listens there"},
 		{"db dir missing", filepath.Join(dir, "nope", "hr.db"), []string{"capture", "--listen", "127.0.0.1:0"}, "does not exist"},
 		{"not a database", notDB, []string{"capture", "--listen", "127.0.0.1:0"}, "not a hookreplay database"},
 		{"bad max-body", db, []string{"capture", "--max-body", "lots"}, "--max-body"},

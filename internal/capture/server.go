@@ -229,7 +229,8 @@ func Listen(addr string) (net.Listener, error) {
 	if err != nil {
 		var op *net.OpError
 		if errors.As(err, &op) && op.Err != nil {
-			return nil, fmt.Errorf("listen on %s: %v", addr, op.Err)
+			// %w: the command line tells a port in use (EADDRINUSE) apart.
+			return nil, fmt.Errorf("listen on %s: %w", addr, op.Err)
 		}
 		return nil, fmt.Errorf("listen on %s: %w", addr, err)
 	}
