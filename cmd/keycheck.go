@@ -171,7 +171,7 @@ func keycheckFlags(fl *pflag.FlagSet, o *keycheckOptions, checks *string) {
 	fl.IntVar(&o.KeyTooLongStatus, "key-too-long-status", -1, "override the profile: the status for a longer key")
 	fl.IntVar(&o.OutageStatus, "outage-status", -1, "override the profile: the status while the idempotency store is down")
 	fl.StringVar(&o.ReplayHeader, "replay-header", "", "override the profile: the header marking a replay, 'Name: value' or Name (value true), or none")
-	fl.StringVar(&o.Replay5xx, "replay-5xx", "", "override the profile: true if a stored 5xx is replayed (stripe), false if the retry runs")
+	fl.StringVar(&o.Replay5xx, "replay-5xx", "", "override the profile: true if a stored 5xx is replayed (stripe), false if the retry runs (bird), either if the server decides (ietf)")
 	fl.StringVar(&o.WhitespaceReuse, "whitespace-reuse", "", "override the profile: true if the same JSON with other whitespace is another request (bird, ietf), false if parameters are compared (stripe)")
 	fl.StringVar(&o.OpenFingerprint, "open-fingerprint", "", "override the profile: the parts beyond the body ("+strings.Join(keycheck.FingerprintParts, ",")+") left to the server, where the stored answer or, for query and method, a new operation is info (ietf: all), or none")
 	fl.StringVar(&o.ProblemJSON, "problem-json", "", "override the profile: true if reuse and in-flight errors must be application/problem+json (ietf)")
@@ -300,9 +300,10 @@ func keycheckProfile(o *keycheckOptions) (keycheck.Profile, error) {
 		changed = append(changed, "replay-header")
 	}
 	if o.Replay5xx != "" {
+		p.Open5xx = strings.EqualFold(o.Replay5xx, "either")
 		b, err := strconv.ParseBool(o.Replay5xx)
-		if err != nil {
-			return p, usageErr("--replay-5xx %q: want true or false", o.Replay5xx)
+		if err != nil && !p.Open5xx {
+			return p, usageErr("--replay-5xx %q: want true, false or either", o.Replay5xx)
 		}
 		p.Replays5xx = b
 		changed = append(changed, "replay-5xx")

@@ -89,6 +89,12 @@ func TestKeycheckProfileOverrides(t *testing.T) {
 			t.Errorf("%+v: open fingerprint %v, want %v", tc, p.OpenFingerprint, tc.want)
 		}
 	}
+	if p, err := keycheckProfile(&keycheckOptions{Profile: "bird", ReuseStatus: -1, InFlightStatus: -1, KeyTooLongStatus: -1, MaxKeyLength: -1, OutageStatus: -1, Replay5xx: "either"}); err != nil || !p.Open5xx {
+		t.Errorf("--replay-5xx either: %+v, %v", p, err)
+	}
+	if p, err := keycheckProfile(&keycheckOptions{Profile: "ietf", ReuseStatus: -1, InFlightStatus: -1, KeyTooLongStatus: -1, MaxKeyLength: -1, OutageStatus: -1, Replay5xx: "false"}); err != nil || p.Open5xx || p.Replays5xx {
+		t.Errorf("--replay-5xx false under ietf: %+v, %v", p, err)
+	}
 	if !slices.Equal(keycheck.IETF.OpenFingerprint, keycheck.FingerprintParts) {
 		t.Errorf("an override changed the ietf profile itself: %v", keycheck.IETF.OpenFingerprint)
 	}

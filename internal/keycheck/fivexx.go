@@ -15,7 +15,9 @@ import (
 func (r *runner) check5xx(ctx context.Context) (*report.KeyCheckResult, error) {
 	p := r.o.Profile
 	res := &report.KeyCheckResult{Sent: "the fail body with a fresh key (a 5xx), then the same request again"}
-	if p.Replays5xx {
+	if p.Open5xx {
+		res.Expected = "the retry runs (2xx, effect E), or the stored 5xx (the server's choice)"
+	} else if p.Replays5xx {
 		res.Expected = "the stored 5xx for the retry (the same status and body); effect +0"
 	} else {
 		res.Expected = "the retry runs: 2xx, effect E — not the stored 5xx"
@@ -47,6 +49,8 @@ func (r *runner) check5xx(ctx context.Context) (*report.KeyCheckResult, error) {
 		res.Status, res.Why = report.Inconclusive, fmt.Sprintf("the fail body answered %s, not a 5xx: give %s that fails the first time its %s is seen", answerText(a1), r.name(InputFailBody), NoncePlaceholder)
 	case e.more(1):
 		res.Status, res.Why = report.Fail, fmt.Sprintf("the failed request and its retry together did more than one operation's work (effect %s): the 5xx did work it did not undo", e)
+	case p.Open5xx && sameAnswer(a1, a2) && e.none():
+		res.Status, res.Why = report.Info, fmt.Sprintf("the %d was kept and replayed: that key can never succeed; %s leaves a 5xx to the server's documentation", a1.Status, p.title())
 	case p.Replays5xx && sameAnswer(a1, a2):
 		res.Status = report.Pass
 	case p.Replays5xx && is2xx(a2):

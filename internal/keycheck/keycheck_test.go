@@ -382,3 +382,28 @@ func TestIETFLeavesTheFingerprintBeyondTheBodyToTheServer(t *testing.T) {
 		})
 	}
 }
+
+// The ietf draft answers a retry with "the result of the previously
+// completed operation, success or an error" and leaves other errors to the
+// server's documentation: a stored 5xx replayed is info under ietf (as
+// @node-idempotency does), a fail under bird.
+func TestIETFLeavesA5xxToTheServer(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		p    keycheck.Profile
+		want report.Status
+	}{{keycheck.IETF, report.Info}, {keycheck.Bird, report.Fail}} {
+		api := idemapi.New(idemapi.Correct)
+		api.Contract = idemapi.IETF
+		api.Contract.Keep5xx = true
+		o := fullOptions(t, api, tc.p)
+		o.Checks = []string{"5xx"}
+		k, err := keycheck.Run(context.Background(), o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := statuses(k)["5xx"]; got.Status != tc.want {
+			t.Errorf("%s: 5xx %s %q, want %s", tc.p.Name, got.Status, got.Why, tc.want)
+		}
+	}
+}

@@ -30,6 +30,11 @@ type Profile struct {
 	ReplayValue  string
 	// Replays5xx: a stored 5xx is replayed (stripe) rather than run again.
 	Replays5xx bool
+	// Open5xx: the contract leaves a 5xx to the server (ietf: a retry gets
+	// "the result of the previously completed operation, success or an
+	// error", and other errors follow the server's documentation), so a
+	// stored 5xx replayed is info and a retry that runs passes.
+	Open5xx bool
 	// OutageStatus answers, before doing anything, when the idempotency
 	// store is unavailable (0: the contract does not say).
 	OutageStatus int
@@ -61,7 +66,7 @@ var (
 		ReplayHeader: "Idempotency-Replay", ReplayValue: "true", OutageStatus: 503, WhitespaceIsReuse: true, Window: 3 * time.Hour}
 	// IETF is the httpapi working group's draft (draft-ietf-httpapi-idempotency-key-header).
 	IETF = Profile{Name: "ietf", Source: "draft-ietf-httpapi-idempotency-key-header",
-		ReuseStatus: 422, InFlightStatus: 409, OutageStatus: 503, WhitespaceIsReuse: true, ProblemJSON: true,
+		ReuseStatus: 422, InFlightStatus: 409, OutageStatus: 503, WhitespaceIsReuse: true, ProblemJSON: true, Open5xx: true,
 		OpenFingerprint: FingerprintParts}
 	// Stripe is Stripe's API ("Idempotent requests").
 	Stripe = Profile{Name: "stripe", Source: "Stripe API reference, Idempotent requests",
@@ -108,7 +113,9 @@ func (p Profile) Rules() []string {
 	} else {
 		out = append(out, "no replay header")
 	}
-	if p.Replays5xx {
+	if p.Open5xx {
+		out = append(out, "a 5xx kept or not: the server's choice")
+	} else if p.Replays5xx {
 		out = append(out, "a 5xx is kept and replayed")
 	} else {
 		out = append(out, "a 5xx is not kept")
