@@ -3,11 +3,14 @@ package store
 import (
 	"context"
 	"database/sql"
+	"database/sql/driver"
 	"errors"
 	"fmt"
 	"hash/fnv"
 	"net"
 	"net/url"
+	"os"
+	"regexp"
 	"strings"
 	"sync"
 	"time"
@@ -37,6 +40,7 @@ type pgTarget struct {
 	cfg     *pgx.ConnConfig // search_path set to the schema
 	schema  string
 	display string // the URL without credentials
+	pwFrom  string // where the password came from ("" when none was given)
 }
 
 // openPostgres opens the store at a postgres:// URL. Credentials come from
@@ -47,12 +51,16 @@ func openPostgres(ctx context.Context, raw string, o options) (*Store, error) {
 	d := postgresDialect{secrets: urlSecrets(raw)}
 	cfg, err := pgx.ParseConfig(strings.TrimSpace(raw))
 	if err != nil {
-		return nil, fmt.Errorf("open store %s: not a valid Postgres URL: %s", display, d.redact(oneLine(err)))
+		return nil, fmt.Errorf("open store %s: not a valid Postgres URL: %s", display, d.redact(parseErr(err)))
 	}
 	if cfg.Password != "" { // from the URL, PGPASSWORD or PGPASSFILE
 		d.secrets = append(d.secrets, cfg.Password, url.QueryEscape(cfg.Password), url.PathEscape(cfg.Password))
 	}
-	urlSchema := firstSchema(cfg.RuntimeParams["search_path"])
+	path := cfg.RuntimeParams["search_path"]
+	if path == "" { // libpq's way: ?options=-c%20search_path%3Dteam_a
+		path = optionsSearchPath(cfg.RuntimeParams["options"])
+	}
+	urlSchema := firstSchema(path)
 	if urlSchema == "" {
 		urlSchema = DefaultSchema
 	}
@@ -76,12 +84,13 @@ func openPostgres(ctx context.Context, raw string, o options) (*Store, error) {
 	if schema != urlSchema { // --db-schema: the URL alone does not say
 		display += " (schema " + schema + ")"
 	}
-	db := stdlib.OpenDB(*cfg)
+	t := &pgTarget{cfg: cfg, schema: schema, display: display, pwFrom: passwordFrom(raw, cfg)}
+	db := sql.OpenDB(pgConnector{Connector: stdlib.GetConnector(*cfg), t: t, d: d})
 	db.SetMaxIdleConns(4)
-	s := &Store{db: pool{DB: db, d: d}, path: raw, pg: &pgTarget{cfg: cfg, schema: schema, display: display}}
+	s := &Store{db: pool{DB: db, d: d}, path: raw, pg: t}
 	if err := db.PingContext(ctx); err != nil {
 		db.Close()
-		return nil, fmt.Errorf("open store %s: %s", display, d.redact(connectErr(cfg, err)))
+		return nil, fmt.Errorf("open store %s: %s", display, d.redact(connectErr(t, err)))
 	}
 	if err := s.migrate(ctx); err != nil {
 		db.Close()
@@ -90,17 +99,75 @@ func openPostgres(ctx context.Context, raw string, o options) (*Store, error) {
 	return s, nil
 }
 
+// pgConnector is pgx's connector with its failures worded by connectErr:
+// every connection the pool opens — at start, and again when the server
+// restarted under a long replay or check — fails with one line naming the
+// server and the cause, not pgx's "failed to connect to `user=…
+// database=…`: HOST (IP): server error: …".
+type pgConnector struct {
+	driver.Connector
+	t *pgTarget
+	d postgresDialect
+}
+
+func (c pgConnector) Connect(ctx context.Context) (driver.Conn, error) {
+	conn, err := c.Connector.Connect(ctx)
+	if err != nil {
+		return nil, &pgConnectError{msg: c.d.redact(connectErr(c.t, err)), err: err}
+	}
+	return conn, nil
+}
+
+// pgConnectError is a failed connection, worded; errors.Is and errors.As
+// still see pgx's error (a cancelled context stays one).
+type pgConnectError struct {
+	msg string
+	err error
+}
+
+func (e *pgConnectError) Error() string { return e.msg }
+func (e *pgConnectError) Unwrap() error { return e.err }
+
+var (
+	// pgxConnectPrefix and pgxDialPrefix are what pgx puts before the cause
+	// of a failed connection: the user and database (said by the URL shown
+	// beside it), then the address tried.
+	pgxConnectPrefix = regexp.MustCompile("^failed to connect to `[^`]*`:\\s*")
+	pgxDialPrefix    = regexp.MustCompile(`^(\S+) \([^)]*\): `)
+	pgxParsePrefix   = regexp.MustCompile("^cannot parse `.*?`: ")
+)
+
 // connectErr words a failed connection in one line: where, and the cause
-// (the server's own message, or the network's) without pgx's repetition of
-// each address it tried.
-func connectErr(cfg *pgx.ConnConfig, err error) string {
+// (the server's own message, or the network's, TLS's, DNS's) without pgx's
+// wrapping, which repeats the user, the database and each address tried.
+func connectErr(t *pgTarget, err error) string {
+	var worded *pgConnectError
+	if errors.As(err, &worded) {
+		return worded.msg
+	}
+	cfg := t.cfg
 	where := fmt.Sprintf("%s:%d", cfg.Host, cfg.Port)
 	if strings.HasPrefix(cfg.Host, "/") {
 		where = fmt.Sprintf("%s/.s.PGSQL.%d", cfg.Host, cfg.Port)
 	}
+	text := pgxConnectPrefix.ReplaceAllString(oneLine(err), "")
+	if m := pgxDialPrefix.FindStringSubmatch(text); m != nil {
+		where, text = m[1], text[len(m[0]):] // the address that failed (of several hosts, the first)
+	}
 	var pe *pgconn.PgError
 	if errors.As(err, &pe) {
-		return fmt.Sprintf("cannot connect to %s: the server says: %s (SQLSTATE %s)", where, pe.Message, pe.Code)
+		msg := fmt.Sprintf("cannot connect to %s: the server says: %s (SQLSTATE %s)", where, pe.Message, pe.Code)
+		if pe.Code == "28P01" { // invalid_password
+			if t.pwFrom == "" {
+				return msg + "; no password was given: set PGPASSWORD, add a line to ~/.pgpass (or PGPASSFILE), or put it in the URL"
+			}
+			return msg + "; the password came from " + t.pwFrom
+		}
+		return msg
+	}
+	var dns *net.DNSError
+	if errors.As(err, &dns) {
+		return fmt.Sprintf("cannot connect to %s: cannot resolve the host name %s: %s", where, dns.Name, dns.Err)
 	}
 	var oe *net.OpError
 	if errors.As(err, &oe) && oe.Err != nil {
@@ -109,18 +176,105 @@ func connectErr(cfg *pgx.ConnConfig, err error) string {
 	if errors.Is(err, context.DeadlineExceeded) {
 		return fmt.Sprintf("cannot connect to %s: no answer within %s", where, cfg.ConnectTimeout)
 	}
-	return fmt.Sprintf("cannot connect to %s: %s", where, oneLine(err))
+	switch {
+	case strings.Contains(text, "server refused TLS connection"):
+		return fmt.Sprintf("cannot connect to %s: the server does not accept TLS connections, which the URL's sslmode requires (sslmode=disable connects without TLS: only on a network you trust)", where)
+	case strings.HasPrefix(text, "tls error: "):
+		return fmt.Sprintf("cannot connect to %s: TLS: %s", where, strings.TrimPrefix(text, "tls error: "))
+	case strings.HasPrefix(text, "ValidateConnect failed: "):
+		return fmt.Sprintf("cannot connect to %s: the server is not what the URL's target_session_attrs asks for (%s)", where, strings.TrimPrefix(text, "ValidateConnect failed: "))
+	case strings.HasPrefix(text, "failed to receive message: "), strings.HasPrefix(text, "received unexpected message"):
+		return fmt.Sprintf("cannot connect to %s: what answers there is not a Postgres server (is the port right?)", where)
+	}
+	return fmt.Sprintf("cannot connect to %s: %s", where, text)
+}
+
+// parseErr words a URL pgx cannot read: its reason, without the URL again
+// (the message names it, without its password).
+func parseErr(err error) string {
+	return pgxParsePrefix.ReplaceAllString(oneLine(err), "")
+}
+
+// passwordFrom says where the password of a connection to raw comes from,
+// in libpq's order (the URL, PGPASSWORD, the password file), or "" when
+// there is none.
+func passwordFrom(raw string, cfg *pgx.ConnConfig) string {
+	if cfg.Password == "" {
+		return ""
+	}
+	if u, err := url.Parse(strings.TrimSpace(raw)); err == nil {
+		if _, ok := u.User.Password(); ok || u.Query().Has("password") {
+			return "the URL"
+		}
+	}
+	if os.Getenv("PGPASSWORD") != "" {
+		return "PGPASSWORD"
+	}
+	if f := os.Getenv("PGPASSFILE"); f != "" {
+		return "the password file PGPASSFILE names"
+	}
+	return "the password file ~/.pgpass"
+}
+
+// optionsSearchPath is the search_path that libpq's options parameter
+// sets (-c search_path=A, -csearch_path=A or --search_path=A; a backslash
+// escapes the next character), "" when it sets none. hookreplay sets the
+// connection's search_path itself, which the server applies after options:
+// without this, a schema chosen there would be ignored.
+func optionsSearchPath(opts string) string {
+	var words []string
+	var w strings.Builder
+	inWord := false
+	for i := 0; i < len(opts); i++ {
+		c := opts[i]
+		switch {
+		case c == '\\' && i+1 < len(opts):
+			i++
+			w.WriteByte(opts[i])
+			inWord = true
+		case c == ' ' || c == '\t' || c == '\n':
+			if inWord {
+				words = append(words, w.String())
+				w.Reset()
+				inWord = false
+			}
+		default:
+			w.WriteByte(c)
+			inWord = true
+		}
+	}
+	if inWord {
+		words = append(words, w.String())
+	}
+	path := ""
+	for i := 0; i < len(words); i++ {
+		var setting string
+		switch word := words[i]; {
+		case word == "-c" && i+1 < len(words):
+			i++
+			setting = words[i]
+		case strings.HasPrefix(word, "--"):
+			setting = word[2:]
+		case strings.HasPrefix(word, "-c"):
+			setting = word[2:]
+		}
+		name, value, ok := strings.Cut(setting, "=")
+		if ok && strings.ReplaceAll(strings.ToLower(name), "-", "_") == "search_path" {
+			path = value // the last one wins, as on the server
+		}
+	}
+	return path
 }
 
 // firstSchema is the first schema a search_path names ("" for none).
 func firstSchema(path string) string {
 	first, _, _ := strings.Cut(path, ",")
 	first = strings.TrimSpace(first)
+	if first == "$user" || first == `"$user"` { // Postgres's own default ("$user", public): no schema named
+		return ""
+	}
 	if len(first) >= 2 && first[0] == '"' && first[len(first)-1] == '"' {
 		return strings.ReplaceAll(first[1:len(first)-1], `""`, `"`)
-	}
-	if first == "$user" {
-		return ""
 	}
 	return first
 }
@@ -231,6 +385,9 @@ func (s *Store) migratePostgres(ctx context.Context) error {
 			return fmt.Errorf("schema %s already holds tables named as hookreplay's (%s) that hookreplay did not create; give another schema (--db-schema or ?search_path=)", t.schema, strings.Join(taken, ", "))
 		}
 		if _, err := tx.ExecContext(ctx, "CREATE TABLE "+t.schemaName()+".hookreplay_schema (version integer NOT NULL); INSERT INTO "+t.schemaName()+".hookreplay_schema VALUES (0)"); err != nil {
+			if denied(err) { // a schema made for another role (docs/team.md's owner), used first by this one
+				return fmt.Errorf("schema %s holds no hookreplay tables yet and this role may not create them (%s): run hookreplay once as the role that owns the schema, then grant this one its rights (docs/team.md, Database roles)", t.schema, pgMessage(err))
+			}
 			return fmt.Errorf("mark schema %s as hookreplay's: %w", t.schema, err)
 		}
 	}
@@ -239,6 +396,12 @@ func (s *Store) migratePostgres(ctx context.Context) error {
 	}
 	for i := v; i < len(pgMigrations); i++ {
 		if _, err := tx.ExecContext(ctx, pgMigrations[i]); err != nil {
+			if denied(err) && v > 0 { // a newer hookreplay, run first by a role that does not own the tables
+				return fmt.Errorf("schema %s is at version %d and this hookreplay needs version %d, which this role may not migrate it to (%s): run this hookreplay once as the role that owns the schema (docs/team.md, Database roles)", t.schema, v, len(pgMigrations), pgMessage(err))
+			}
+			if denied(err) {
+				return fmt.Errorf("create hookreplay's tables in schema %s: %s (the role needs CREATE on the schema the first time)", t.schema, pgMessage(err))
+			}
 			return fmt.Errorf("migration %d: %w", i+1, err)
 		}
 	}
@@ -262,15 +425,39 @@ type queryer interface {
 func pgVersion(ctx context.Context, q queryer, t *pgTarget) (v int, marked bool, err error) {
 	var reg sql.NullString
 	if err := q.QueryRowContext(ctx, "SELECT to_regclass($1)::text", t.schemaName()+".hookreplay_schema").Scan(&reg); err != nil {
-		return 0, false, fmt.Errorf("read schema version: %w", err)
+		return 0, false, readVersionErr(t, err)
 	}
 	if !reg.Valid {
 		return 0, false, nil
 	}
 	if err := q.QueryRowContext(ctx, "SELECT version FROM "+t.schemaName()+".hookreplay_schema").Scan(&v); err != nil {
-		return 0, false, fmt.Errorf("read schema version: %w", err)
+		return 0, false, readVersionErr(t, err)
 	}
 	return v, true, nil
+}
+
+func readVersionErr(t *pgTarget, err error) error {
+	if denied(err) { // a role given no USAGE on the schema, or no SELECT on its tables
+		return fmt.Errorf("this role may not read schema %s (%s): grant it USAGE on the schema and SELECT on its tables (docs/team.md, Database roles)", t.schema, pgMessage(err))
+	}
+	return fmt.Errorf("read schema version: %w", err)
+}
+
+// denied reports whether the server refused err's statement for want of a
+// privilege (SQLSTATE 42501, insufficient_privilege).
+func denied(err error) bool {
+	var pe *pgconn.PgError
+	return errors.As(err, &pe) && pe.Code == "42501"
+}
+
+// pgMessage is the server's message of err, without pgx's "ERROR:" and
+// SQLSTATE; anything else as one line.
+func pgMessage(err error) string {
+	var pe *pgconn.PgError
+	if errors.As(err, &pe) {
+		return pe.Message
+	}
+	return oneLine(err)
 }
 
 // pgTaken lists tables of the schema named as hookreplay's own.
@@ -338,7 +525,7 @@ func (s *Store) listen(ctx context.Context) (*pgx.Conn, error) {
 	if err != nil {
 		// Shown in the TUI's status bar while the server is away: the one
 		// line open gives, not pgx's "failed to connect to `user=…`".
-		return nil, fmt.Errorf("watch database: connection lost: %s", s.db.d.redact(connectErr(s.pg.cfg, err)))
+		return nil, fmt.Errorf("watch database: connection lost: %s", s.db.d.redact(connectErr(s.pg, err)))
 	}
 	if _, err := c.Exec(ctx, "LISTEN "+notifyChannel); err != nil {
 		c.Close(context.Background())

@@ -207,3 +207,88 @@ func TestPostgresWatchIsPerSchema(t *testing.T) {
 	}
 	t.Logf("woken %s after the insert began", time.Since(start).Round(time.Millisecond))
 }
+
+// The schema a URL names, in the forms people write: pgx's ?search_path=
+// (its first schema), Postgres's own default "$user", public (quoted or not:
+// no schema named), and libpq's ?options=-c search_path=… (which the
+// connection's own search_path would otherwise override unseen).
+func TestPostgresURLSchema(t *testing.T) {
+	for _, c := range []struct{ path, options, want string }{
+		{"team_a,public", "", "team_a"},
+		{`"My Team", public`, "", "My Team"},
+		{`"$user", public`, "", ""},
+		{"$user,public", "", ""},
+		{"", "-c search_path=team_c", "team_c"},
+		{"", "-csearch_path=team_c,public -c statement_timeout=5s", "team_c"},
+		{"", "--search_path=team_d", "team_d"},
+		{"", `-c search_path=my\ team`, "my team"},
+		{"", "-c statement_timeout=5s", ""},
+		{"team_a", "-c search_path=team_c", "team_a"},
+	} {
+		path := c.path
+		if path == "" {
+			path = optionsSearchPath(c.options)
+		}
+		if got := firstSchema(path); got != c.want {
+			t.Errorf("search_path %q, options %q: schema %q, want %q", c.path, c.options, got, c.want)
+		}
+	}
+
+	// Through a real server: the tables land in the schema options names.
+	loc := testkit.PostgresSchema(t, "opts")
+	u, err := url.Parse(loc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	q := u.Query()
+	schema := q.Get("search_path")
+	q.Del("search_path")
+	u.RawQuery = q.Encode() + "&options=-c%20search_path%3D" + schema // %20: libpq reads + as itself
+	s := deliveriesOpen(t, u.String())
+	if err := s.InsertDelivery(context.Background(), &Delivery{Method: "POST", Target: "/", Raw: []byte("x")}); err != nil {
+		t.Fatal(err)
+	}
+	if got := countIn(t, loc, schema); got != 1 {
+		t.Fatalf("schema %s holds %d deliveries, want the 1 stored through ?options=-c search_path=", schema, got)
+	}
+}
+
+func countIn(t *testing.T, dsn, schema string) int {
+	t.Helper()
+	s := deliveriesOpen(t, dsn)
+	ds, err := s.ListDeliveries(context.Background(), Filter{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return len(ds)
+}
+
+// A connection the pool opens later — the server restarted under a long
+// replay, the role was disabled — fails in the words Open uses, not pgx's
+// "failed to connect to `user=… database=…`: HOST (IP): server error: …".
+func TestPostgresLaterConnectionWorded(t *testing.T) {
+	dsn := testkit.PostgresSchema(t, "later")
+	role := fmt.Sprintf("hr_later_%d", time.Now().UnixNano())
+	testkit.PostgresExec(t, dsn, "CREATE ROLE "+role+" LOGIN PASSWORD 'later-pw-123'")
+	t.Cleanup(func() { testkit.PostgresExec(t, dsn, "DROP OWNED BY "+role, "DROP ROLE "+role) })
+	u, err := url.Parse(dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	schema := u.Query().Get("search_path")
+	testkit.PostgresExec(t, dsn, "GRANT USAGE ON SCHEMA "+schema+" TO "+role)
+	deliveriesOpen(t, dsn).Close() // the owner creates the tables
+	testkit.PostgresExec(t, dsn, "GRANT SELECT ON ALL TABLES IN SCHEMA "+schema+" TO "+role)
+	u.User = url.UserPassword(role, "later-pw-123")
+	s := deliveriesOpen(t, u.String())
+	s.db.SetMaxIdleConns(0) // every statement on a connection of its own
+	testkit.PostgresExec(t, dsn, "ALTER ROLE "+role+" NOLOGIN")
+	_, err = s.ListDeliveries(context.Background(), Filter{})
+	if err == nil {
+		t.Fatal("listed as a role that may no longer log in")
+	}
+	if msg := err.Error(); !strings.Contains(msg, "cannot connect to ") || !strings.Contains(msg, "is not permitted to log in") ||
+		strings.Contains(msg, "failed to connect to `") || strings.Contains(msg, "later-pw-123") {
+		t.Fatalf("a later connection failed with %q", msg)
+	}
+}

@@ -49,7 +49,7 @@ func (w *Writer) open(ctx context.Context) error {
 	c, err := w.s.db.Conn(ctx)
 	if err != nil {
 		if w.s.pg != nil { // one line, as Open words it: "cannot connect to HOST:PORT: connect: connection refused"
-			return errors.New(d.redact(connectErr(w.s.pg.cfg, err)))
+			return errors.New(d.redact(connectErr(w.s.pg, err)))
 		}
 		return err
 	}

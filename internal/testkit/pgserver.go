@@ -48,6 +48,19 @@ func pgBinDir() string {
 // skipped loudly, and fails under CI (.ci/run installs it).
 func StartPostgres(t testing.TB) *PostgresServer {
 	t.Helper()
+	return startPostgres(t, "")
+}
+
+// StartPostgresPassword is StartPostgres with password authentication
+// (scram-sha-256) over TCP: user hookreplay's password is password. DSN
+// leaves it out, as a URL given PGPASSWORD or ~/.pgpass does.
+func StartPostgresPassword(t testing.TB, password string) *PostgresServer {
+	t.Helper()
+	return startPostgres(t, password)
+}
+
+func startPostgres(t testing.TB, password string) *PostgresServer {
+	t.Helper()
 	bin := pgBinDir()
 	if bin == "" {
 		if os.Getenv("CI") != "" {
@@ -83,11 +96,20 @@ func StartPostgres(t testing.TB) *PostgresServer {
 	}
 	s.port = ln.Addr().(*net.TCPAddr).Port
 	ln.Close()
-	if out, err := s.command(filepath.Join(bin, "initdb"), "-D", s.data(), "-U", "hookreplay", "--auth=trust", "-E", "UTF8", "--no-sync").CombinedOutput(); err != nil {
+	initdb := []string{"-D", s.data(), "-U", "hookreplay", "--auth=trust", "-E", "UTF8", "--no-sync"}
+	if password != "" {
+		pwfile := filepath.Join(dir, "pwfile")
+		if err := os.WriteFile(pwfile, []byte(password+"\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		// TCP asks for the password; the socket (createdb below) trusts.
+		initdb = append(initdb, "--auth-host=scram-sha-256", "--auth-local=trust", "--pwfile="+pwfile)
+	}
+	if out, err := s.command(filepath.Join(bin, "initdb"), initdb...).CombinedOutput(); err != nil {
 		t.Fatalf("initdb: %v: %s", err, out)
 	}
 	s.Start()
-	if out, err := s.command(filepath.Join(bin, "createdb"), "-h", "127.0.0.1", "-p", strconv.Itoa(s.port), "-U", "hookreplay", "hookreplay").CombinedOutput(); err != nil {
+	if out, err := s.command(filepath.Join(bin, "createdb"), "-h", dir, "-p", strconv.Itoa(s.port), "-U", "hookreplay", "hookreplay").CombinedOutput(); err != nil {
 		t.Fatalf("createdb: %v: %s", err, out)
 	}
 	return s
