@@ -293,3 +293,40 @@ func TestTerminalGetsNoForeignControlsFromRunsE2E(t *testing.T) {
 		}
 	}
 }
+
+// TestTerminalShowsInvisibleCharactersE2E: a zero-width space makes two
+// event types look the same and tag characters (U+E0020-U+E007F) spell
+// text no one sees; list and show write them escaped, as the TUI does,
+// while show --body, which writes exact bytes, still may (the terminal
+// does not act on them) and JSON keeps them.
+func TestTerminalShowsInvisibleCharactersE2E(t *testing.T) {
+	t.Parallel()
+	db := filepath.Join(t.TempDir(), "h.db")
+	body := "{\"note\":\"ok\U000e0069\U000e0067\U000e006e\U000e006f\U000e0072\U000e0065\"}"
+	raw := "POST /hooks/x HTTP/1.1\r\nHost: shop.example\r\nContent-Type: application/json\r\nContent-Length: " +
+		fmt.Sprint(len(body)) + "\r\n\r\n" + body
+	line, err := json.Marshal(map[string]any{"schema_version": 1, "received_at": "2026-12-03T09:00:00Z", "provider": "generic",
+		"event_id": "evt_\ufeff1", "event_type": "invoice.pa\u200bid", "raw": []byte(raw)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r := runBin(t, db, append(line, '\n'), "import", "-"); r.Code != 0 {
+		t.Fatalf("import: %d %s", r.Code, r.Stderr)
+	}
+	out, code := onTerminal(t, db, "list")
+	if code != 0 || !bytes.Contains(out, []byte(`invoice.pa\u200bid`)) || !bytes.Contains(out, []byte(`evt_\ufeff1`)) {
+		t.Errorf("list: exit %d: %q", code, out)
+	}
+	out, code = onTerminal(t, db, "show", "1")
+	if code != 0 || !bytes.Contains(out, []byte(`"note": "ok\U000e0069\U000e0067\U000e006e\U000e006f\U000e0072\U000e0065"`)) {
+		t.Errorf("show 1: exit %d: %q", code, out)
+	}
+	out, code = onTerminal(t, db, "show", "1", "--body")
+	if code != 0 || !bytes.Contains(out, []byte(body)) {
+		t.Errorf("show 1 --body on a terminal: exit %d: %q", code, out)
+	}
+	r := runBin(t, db, nil, "show", "1", "--json")
+	if !strings.Contains(r.Stdout, "invoice.pa\u200bid") {
+		t.Errorf("show --json does not keep the event type as it is: %.300s", r.Stdout)
+	}
+}

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"strings"
+	"unicode"
 	"unicode/utf8"
 )
 
@@ -14,12 +15,31 @@ import (
 // writes goes through EscapeJSON; TerminalSafe says whether bytes asked for
 // exactly (show --raw, --body) can go to a terminal untouched.
 
-// foreign reports whether r must not reach a terminal as it is: C0 controls
-// (ESC starts every escape sequence), DEL, C1 controls (U+009B is a
-// one-character CSI, U+009D an OSC on terminals that read C1 from UTF-8) and
-// the bidirectional controls that make a terminal show text in another order
-// than it is stored (U+202E shows "gpj.exe" as "exe.jpg").
-func foreign(r rune) bool {
+// foreign reports whether r must not be shown as it is: a character a
+// terminal acts on (acts) or one it shows as nothing (hidden).
+func foreign(r rune) bool { return acts(r) || hidden(r) }
+
+// hidden reports whether r is an invisible format character (Unicode Cf:
+// zero-width space, joiners, word joiner, BOM, soft hyphen, the tag
+// characters U+E0020-U+E007F that spell hidden ASCII) or a line or
+// paragraph separator: shown as it is, "invoice.paid" and
+// "invoice.pa<U+200B>id" look the same, and a body can carry text no one
+// reading it sees. They change nothing on the terminal, so bytes asked for
+// exactly (TerminalSafe) and JSON (EscapeJSON) keep them.
+func hidden(r rune) bool {
+	switch {
+	case r < 0xad, r > 0xad && r < 0x600, r > 0x206f && r < 0xfeff:
+		return false // Latin, Greek, Cyrillic, Hebrew, CJK, Hangul: none there
+	}
+	return unicode.In(r, unicode.Cf, unicode.Zl, unicode.Zp)
+}
+
+// acts reports whether a terminal acts on r: C0 controls (ESC starts every
+// escape sequence), DEL, C1 controls (U+009B is a one-character CSI, U+009D
+// an OSC on terminals that read C1 from UTF-8) and the bidirectional
+// controls that make a terminal show text in another order than it is
+// stored (U+202E shows "gpj.exe" as "exe.jpg").
+func acts(r rune) bool {
 	switch {
 	case r < 0x20, r == 0x7f, r >= 0x80 && r < 0xa0:
 		return true
@@ -32,11 +52,12 @@ func foreign(r rune) bool {
 }
 
 // Printable returns s safe to print on a terminal: every foreign character
-// (C0, DEL, C1, bidi controls) and every byte that is not UTF-8 is written
-// as a Go escape (\x1b, \r, \n, \t, \x9b for a raw byte, \u009b, \u202e) so
-// that text from a sender cannot move the cursor, clear the screen, set the
-// title, write the clipboard or reorder what is shown. Other text,
-// including non-ASCII letters, is unchanged.
+// (C0, DEL, C1, bidi controls, invisible format characters) and every byte
+// that is not UTF-8 is written as a Go escape (\x1b, \r, \n, \t, \x9b for
+// a raw byte, \u009b, \u202e, \u200b, \U000e0041) so that text from a
+// sender cannot move the cursor, clear the screen, set the title, write the
+// clipboard, reorder what is shown or hide in it. Other text, including
+// non-ASCII letters, is unchanged.
 func Printable(s string) string { return escape(s, false) }
 
 // PrintableText is Printable for text shown over several lines (a body, a
@@ -47,7 +68,8 @@ func Printable(s string) string { return escape(s, false) }
 func PrintableText(s string) string { return escape(s, true) }
 
 // TerminalSafe reports whether b can be written to a terminal as it is:
-// PrintableText would leave it unchanged.
+// PrintableText would leave it unchanged but for invisible characters
+// (hidden), which the terminal does not act on.
 func TerminalSafe(b []byte) bool {
 	for i := 0; i < len(b); {
 		c := b[i]
@@ -56,7 +78,7 @@ func TerminalSafe(b []byte) bool {
 			continue
 		}
 		r, n := utf8.DecodeRune(b[i:])
-		if r == utf8.RuneError && n == 1 || foreign(r) && !kept(r, b[i+n:], true) {
+		if r == utf8.RuneError && n == 1 || acts(r) && !kept(r, b[i+n:], true) {
 			return false
 		}
 		i += n
@@ -112,6 +134,8 @@ func escape(s string, text bool) string {
 			b.WriteString(`\t`)
 		case r < 0x80:
 			fmt.Fprintf(&b, `\x%02x`, r)
+		case r > 0xffff:
+			fmt.Fprintf(&b, `\U%08x`, r)
 		default:
 			fmt.Fprintf(&b, `\u%04x`, r)
 		}
@@ -132,14 +156,14 @@ func EscapeJSON(js []byte) []byte {
 	for i < len(js) && (js[i] < utf8.RuneSelf && js[i] != 0x7f) {
 		i++
 	}
-	if i == len(js) || !bytes.ContainsFunc(js[i:], foreign) {
+	if i == len(js) || !bytes.ContainsFunc(js[i:], acts) {
 		return js
 	}
 	out := make([]byte, 0, len(js)+32)
 	out = append(out, js[:i]...)
 	for i < len(js) {
 		r, n := utf8.DecodeRune(js[i:])
-		if r >= 0x20 && foreign(r) {
+		if r >= 0x20 && acts(r) {
 			out = fmt.Appendf(out, `\u%04x`, r)
 		} else {
 			out = append(out, js[i:i+n]...)

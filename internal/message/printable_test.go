@@ -31,6 +31,31 @@ func TestPrintable(t *testing.T) {
 			t.Errorf("TerminalSafe(%q) = %v", tt.in, safe)
 		}
 	}
+	// Invisible characters are shown escaped (Printable, PrintableText)
+	// but the terminal does not act on them: exact bytes may go to it.
+	for in, want := range map[string]string{
+		"invoice.pa​id":                     `invoice.pa\u200bid`,
+		"\ufeff{\"a\":1}":                   `\ufeff{"a":1}`,
+		"soft\u00adhyphen word\u2060joiner": `soft\u00adhyphen word\u2060joiner`,
+		"👩\u200d💻 zwnj\u200c":               `👩\u200d💻 zwnj\u200c`,
+		"tags \U000e0041\U000e0042":         `tags \U000e0041\U000e0042`,
+		"line\u2028para\u2029":              `line\u2028para\u2029`,
+		"arabic \u0600 mongolian \u180e":    `arabic \u0600 mongolian \u180e`,
+		"plain é ü ж א 中文 한국어 \u00a0":       "plain é ü ж א 中文 한국어 \u00a0",
+	} {
+		if got := Printable(in); got != want {
+			t.Errorf("Printable(%q) = %q, want %q", in, got, want)
+		}
+		if got := PrintableText(in); got != want {
+			t.Errorf("PrintableText(%q) = %q, want %q", in, got, want)
+		}
+		if !TerminalSafe([]byte(in)) {
+			t.Errorf("TerminalSafe(%q) = false: nothing in it acts on a terminal", in)
+		}
+		if got := string(EscapeJSON([]byte(in))); got != in {
+			t.Errorf("EscapeJSON(%q) = %q: JSON keeps invisible characters", in, got)
+		}
+	}
 }
 
 func TestEscapeJSON(t *testing.T) {
@@ -53,7 +78,7 @@ func TestEscapeJSON(t *testing.T) {
 // encoding/json wrote.
 func FuzzPrintable(f *testing.F) {
 	for _, s := range []string{"", "plain", "\x1b]52;c;aGk=\x07", "\u009b2J\u009d0;t\u009c", "\x9b\x9d", "\x7f",
-		"a\u202eb\u2066c\u200fd\u061c", "line\r\nnext\rover\n\ttab", "\xe2\x80", "\xc2\x9b", "é\u00a0\u2028"} {
+		"a\u202eb\u2066c\u200fd\u061c", "line\r\nnext\rover\n\ttab", "\xe2\x80", "\xc2\x9b", "é\u00a0\u2028", "a\u200bb\ufeff\U000e0041"} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {
@@ -90,7 +115,7 @@ func FuzzPrintable(f *testing.F) {
 			t.Fatalf("EscapeJSON changed the value: %q, want %q", back, want)
 		}
 		for _, r := range string(EscapeJSON(b)) {
-			if r >= 0x20 && foreign(r) {
+			if r >= 0x20 && acts(r) {
 				t.Fatalf("EscapeJSON(%s) keeps %U", b, r)
 			}
 		}
