@@ -198,7 +198,7 @@ func TestOtherProfilesCodesAndWaitingAreWarnings(t *testing.T) {
 // given passes.
 func TestKeyInAnotherHeaderIsASetupError(t *testing.T) {
 	t.Parallel()
-	for _, checks := range [][]string{nil, {"burst"}} {
+	for _, checks := range [][]string{nil, {"burst"}, {"lost"}, {"key-length"}} {
 		api := idemapi.New(idemapi.Correct)
 		api.KeyHeader = "X-Idempotency-Key"
 		o := fullOptions(t, api, keycheck.Bird)
@@ -219,7 +219,7 @@ func TestKeyInAnotherHeaderIsASetupError(t *testing.T) {
 			t.Errorf("checks %v: the stopped check is not named in the report: %+v", checks, k)
 		}
 		o.KeyHeader = "X-Idempotency-Key"
-		o.Checks = []string{"replay", "burst"}
+		o.Checks = []string{"replay", "burst", "lost"}
 		k, err = keycheck.Run(context.Background(), o)
 		if err != nil {
 			t.Fatal(err)

@@ -102,7 +102,14 @@ func (r *runner) longKeyKept(ctx context.Context, res *report.KeyCheckResult, m 
 		answerText(a), r.idText(a), answerText(again), short(e1), answerText(b), r.idText(b), short(e2))
 	switch {
 	case !e1.none():
-		res.Status, res.Why = report.Fail, fmt.Sprintf("a key of %d characters (over the maximum %d) was accepted but not honoured: the same request with it ran again (effect %s)", n, p.MaxKeyLength, e1)
+		hint := ""
+		if e1.exact && e1.is(1) {
+			// Every key may be ignored: a key in the wrong header.
+			if hint, err = r.keyIgnored(ctx, nameKeyLength); err != nil {
+				return res, err
+			}
+		}
+		res.Status, res.Why = report.Fail, fmt.Sprintf("a key of %d characters (over the maximum %d) was accepted but not honoured: the same request with it ran again (effect %s)%s", n, p.MaxKeyLength, e1, hint)
 	case e2.none() && is2xx(b) && idOf(b.ResponseBody, r.o.IDPath) == idOf(a.ResponseBody, r.o.IDPath):
 		res.Status, res.Why = report.Fail, fmt.Sprintf("keys are cut: a key of %d characters was accepted, and another that differs from it only in its last character got its stored answer%s — two clients' keys can be one", n, r.idText(b))
 	case is2xx(b) && e2.is(1):

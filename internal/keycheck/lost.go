@@ -55,6 +55,12 @@ func (r *runner) checkLost(ctx context.Context) (*report.KeyCheckResult, error) 
 	switch {
 	case len(retries) < 2:
 		res.Status, res.Why = report.Inconclusive, fmt.Sprintf("the retries kept answering %d (in flight) for a second", r.o.Profile.InFlightStatus)
+	case e.more(1) && e.exact && e.is(1+len(retries)):
+		hint, err := r.keyIgnored(ctx, nameLost)
+		if err != nil {
+			return res, err
+		}
+		res.Status, res.Why = report.Fail, "every retry after a lost answer ran the operation again: the key is not honoured"+hint
 	case e.more(1):
 		res.Status, res.Why = report.Fail, "the retry after a lost answer ran the operation again: the key's result was not kept when the answer could not be delivered"
 	case e.none():
