@@ -118,7 +118,7 @@ the error. One line per delivery is printed on stdout.`,
 	cmd.Flags().StringVar(&maxBody, "max-body", "10MiB", "largest body accepted (10MiB, 512KB, or bytes); larger gets 413 and is not stored")
 	cmd.Flags().IntVar(&o.MaxConns, "max-conns", capture.DefaultMaxConns(), "connections served at once (256 unless the open-file limit is low); beyond it idle keep-alive ones are closed, else new ones get 503")
 	cmd.Flags().StringVar(&o.Source, "source", "", "name stored with every delivery, so that list --source and the TUI's source: tell apart captures writing one store (default: this host's name)")
-	cmd.Flags().StringVar(&retain, "retain", "", "keep deliveries this long (7d, 36h; at least 10m): older ones are pruned at start and then every tenth of it (at most hourly) while capturing, as 'hookreplay prune --older-than' does")
+	cmd.Flags().StringVar(&retain, "retain", "", "keep deliveries this long (7d, 36h; at least 10m): older ones are pruned at start and then every tenth of it, and at least hourly, while capturing, as 'hookreplay prune --older-than' does")
 	cmd.Flags().StringVar(&o.Secret, "secret", "", "signing secret to verify each delivery with (prefer --secret-env)")
 	cmd.Flags().StringVar(&o.SecretEnv, "secret-env", "", "name of the environment variable holding the signing secret")
 	cmd.Flags().StringVar(&o.Sync, "sync", string(store.DefaultSync), "how a commit waits for the disk: normal keeps every answered delivery across a crash of hookreplay, full also across a power cut (an fsync per commit)")
