@@ -48,7 +48,7 @@ func (r *runner) checkBurst(ctx context.Context) (*report.KeyCheckResult, error)
 		spread := replay.Spread(as)
 		res.Observed = fmt.Sprintf("round %d: %s; effect %s; last bytes within %s", round, answersText(as), e, spread)
 		status, why := r.judgeBurst(as, e)
-		if status == report.Fail && e.exact && e.is(n) {
+		if status == report.Fail && e.exact && e.is(n) && !r.keyHonoured {
 			hint, err := r.keyIgnored(ctx, nameBurst)
 			if err != nil {
 				return res, err

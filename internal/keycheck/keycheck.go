@@ -127,6 +127,10 @@ type runner struct {
 	// headerTried lists the other key headers keyIgnored tried (nil: not
 	// tried yet).
 	headerTried []string
+	// keyHonoured: replay sent the same request again with the key and
+	// the probes did not move, so the API reads the key where it is sent;
+	// a burst in which every copy ran is then a race, not a key ignored.
+	keyHonoured bool
 }
 
 // sent is a request and its answer.

@@ -129,6 +129,25 @@ func TestEachMistakeIsCaughtByItsCheck(t *testing.T) {
 	}
 }
 
+// A race in which every copy of a burst ran is the race, not a key the API
+// reads from another header: replay saw the key honoured. The burst's why
+// suggested --key-header (seen by newuser trying keycheck on demo api race,
+// where all 20 copies ran). Two copies, so that both run.
+func TestRaceIsNotBlamedOnTheKeyHeader(t *testing.T) {
+	t.Parallel()
+	o := fullOptions(t, idemapi.New(idemapi.Race), keycheck.Bird)
+	o.Checks = []string{"replay", "burst"}
+	o.Burst = 2
+	k, err := keycheck.Run(context.Background(), o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := statuses(k)["burst"]
+	if got.Status != report.Fail || !strings.Contains(got.Why, "check-then-insert") || strings.Contains(got.Why, "a header other than") {
+		t.Errorf("burst %s %q, want a fail naming check-then-insert and no other key header", got.Status, got.Why)
+	}
+}
+
 // A correct API of each profile's contract passes every check under that
 // profile: the profile decides the codes, not the defaults.
 func TestCorrectAPIOfEachProfilePasses(t *testing.T) {

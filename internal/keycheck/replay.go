@@ -42,6 +42,7 @@ func (r *runner) checkReplay(ctx context.Context) (*report.KeyCheckResult, error
 	res.Effect = e.String()
 	res.Observed = answersText(as) + "; effect " + e.String()
 	res.Status, res.Why = r.judgeReplays(r.first.a, as, e, "replay")
+	r.keyHonoured = e.exact && e.none()
 	if res.Status == report.Fail && e.exact && e.is(len(as)) {
 		hint, err := r.keyIgnored(ctx, nameReplay)
 		if err != nil {
