@@ -255,6 +255,15 @@ func resolveCheckSecret(o *checkOptions) error {
 	for _, h := range o.ProbeHTTP {
 		o.secrets.AddURL(h)
 	}
+	// PGPASSWORD=… psql …: kept out of the run's options, which a team
+	// store shows to everyone who may read it.
+	for _, c := range []string{o.ResetCmd, o.Serve, o.ForgetCmd} {
+		o.secrets.AddCommand(c)
+	}
+	for _, c := range o.ProbeCmd {
+		_, c = probe.SplitName(c)
+		o.secrets.AddCommand(c)
+	}
 	for _, r := range o.ProbeRedis {
 		_, spec := probe.SplitName(r)
 		if u, _, _ := strings.Cut(strings.TrimSpace(spec), " "); u != "" {

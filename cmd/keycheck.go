@@ -219,6 +219,13 @@ func keycheckArgs(fl *pflag.FlagSet, o *keycheckOptions, checks string) error {
 	for _, h := range o.probes.ProbeHTTP {
 		o.probes.secrets.AddURL(h)
 	}
+	for _, c := range []string{o.ResetCmd, o.Serve, o.StoreDown, o.StoreUp} {
+		o.probes.secrets.AddCommand(c)
+	}
+	for _, c := range o.probes.ProbeCmd {
+		_, c = probe.SplitName(c)
+		o.probes.secrets.AddCommand(c)
+	}
 	return nil
 }
 

@@ -41,14 +41,17 @@ func TestSecretsE2ENeverStoredOrPrinted(t *testing.T) {
 	go srv.Serve(ln)
 	t.Cleanup(func() { srv.Close() })
 	probeURL := fmt.Sprintf("http://probe:%s@%s/count?token=%s", httpPass, ln.Addr(), httpToken)
-	secrets := []string{checkSecret, httpPass, httpToken}
+	// Passwords a command sets for itself (PGPASSWORD=… psql …): hookreplay
+	// is not told them, and a team store shows the run's options to everyone.
+	const resetPass, cmdToken = "Reset-Pw-888SECRET", "cmd tok SECRET 99"
+	secrets := []string{checkSecret, httpPass, httpToken, resetPass, cmdToken}
 
 	reports := map[string]string{}
 	args := []string{"check", fmt.Sprint(id), "--to", url, "--probe-sql", checkBalanceSQL, "--dsn", dsn,
 		"--secret-env", "HOOKREPLAY_E2E_SECRET", "--settle", "100ms", "-n", "2", "--burst", "3", "--seed", "7",
-		"--probe-cmd", "echo 5 # --secret " + checkSecret,
+		"--probe-cmd", "API_TOKEN='" + cmdToken + "' echo 5 # --secret " + checkSecret,
 		"--probe-http", probeURL,
-		"--reset-cmd", "true " + checkSecret,
+		"--reset-cmd", "PGPASSWORD=" + resetPass + " true " + checkSecret,
 		"--phases", "first,dups,burst,tamper"}
 	for _, f := range []string{"json", "markdown", "junit", "text"} {
 		reports[f] = filepath.Join(dir, "report."+f)

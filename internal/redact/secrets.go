@@ -2,6 +2,7 @@ package redact
 
 import (
 	"net/url"
+	"regexp"
 	"slices"
 	"sort"
 	"strings"
@@ -64,6 +65,39 @@ func (s *Secrets) AddURL(raw string) {
 		}
 		for _, v := range vs {
 			s.Add(v, url.QueryEscape(v))
+		}
+	}
+}
+
+// assignment is a shell variable assignment (NAME=VALUE, the value bare
+// or quoted) where a command or a word of it begins.
+var assignment = regexp.MustCompile(`(?:^|[\s;&|(])([A-Za-z_][A-Za-z0-9_]*)=('[^']*'|"[^"]*"|[^\s;&|)'"]+)`)
+
+// credentialVars are what a variable's name holds when its value is a
+// credential (PGPASSWORD, MYSQL_PWD, API_TOKEN, STRIPE_SECRET, AWS_SECRET_ACCESS_KEY…),
+// compared in upper case.
+var credentialVars = []string{"PASS", "PWD", "SECRET", "TOKEN", "KEY", "AUTH", "CREDENTIAL"}
+
+// AddCommand learns the secrets a shell command carries itself: the values
+// of credential-named variables it sets (PGPASSWORD=… psql …, the most
+// common way to give a reset command or a probe its database's password)
+// and the passwords of the URLs in it. A run's options keep the commands
+// it ran, and a team store shows them to everyone who may read it.
+func (s *Secrets) AddCommand(cmd string) {
+	for _, m := range assignment.FindAllStringSubmatch(cmd, -1) {
+		name := strings.ToUpper(m[1])
+		if !slices.ContainsFunc(credentialVars, func(c string) bool { return strings.Contains(name, c) }) {
+			continue
+		}
+		v := m[2]
+		if len(v) >= 2 && (v[0] == '\'' || v[0] == '"') {
+			v = v[1 : len(v)-1]
+		}
+		s.Add(v)
+	}
+	for _, w := range strings.Fields(cmd) {
+		if strings.Contains(w, "://") {
+			s.AddURL(strings.Trim(w, `'"`))
 		}
 	}
 }

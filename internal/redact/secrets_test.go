@@ -53,3 +53,30 @@ func TestSecretsShortURLPassword(t *testing.T) {
 		t.Errorf("Error kept the password: %v", err)
 	}
 }
+
+// Credentials a command carries itself are learnt from it: the value of a
+// credential-named variable it sets and a URL's password, quoted or not;
+// other assignments and words stay.
+func TestSecretsAddCommand(t *testing.T) {
+	var s Secrets
+	for _, c := range []string{
+		"PGPASSWORD=Reset-Pw-888 psql -h 127.0.0.1 app -c 'TRUNCATE credits'",
+		`cd /app && API_TOKEN="tok en 99x" STAGE=staging ./count-emails`,
+		"env MYSQL_PWD='my pw 77' mysql -e 'select 1'; AWS_SECRET_ACCESS_KEY=aws/Key+55 ./reset",
+		"psql 'postgres://app:UrlPw-4455@db/app' -c 'select 1'",
+		"echo PATH=/usr/bin KEY= done",
+	} {
+		s.AddCommand(c)
+	}
+	for _, c := range []struct{ in, want string }{
+		{"PGPASSWORD=Reset-Pw-888 psql", "PGPASSWORD=[REDACTED] psql"},
+		{`API_TOKEN="tok en 99x" STAGE=staging`, `API_TOKEN="[REDACTED]" STAGE=staging`},
+		{"MYSQL_PWD='my pw 77' AWS_SECRET_ACCESS_KEY=aws/Key+55", "MYSQL_PWD='[REDACTED]' AWS_SECRET_ACCESS_KEY=[REDACTED]"},
+		{"postgres://app:UrlPw-4455@db/app", "postgres://app:[REDACTED]@db/app"},
+		{"staging /usr/bin done", "staging /usr/bin done"},
+	} {
+		if got := s.String(c.in); got != c.want {
+			t.Errorf("String(%q) = %q, want %q", c.in, got, c.want)
+		}
+	}
+}
