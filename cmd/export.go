@@ -2,6 +2,7 @@ package cmd
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"strconv"
@@ -173,7 +174,25 @@ func exportRun(ctx context.Context, o *exportOptions) error {
 	}
 	format := exchange.Format(o.Format)
 	if o.Output == "" || o.Output == "-" {
-		if err := exchange.Write(o.IO.Out, format, redacted, wo); err != nil {
+		each := redacted
+		if format == exchange.Raw && o.IO.IsTerminal() {
+			// Exact bytes, as show --raw: on a terminal only when none
+			// could act on it (JSONL, HAR and curl escape what would).
+			each = func(fn func(*store.Delivery) error) error {
+				return redacted(func(d *store.Delivery) error {
+					if !message.TerminalSafe(d.Raw) {
+						return usageErr("delivery %d: --format raw would write control characters or bytes that are not UTF-8 to the terminal, which acts on them; "+
+							"write it to a file (-o FILE) or pipe it ('| less'), or read it escaped with 'hookreplay show %d'", d.ID, d.ID)
+					}
+					return fn(d)
+				})
+			}
+		}
+		if err := exchange.Write(o.IO.Out, format, each, wo); err != nil {
+			var ee *ExitError
+			if errors.As(err, &ee) {
+				return err
+			}
 			return setupErr("export: %v", err)
 		}
 		creds.warn(o.IO.ErrOut)

@@ -330,3 +330,63 @@ func TestTerminalShowsInvisibleCharactersE2E(t *testing.T) {
 		t.Errorf("show --json does not keep the event type as it is: %.300s", r.Stdout)
 	}
 }
+
+// TestTerminalExportE2E: export writes files, but without -o it writes to
+// stdout, often a terminal. JSONL and HAR escape C1 and bidi controls as
+// every JSON does, the curl script quotes them as $'\xHH' (cat shows what
+// the script sends, and bash 3.2 reads it), and raw bytes that would act on
+// a terminal are refused there as show --raw refuses them. Through a pipe
+// each format still imports back to the same deliveries.
+func TestTerminalExportE2E(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	db := filepath.Join(dir, "h.db")
+	if r := runBin(t, db, mustRead(t, "testdata/hostile/terminal.jsonl"), "import", "-"); r.Code != 0 {
+		t.Fatalf("import: %d %s", r.Code, r.Stderr)
+	}
+	for _, format := range []string{"jsonl", "har", "curl"} {
+		out, code := onTerminal(t, db, "export", "--format", format)
+		if code != 0 {
+			t.Errorf("export --format %s on a terminal: exit %d: %q", format, code, out)
+		}
+		if bad := terminalClean(out); bad != "" {
+			t.Errorf("export --format %s wrote %s to the terminal", format, bad)
+		}
+	}
+	out, code := onTerminal(t, db, "export", "--format", "raw")
+	if code != 2 || !bytes.Contains(out, []byte("--format raw would write control characters")) {
+		t.Errorf("export --format raw on a terminal: exit %d: %q", code, out)
+	}
+	if bad := terminalClean(out); bad != "" {
+		t.Errorf("export --format raw wrote %s to the terminal", bad)
+	}
+
+	want := runBin(t, db, nil, "show", "1", "--raw").Stdout
+	for _, format := range []string{"jsonl", "har", "curl", "raw"} {
+		file := filepath.Join(dir, "out."+format)
+		r := runBin(t, db, nil, "export", "1", "--format", format)
+		if r.Code != 0 {
+			t.Fatalf("export --format %s: %d %s", format, r.Code, r.Stderr)
+		}
+		if err := os.WriteFile(file, []byte(r.Stdout), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		back := filepath.Join(dir, format+".db")
+		if r := runBin(t, back, nil, "import", "--format", format, file); r.Code != 0 {
+			t.Fatalf("import --format %s: %d %s", format, r.Code, r.Stderr)
+		}
+		got := runBin(t, back, nil, "show", "1", "--raw").Stdout
+		if format == "har" || format == "curl" {
+			// HAR and curl carry the request, not its framing: compare
+			// the headers and body show prints.
+			got, want := runBin(t, back, nil, "show", "1", "--json", "headers,body").Stdout, runBin(t, db, nil, "show", "1", "--json", "headers,body").Stdout
+			if got != want {
+				t.Errorf("%s round trip: headers and body\n%s\nwant\n%s", format, got, want)
+			}
+			continue
+		}
+		if got != want {
+			t.Errorf("%s round trip: raw %q, want %q", format, got, want)
+		}
+	}
+}

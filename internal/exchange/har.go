@@ -309,7 +309,9 @@ func writeHAR(w io.Writer, each Each, version string) error {
 		}
 		n++
 		bw.WriteString("\n" + indent)
-		_, err = bw.Write(bytes.TrimSuffix(entry.Bytes(), []byte("\n")))
+		// C1, DEL and bidi controls escaped as in every JSON hookreplay
+		// writes: the same values, nothing a terminal or viewer acts on.
+		_, err = bw.Write(message.EscapeJSON(bytes.TrimSuffix(entry.Bytes(), []byte("\n"))))
 		return err
 	})
 	if err != nil {

@@ -6,6 +6,8 @@ import (
 	"strconv"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/hookreplay/hookreplay/internal/message"
 )
 
 // shellCommand is one simple command of a shell file: its words after
@@ -295,10 +297,14 @@ func isHex(c byte) bool {
 
 // shellQuote quotes s as one bash word that bash reads back as exactly s:
 // '...' when s is printable UTF-8 (newlines and tabs included), otherwise
-// $'...' with \xHH for every other byte. s must not hold NUL (no argument
+// $'...' with \xHH for every other byte — and for each byte of a C1, bidi
+// or invisible character (message.Escaped), so that a script shown by cat,
+// less or an editor shows what it sends (U+202E inside '...' would show a
+// header reordered; U+009B is a CSI to some terminals). \xHH, not \uHHHH:
+// macOS's bash 3.2 reads only the former. s must not hold NUL (no argument
 // can).
 func shellQuote(s string) string {
-	plain := utf8.ValidString(s)
+	plain := utf8.ValidString(s) && !strings.ContainsFunc(s, func(r rune) bool { return r >= 0x80 && message.Escaped(r) })
 	for i := 0; plain && i < len(s); i++ {
 		if c := s[i]; c < 0x20 && c != '\n' && c != '\t' || c == 0x7f {
 			plain = false
@@ -326,6 +332,10 @@ func shellQuote(s string) string {
 			b.WriteString(`\t`)
 		case r < 0x20 || r == 0x7f:
 			fmt.Fprintf(&b, `\x%02x`, r)
+		case r >= 0x80 && message.Escaped(r):
+			for _, c := range []byte(s[i : i+n]) {
+				fmt.Fprintf(&b, `\x%02x`, c)
+			}
 		default:
 			b.WriteString(s[i : i+n])
 		}

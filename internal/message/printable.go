@@ -19,6 +19,10 @@ import (
 // terminal acts on (acts) or one it shows as nothing (hidden).
 func foreign(r rune) bool { return acts(r) || hidden(r) }
 
+// Escaped reports whether Printable escapes r: other writers of text meant
+// to be read (a shell script's quoting) escape the same characters.
+func Escaped(r rune) bool { return foreign(r) }
+
 // hidden reports whether r is an invisible format character (Unicode Cf:
 // zero-width space, joiners, word joiner, BOM, soft hyphen, the tag
 // characters U+E0020-U+E007F that spell hidden ASCII) or a line or

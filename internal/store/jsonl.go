@@ -84,16 +84,20 @@ func WriteJSONL(w io.Writer, ds []*Delivery) error {
 // JSONLWriter writes deliveries as WriteJSONL does, one at a time, so an
 // export of a whole store holds one delivery in memory.
 type JSONLWriter struct {
-	bw  *bufio.Writer
-	enc *json.Encoder
+	bw   *bufio.Writer
+	line bytes.Buffer
+	enc  *json.Encoder
 }
 
 // NewJSONLWriter returns a writer to w; Write each delivery, then Flush.
+// Lines escape C1, DEL and bidi controls as every JSON hookreplay writes
+// does (message.EscapeJSON): a file shown by cat or written to a terminal
+// acts on nothing, and it decodes to the same values.
 func NewJSONLWriter(w io.Writer) *JSONLWriter {
-	bw := bufio.NewWriter(w)
-	enc := json.NewEncoder(bw)
-	enc.SetEscapeHTML(false)
-	return &JSONLWriter{bw: bw, enc: enc}
+	j := &JSONLWriter{bw: bufio.NewWriter(w)}
+	j.enc = json.NewEncoder(&j.line)
+	j.enc.SetEscapeHTML(false)
+	return j
 }
 
 // Write writes d's line.
@@ -125,10 +129,12 @@ func (j *JSONLWriter) Write(d *Delivery) error {
 	if !d.ReceivedAt.IsZero() {
 		line.ReceivedAt = d.ReceivedAt.UTC().Format(time.RFC3339Nano)
 	}
+	j.line.Reset()
 	if err := j.enc.Encode(line); err != nil {
 		return fmt.Errorf("write delivery %d as jsonl: %w", d.ID, err)
 	}
-	return nil
+	_, err := j.bw.Write(message.EscapeJSON(j.line.Bytes()))
+	return err
 }
 
 // Flush writes what is buffered.
