@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/hookreplay/hookreplay/internal/probe"
 	"github.com/hookreplay/hookreplay/internal/report"
 	"github.com/hookreplay/hookreplay/internal/store"
 	"github.com/hookreplay/hookreplay/internal/verify"
@@ -140,6 +141,15 @@ func classifyKill(a store.Attempt, killAt time.Time, acted bool) killClass {
 const ackLostHint = "do the work (or durably enqueue it, e.g. insert it into a jobs table a worker resumes after a restart) " +
 	"before answering 2xx: a provider never retries a delivery it got a 2xx for"
 
+// queueRecoveryHint follows the fix of work lost by a handler that works
+// behind a queue: a durable queue gives a dead worker's job out again only
+// after a while, which may be longer than the check waited.
+func queueRecoveryHint(settleMax string) string {
+	return "if the queue is durable and gives a dead worker's job out again later than the check waited " +
+		"(BullMQ once the job's lock expires, lockDuration 30 s, at its next stalled-job check, stalledInterval 30 s), " +
+		"give a longer " + settleMax + " (75s for BullMQ's defaults), or run the worker with a short lockDuration and stalledInterval for the check"
+}
+
 // crashTwiceHint is the fix for an event done again by the retry after a
 // kill: the work outlived the process, the record that it was done did not.
 const crashTwiceHint = "the work survived the kill but the record that the event was handled did not: the handled ids live in memory, " +
@@ -182,6 +192,10 @@ type crashPhase struct {
 	// restartCost is how long a kill, a restart and the settled reading
 	// after it took (learnRestart), for the estimate.
 	restartCost time.Duration
+	// recovered is the longest a killed copy's work took to appear after
+	// the restart, when it came later than a reading's usual wait for a
+	// change: a queue that outlived the process handed the job out again.
+	recovered time.Duration
 }
 
 func (r *runner) crash(ctx context.Context, d *Delivery, fr *firstResult) (*report.PhaseResult, error) {
@@ -216,6 +230,10 @@ func (r *runner) crash(ctx context.Context, d *Delivery, fr *firstResult) (*repo
 	ph.Duration = time.Since(start)
 	c.conclude()
 	c.answers.conclude(ph, "crash")
+	if c.recovered > 0 {
+		r.note("delivery %d: crash: the work of a killed copy appeared up to %s after the restart: the handler's queue outlived the process and handed the job out again, "+
+			"so a reading after a restart waits for the work up to %s %s", d.ID, roundDur(c.recovered), r.name(InputSettleMax), report.Duration(r.o.SettleMax))
+	}
 	return ph, nil
 }
 
@@ -351,6 +369,9 @@ type crashed struct {
 	// what describes the trial.
 	what  string
 	after reading
+	// waited, when set, is how long the reading after the restart waited
+	// for the work of a handler that works behind a queue.
+	waited time.Duration
 }
 
 func (c *crashed) attempts() []store.Attempt {
@@ -382,7 +403,7 @@ func (c *crashPhase) trial(ctx context.Context, i int, k killPlan) (report.Statu
 	judged := *t
 	judged.before = c.restart.added(t.before)
 	j := r.judge(c.fr, &judged, ct.after)
-	judgeCrash(c.ph, t, i, ct, j)
+	judgeCrash(c.ph, t, i, ct, j, r.name(InputSettleMax))
 	c.kills[ct.class]++
 	switch {
 	case j.status == report.NotJudged:
@@ -454,9 +475,27 @@ func (c *crashPhase) killTrial(ctx context.Context, t *trial, i int, k killPlan)
 		ph.Attempts += 2
 		ct.what += fmt.Sprintf(" (first copy: %s), restarted, retry answered %s", statusText(ct.a1), statusText(ct.a2))
 	}
+	restarted := time.Now()
+	point := fmt.Sprintf("trial %d after restart", i+1)
 	var err error
-	ct.after, err = r.readChanged(ctx, c.d, PhaseCrash, fmt.Sprintf("trial %d after restart", i+1), t.before)
-	return ct, err
+	if ct.after, err = r.readChanged(ctx, c.d, PhaseCrash, point, t.before); err != nil {
+		return nil, err
+	}
+	if c.fr.late && probe.SameValues(ct.after.vals, t.before.vals) {
+		// The handler works behind a queue: one that outlives the process
+		// hands a dead worker's job out again, but only once its lock
+		// expires (BullMQ: 30 s, then its next stalled-job check), so the
+		// work may still come. Wait for it up to --settle-max before
+		// calling it lost; a queue in memory never brings it.
+		if ct.after, err = r.readChangedWithin(ctx, c.d, PhaseCrash, point+" (waiting for a queue to recover the job)", t.before, r.o.SettleMax); err != nil {
+			return nil, err
+		}
+		ct.waited = time.Since(restarted)
+		if !probe.SameValues(ct.after.vals, t.before.vals) && !ct.after.lastChange.IsZero() {
+			c.recovered = max(c.recovered, ct.after.lastChange.Sub(restarted))
+		}
+	}
+	return ct, nil
 }
 
 // killWhen words when a kill whose signal was sent at killAt came, for the
@@ -469,7 +508,7 @@ func killWhen(a store.Attempt, killAt, called time.Time) string {
 }
 
 // judgeCrash adds trial i's violations and warnings to ph.
-func judgeCrash(ph *report.PhaseResult, t *trial, i int, c *crashed, j judgement) {
+func judgeCrash(ph *report.PhaseResult, t *trial, i int, c *crashed, j judgement, settleMax string) {
 	for _, v := range j.violations {
 		v.EventID = t.id
 		v.Copy = c.a2.Copy
@@ -484,6 +523,10 @@ func judgeCrash(ph *report.PhaseResult, t *trial, i int, c *crashed, j judgement
 			v.Hint = markedRetryLostHint(c.retryMarks)
 		case strings.Contains(v.Message, "was processed"):
 			v.Hint = crashTwiceHint
+		}
+		if c.waited > 0 && strings.Contains(v.Message, "work was lost") {
+			v.Message += fmt.Sprintf(" (nothing came in the %s it waited after the restart for a queue that outlived the process to hand the job out again)", roundDur(c.waited))
+			v.Hint += "; " + queueRecoveryHint(settleMax)
 		}
 		v.Message = c.what + ": " + v.Message
 		ph.Violations = append(ph.Violations, v)

@@ -3,6 +3,7 @@ package check
 import (
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/hookreplay/hookreplay/internal/report"
 	"github.com/hookreplay/hookreplay/internal/store"
@@ -30,13 +31,17 @@ func TestJudgeCrashHints(t *testing.T) {
 		{"lost, marked retry refused", crashed{a1: store.Attempt{Err: "connection reset"}, a2: store.Attempt{Status: 500},
 			retryMarks: []string{"X-Slack-Retry-Num"}}, "the event's work was lost", "", "marked"},
 		{"acknowledged, then lost", crashed{a1: store.Attempt{Status: 200}, acked: true}, "the event's work was lost", "before answering 2xx", ""},
+		// Behind a queue, waited for in vain: a durable queue may still
+		// bring it later than that (BullMQ's stalled-job recovery).
+		{"acknowledged, then lost behind a queue", crashed{a1: store.Attempt{Status: 200}, acked: true, waited: 10 * time.Second}, "the event's work was lost",
+			"give a longer --settle-max (75s for BullMQ's defaults)", ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			ph := &report.PhaseResult{Phase: PhaseCrash}
 			c := tc.c
 			c.what = "killed"
 			judgeCrash(ph, &trial{id: "evt_1"}, 0, &c, judgement{status: report.Fail,
-				violations: []report.Violation{{Probe: "balance", Message: "balance changed: " + tc.msg}}})
+				violations: []report.Violation{{Probe: "balance", Message: "balance changed: " + tc.msg}}}, "--settle-max")
 			if len(ph.Violations) != 1 {
 				t.Fatalf("violations: %+v", ph.Violations)
 			}

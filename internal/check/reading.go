@@ -89,17 +89,24 @@ func (r *runner) peek(ctx context.Context, d *Delivery, phase, point string) (re
 
 // read settles the probes and records the values at point.
 func (r *runner) read(ctx context.Context, d *Delivery, phase, point string) (reading, error) {
-	return r.readUntil(ctx, d, phase, point, nil)
+	return r.readUntil(ctx, d, phase, point, nil, 0)
 }
 
 // readChanged waits (up to SettleMax) for any probe to differ from from,
 // then settles: used where an effect is expected, so that an asynchronous
 // handler slower than --settle is still measured after its work.
 func (r *runner) readChanged(ctx context.Context, d *Delivery, phase, point string, from reading) (reading, error) {
-	return r.readUntil(ctx, d, phase, point, &from)
+	return r.readUntil(ctx, d, phase, point, &from, r.changeWait())
 }
 
-func (r *runner) readUntil(ctx context.Context, d *Delivery, phase, point string, from *reading) (reading, error) {
+// readChangedWithin is readChanged waiting up to wait (within SettleMax)
+// for the change instead of changeWait: for an effect known to come, only
+// maybe much later (a queue recovering a dead worker's job).
+func (r *runner) readChangedWithin(ctx context.Context, d *Delivery, phase, point string, from reading, wait time.Duration) (reading, error) {
+	return r.readUntil(ctx, d, phase, point, &from, wait)
+}
+
+func (r *runner) readUntil(ctx context.Context, d *Delivery, phase, point string, from *reading, changeWait time.Duration) (reading, error) {
 	start := time.Now()
 	gen := r.gen.Load()
 	var seen time.Time
@@ -123,7 +130,7 @@ func (r *runner) readUntil(ctx context.Context, d *Delivery, phase, point string
 			}
 			// Give up waiting for a change after one settle period plus the
 			// handler's slack: a copy that changes nothing is a finding too.
-			if time.Since(start) >= r.changeWait() {
+			if time.Since(start) >= changeWait {
 				break
 			}
 		}
@@ -212,7 +219,7 @@ func (r *runner) calibrate(ctx context.Context, d *Delivery, phase, point string
 			continue
 		}
 		seen := time.Now()
-		if cur, err = r.readUntil(ctx, d, phase, point+" (late effects)", nil); err != nil {
+		if cur, err = r.readUntil(ctx, d, phase, point+" (late effects)", nil, 0); err != nil {
 			return reading{}, err
 		}
 		last = seen
