@@ -6,12 +6,15 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"slices"
 	"strings"
 
 	"github.com/charmbracelet/bubbles/textinput"
 	tea "github.com/charmbracelet/bubbletea"
 
 	"github.com/hookreplay/hookreplay/internal/config"
+	"github.com/hookreplay/hookreplay/internal/redact"
+	"github.com/hookreplay/hookreplay/internal/store"
 )
 
 // The check form: c without check flags sets the check up in place — the
@@ -223,6 +226,38 @@ func (f *checkForm) check(ids []int64) (*config.Check, error) {
 	return file.Checks[0], nil
 }
 
+// shareableForm is r as a store may remember it. A team store (Postgres)
+// is read by the whole team, its reader role included: the passwords a
+// form's commands set for themselves (PGPASSWORD=… psql …) and those in
+// its URLs are remembered as [REDACTED], to be typed again (or given as
+// $VAR); a SQLite file is the user's own and keeps them.
+func shareableForm(st *store.Store, r rememberedForm) rememberedForm {
+	if st.Backend() != "postgres" {
+		return r
+	}
+	var sec redact.Secrets
+	for _, v := range r.Values {
+		sec.AddCommand(v) // a DSN or probe URL too: its password
+	}
+	for _, p := range r.Probes {
+		for _, v := range []string{p.SQL, p.DSN, p.Cmd, p.HTTP, p.Redis} {
+			sec.AddCommand(v)
+		}
+	}
+	if sec.Empty() {
+		return r
+	}
+	out := rememberedForm{Probes: slices.Clone(r.Probes)}
+	for i, v := range r.Values {
+		out.Values[i] = sec.String(v)
+	}
+	for i := range out.Probes {
+		p := &out.Probes[i]
+		p.SQL, p.DSN, p.Cmd, p.HTTP, p.Redis = sec.String(p.SQL), sec.String(p.DSN), sec.String(p.Cmd), sec.String(p.HTTP), sec.String(p.Redis)
+	}
+	return out
+}
+
 // rememberCheckForm stores the form's values for the next c in this
 // database and, given a name, adds the check to hookreplay.yaml; the check
 // saved names the selected deliveries by event id where they have one.
@@ -230,7 +265,7 @@ func rememberCheckForm(e *env, r rememberedForm, c *config.Check, saveAs string)
 	st, path := e.st, e.configPath
 	return func() tea.Msg {
 		ctx := context.Background()
-		b, _ := json.Marshal(r)
+		b, _ := json.Marshal(shareableForm(st, r))
 		if err := st.SetSetting(ctx, settingCheckForm, string(b)); err != nil {
 			return statusMsg{err: err}
 		}
