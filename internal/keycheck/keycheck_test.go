@@ -426,3 +426,23 @@ func TestIETFLeavesA5xxToTheServer(t *testing.T) {
 		}
 	}
 }
+
+// Replays marked with another profile's header (@node-idempotency sends
+// Idempotent-Replayed, Stripe's) can be told from new operations: a warn
+// naming both headers, as another profile's status code is, not the fail
+// "a client cannot tell it from a new operation".
+func TestReplayHeaderOfAnotherProfileIsAWarn(t *testing.T) {
+	t.Parallel()
+	api := idemapi.New(idemapi.Correct)
+	api.Contract.ReplayHeader = "Idempotent-Replayed"
+	o := fullOptions(t, api, keycheck.Bird)
+	o.Checks = []string{"replay", "replay-header"}
+	k, err := keycheck.Run(context.Background(), o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := statuses(k)["replay-header"]
+	if got.Status != report.Warn || !strings.Contains(got.Why, "Idempotent-Replayed: true, stripe style") {
+		t.Errorf("replay-header: %s %q | %s", got.Status, got.Why, got.Observed)
+	}
+}

@@ -127,8 +127,19 @@ func (r *runner) checkReplayHeader(ctx context.Context) (*report.KeyCheckResult,
 	res.Status = report.Fail
 	other := ""
 	for _, p := range Profiles {
-		if p.ReplayHeader != "" && p.ReplayHeader != h && as[0].ResponseHeaders.Get(p.ReplayHeader) != "" {
-			other = fmt.Sprintf(" (it sends %s: %s, %s style)", p.ReplayHeader, as[0].ResponseHeaders.Get(p.ReplayHeader), p.Name)
+		if p.ReplayHeader == "" || strings.EqualFold(p.ReplayHeader, h) || as[0].ResponseHeaders.Get(p.ReplayHeader) == "" {
+			continue
+		}
+		other = fmt.Sprintf(" (it sends %s: %s, %s style)", p.ReplayHeader, as[0].ResponseHeaders.Get(p.ReplayHeader), p.Name)
+		// Every replay marked with another profile's header, and the
+		// first answer not: a client can tell a replay, under another
+		// name. Safe, not as the profile says: a warn, as another
+		// profile's status code is.
+		if r.markedAs(as, p.ReplayHeader, p.ReplayValue) {
+			res.Status = report.Warn
+			res.Observed = fmt.Sprintf("%d replays carry %s: %s; the first answer does not", len(as), p.ReplayHeader, p.ReplayValue)
+			res.Why = fmt.Sprintf("replays are marked %s: %s, %s style; %s says %s: %s", p.ReplayHeader, p.ReplayValue, p.Name, r.o.Profile.title(), h, v)
+			return res, nil
 		}
 	}
 	res.Observed = fmt.Sprintf("replay %s without %s: %s%s", joinInts(missing), h, v, other)
@@ -137,6 +148,20 @@ func (r *runner) checkReplayHeader(ctx context.Context) (*report.KeyCheckResult,
 		res.Why += fmt.Sprintf(" (if your API's contract defines no replay header, %s none judges it by that)", r.name(InputReplayHeader))
 	}
 	return res, nil
+}
+
+// markedAs: every answer in as carries header name with value, and the
+// first answer does not.
+func (r *runner) markedAs(as []store.Attempt, name, value string) bool {
+	if r.first.a.ResponseHeaders.Get(name) != "" {
+		return false
+	}
+	for _, a := range as {
+		if !strings.EqualFold(strings.TrimSpace(a.ResponseHeaders.Get(name)), value) {
+			return false
+		}
+	}
+	return true
 }
 
 func joinInts(xs []int) string {
