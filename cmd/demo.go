@@ -53,6 +53,7 @@ burst, fixed passes everything. Exit 0 when that is what came out, 1 otherwise.`
 	cmd.Flags().BoolVar(&o.Keep, "keep", false, "keep the demo dir (its path is printed) to repeat the steps by hand")
 	cmd.Flags().StringVar(&o.Dir, "dir", "", "use this (existing, empty) dir instead of a temp dir; it is kept")
 	cmd.AddCommand(newDemoServeCmd(f))
+	cmd.AddCommand(newDemoAPICmd(f, nil))
 	return cmd
 }
 

@@ -18,6 +18,8 @@ var helpExamples = []struct {
 	// The racy wallet caught by burst. It ran 'check --last' with nothing
 	// captured: "no database at hookreplay.db".
 	{[]string{"demo", "serve", "--help"}, 0, 1},
+	// The example API's race caught by keycheck's burst.
+	{[]string{"demo", "api", "--help"}, 0, 1},
 }
 
 // helpExampleSnippets are helpExamples as snippets, each its own document
