@@ -89,12 +89,16 @@ one key is one operation. Answers are judged against a profile:
   bird    (default) reuse 409, in flight 409, key over 255 characters 422,
           replays carry Idempotency-Replay: true, a 5xx is not kept, store down 503
   ietf    draft-ietf-httpapi-idempotency-key-header: reuse 422, in flight 409,
-          no replay header
+          no replay header; whitespace, query, method and a kept 5xx are the
+          server's choice (info)
   stripe  reuse 400, in flight 409, keys up to 255, Idempotent-Replayed: true,
           a 500 is kept and replayed
 
 Every value can be overridden (--reuse-status, --in-flight-status,
 --replay-header, ...). A code another profile uses is a warn that says so.
+The key goes in Idempotency-Key (--key-header for another; Fiber's middleware
+reads X-Idempotency-Key): a key the API ignores there but honours in a header
+keycheck knows is a setup error that names it.
 
 Checks (--checks; default: all the inputs allow):
 ` + keycheckChecksHelp() + `
