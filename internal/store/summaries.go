@@ -159,6 +159,22 @@ func (s *Store) CountBefore(ctx context.Context, f Filter, id int64) (int, error
 	return n, nil
 }
 
+// CountNewer returns how many deliveries matching f are newer than id (all
+// of them for id 0) and the newest one's id (id itself when none is), in one
+// statement, so that the two agree. Past the newest of a count, a range of
+// the primary key: the TUI adds what came since to a count instead of
+// counting every match again.
+func (s *Store) CountNewer(ctx context.Context, f Filter, id int64) (n int, newest int64, err error) {
+	where, args := f.where(s.db.d)
+	where = and(where, "id > ?")
+	args = append([]any{id}, append(args, id)...)
+	q := `SELECT count(*), COALESCE(max(id), ?) FROM deliveries WHERE ` + where
+	if err := s.db.QueryRowContext(ctx, q, args...).Scan(&n, &newest); err != nil {
+		return 0, 0, fmt.Errorf("count deliveries: %w", err)
+	}
+	return n, newest, nil
+}
+
 func and(where, cond string) string {
 	if where == "" {
 		return cond

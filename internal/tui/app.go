@@ -140,6 +140,9 @@ func (m *model) route(msg tea.Msg) tea.Cmd {
 		if changed {
 			return tea.Batch(next, m.broadcast(changedMsg{}))
 		}
+		if m.version != 0 {
+			return tea.Batch(next, m.broadcast(quietMsg{}))
+		}
 		return next
 	case openDeliveryMsg:
 		return m.push(newDelivery(m.env, msg.id))

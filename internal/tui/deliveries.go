@@ -41,6 +41,8 @@ type deliveriesModel struct {
 	// counting: the matches of the window shown are still being counted.
 	loadCtx  context.Context
 	counting bool
+	// tally is the last count of the filter's matches (window.go's recount).
+	tally tally
 
 	rows   []store.DeliverySummary
 	start  int // absolute index of rows[0]
@@ -174,10 +176,19 @@ func (m *deliveriesModel) Update(msg tea.Msg) tea.Cmd {
 		return m.applyCount(msg)
 	case changedMsg:
 		return m.reload()
+	case quietMsg:
+		// The store stopped changing: count every match again if only the
+		// newer ones were counted since the last whole count.
+		if m.tally.ok && m.tally.partial && m.env.now().Sub(m.tally.at) >= recount {
+			m.tally = tally{}
+			return m.reload()
+		}
+		return nil
 	case deletedMsg:
 		if msg.err != nil {
 			return failed(msg.err)
 		}
+		m.tally = tally{} // count again what is left
 		m.marked = map[int64]bool{}
 		return tea.Batch(status(fmt.Sprintf("deleted %s", plural(int(msg.n), "delivery", "deliveries"))), m.reload())
 	case tea.MouseMsg:

@@ -40,6 +40,10 @@ type versionMsg struct {
 // a replay's attempts, a delete): reload what is shown, keep the selection.
 type changedMsg struct{}
 
+// quietMsg tells every view the store did not change during a watch (at most
+// watchSpan): a view can do then what it put off while changes came.
+type quietMsg struct{}
+
 // openDeliveryMsg asks the root to show delivery id.
 type openDeliveryMsg struct{ id int64 }
 
