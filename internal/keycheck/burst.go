@@ -46,7 +46,7 @@ func (r *runner) checkBurst(ctx context.Context) (*report.KeyCheckResult, error)
 		e := r.effectOf(from, to)
 		res.Effect = e.String()
 		spread := replay.Spread(as)
-		res.Observed = fmt.Sprintf("round %d: %s; effect %s; last bytes within %s", round, answersText(as), e, spread)
+		res.Observed = fmt.Sprintf("round %d: %s; effect %s; last bytes within %s", round, answersText(as), e, report.Duration(spread))
 		status, why := r.judgeBurst(as, e)
 		if status == report.Fail && e.exact && e.is(n) && !r.keyHonoured {
 			hint, err := r.keyIgnored(ctx, nameBurst)

@@ -6,6 +6,7 @@ import (
 	"net/http/httptest"
 	"net/url"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -145,6 +146,11 @@ func TestRaceIsNotBlamedOnTheKeyHeader(t *testing.T) {
 	got := statuses(k)["burst"]
 	if got.Status != report.Fail || !strings.Contains(got.Why, "check-then-insert") || strings.Contains(got.Why, "a header other than") {
 		t.Errorf("burst %s %q, want a fail naming check-then-insert and no other key header", got.Status, got.Why)
+	}
+	// The spread is rounded as every duration shown is (it read "last bytes
+	// within 188.999µs").
+	if m := regexp.MustCompile(`within [0-9]+\.[0-9]{3}`).FindString(got.Observed); m != "" {
+		t.Errorf("burst observed %q: the spread is not rounded", got.Observed)
 	}
 }
 
