@@ -65,6 +65,22 @@ func testSummariesPagesAndCounts(t *testing.T, loc string) {
 	if n, err := s.CountBefore(ctx, Filter{}, 7); n != 3 || err != nil {
 		t.Errorf("count before 7: %d, %v", n, err)
 	}
+	for _, tc := range []struct {
+		f          Filter
+		after      int64
+		n          int
+		wantNewest int64
+	}{
+		{after: 0, n: 10, wantNewest: 10},
+		{f: Filter{Provider: "stripe"}, after: 0, n: 5, wantNewest: 9},
+		{f: Filter{Provider: "stripe"}, after: 6, n: 2, wantNewest: 9},
+		{f: Filter{Provider: "github"}, after: 10, n: 0, wantNewest: 10}, // none newer: the id given back
+	} {
+		n, newest, err := s.CountNewer(ctx, tc.f, tc.after)
+		if err != nil || n != tc.n || newest != tc.wantNewest {
+			t.Errorf("count newer than %d of %+v: %d, newest %d, %v; want %d, %d", tc.after, tc.f, n, newest, err, tc.n, tc.wantNewest)
+		}
+	}
 }
 
 func TestWatcherSeesOtherConnections(t *testing.T) { eachBackend(t, testWatcherSeesOtherConnections) }
