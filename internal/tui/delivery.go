@@ -216,7 +216,7 @@ func (m *deliveryModel) View() string {
 	if m.d == nil {
 		msg := "loading…"
 		if m.err != nil {
-			msg = m.err.Error()
+			msg = oneLineText(m.err.Error())
 		}
 		return st.Faint.Render(msg)
 	}

@@ -370,7 +370,7 @@ func (m *replayModel) finish(msg replayDoneMsg) tea.Cmd {
 		fmt.Fprintf(&b, "  recorded as run %d (R lists runs)\n", msg.rec.Run.ID)
 	}
 	if msg.err != nil {
-		fmt.Fprintf(&b, "\n%s\n", m.env.styles.Fail.Render("replay stopped: "+msg.err.Error()))
+		fmt.Fprintf(&b, "\n%s\n", m.env.styles.Fail.Render("replay stopped: "+oneLineText(msg.err.Error())))
 	}
 	m.result = b.String()
 	m.vp.SetContent(wrapReport(m.result, max(10, m.width)))
