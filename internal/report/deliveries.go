@@ -152,21 +152,26 @@ func (s *DeliveriesJSONStream) Close() error {
 // DeliveryTable is list's table, newest first as given. It is printed in two
 // passes over the same rows so that a whole store streams in constant
 // memory: Measure every row (column widths; a SIGNATURE column appears once
-// any row was verified, capture --secret), then WriteHeader and Write each
-// row. The alignment is text/tabwriter's (each column as wide as its widest
+// any row was verified, capture --secret; a SOURCE column once the rows came
+// from more than one capture --source, a team store's several captures),
+// then WriteHeader and Write each row. The alignment is text/tabwriter's (each column as wide as its widest
 // cell in runes, plus two spaces; STATUS last, unpadded); colour is applied
 // after padding, so escape codes never count as width.
 type DeliveryTable struct {
-	p      Painter
-	widths [tableSig + 1]int
-	sig    bool
-	line   []byte
+	p       Painter
+	widths  [tableSig + 1]int
+	sig     bool
+	rows    int
+	source  string // the first row's
+	sources bool   // rows of more than one source
+	line    []byte
 }
 
 // The table's columns, in order; STATUS (tableStatus) is the last cell.
 const (
 	tableID = iota
 	tableReceived
+	tableSource
 	tableProvider
 	tableType
 	tableEventID
@@ -177,7 +182,7 @@ const (
 	tableStatus
 )
 
-var tableHead = [tableStatus + 1]string{"ID", "RECEIVED", "PROVIDER", "EVENT TYPE", "EVENT ID", "METHOD", "TARGET", "BODY", "SIGNATURE", "STATUS"}
+var tableHead = [tableStatus + 1]string{"ID", "RECEIVED", "SOURCE", "PROVIDER", "EVENT TYPE", "EVENT ID", "METHOD", "TARGET", "BODY", "SIGNATURE", "STATUS"}
 
 // NewDeliveryTable starts a table painted with p.
 func NewDeliveryTable(p Painter) *DeliveryTable {
@@ -191,6 +196,11 @@ func NewDeliveryTable(p Painter) *DeliveryTable {
 // Measure accounts for d's cells; call it for every row before WriteHeader.
 func (t *DeliveryTable) Measure(d store.DeliverySummary) {
 	t.sig = t.sig || d.Verification != ""
+	if t.rows == 0 {
+		t.source = d.Source
+	}
+	t.sources = t.sources || d.Source != t.source
+	t.rows++
 	for i, c := range tableCells(d) {
 		if i < len(t.widths) {
 			t.widths[i] = max(t.widths[i], utf8.RuneCountInString(c))
@@ -218,10 +228,11 @@ func (t *DeliveryTable) Write(w io.Writer, d store.DeliverySummary) error {
 }
 
 // pad appends cells to b, each padded to its column's width plus two spaces
-// but the last, leaving out SIGNATURE when no row has one.
+// but the last, leaving out SIGNATURE when no row has one and SOURCE when
+// every row has the same.
 func (t *DeliveryTable) pad(b []byte, cells []string) []byte {
 	for i, c := range cells {
-		if i == tableSig && !t.sig {
+		if i == tableSig && !t.sig || i == tableSource && !t.sources {
 			continue
 		}
 		b = append(b, c...)
@@ -242,7 +253,7 @@ func tableCells(d store.DeliverySummary) [tableStatus + 1]string {
 	sig, _, _ := strings.Cut(d.Verification, ":")
 	sig, _, _ = strings.Cut(sig, " ")
 	return [...]string{strconv.FormatInt(d.ID, 10), d.ReceivedAt.Local().Format("2006-01-02 15:04:05"),
-		safe(d.Provider), dash(truncate(safe(d.EventType), 32)), dash(truncate(safe(d.EventID), 36)), truncate(safe(d.Method), 16),
+		dash(truncate(safe(d.Source), 24)), safe(d.Provider), dash(truncate(safe(d.EventType), 32)), dash(truncate(safe(d.EventID), 36)), truncate(safe(d.Method), 16),
 		truncate(safe(d.Target), 40), Size(d.BodySize), dash(safe(sig)), status}
 }
 

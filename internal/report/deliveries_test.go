@@ -450,3 +450,32 @@ func TestCaptureLineValidSignatureRejected(t *testing.T) {
 		t.Errorf("an invalid signature rightly rejected: %q", line)
 	}
 }
+
+// TestListTableSource: a team store's captures are told apart in list's
+// table: a SOURCE column once the rows listed came from more than one
+// capture --source, none while they share one (a laptop's store).
+func TestListTableSource(t *testing.T) {
+	a, b := browseDelivery(), browseDelivery()
+	a.ID, a.Source = 2, "staging"
+	b.ID, b.Source = 1, "alice-laptop"
+	for _, c := range []struct {
+		ds   []*store.Delivery
+		want []string
+	}{
+		{[]*store.Delivery{a}, nil},
+		{[]*store.Delivery{a, b}, []string{"ID  RECEIVED             SOURCE        PROVIDER", "staging       ", "alice-laptop  "}},
+	} {
+		var out bytes.Buffer
+		if err := table(&out, Colors(false), c.ds); err != nil {
+			t.Fatal(err)
+		}
+		if c.want == nil && strings.Contains(out.String(), "SOURCE") {
+			t.Errorf("one source, yet a SOURCE column:\n%s", &out)
+		}
+		for _, w := range c.want {
+			if !strings.Contains(out.String(), w) {
+				t.Errorf("no %q in:\n%s", w, &out)
+			}
+		}
+	}
+}
