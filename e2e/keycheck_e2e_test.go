@@ -206,3 +206,37 @@ keychecks:
 		}
 	}
 }
+
+// TestKeycheckFiberLikeSetupErrors: an API whose middleware reads its key
+// from X-Idempotency-Key and accepts 36-character keys only, as Fiber's
+// does. Through the binary, keycheck with the default header, and then
+// with a key pattern it refuses, exits 2 with one line that names the flag
+// to change — not exit 1 with failed checks on a key the API never read.
+func TestKeycheckFiberLikeSetupErrors(t *testing.T) {
+	t.Parallel()
+	api := idemapi.New(idemapi.NoFingerprint)
+	api.KeyHeader = "X-Idempotency-Key"
+	api.Contract = idemapi.Fiber
+	srv := httptest.NewServer(api)
+	t.Cleanup(srv.Close)
+	base := srv.URL
+	args := []string{"keycheck", "--to", base + "/v1/messages", "-q",
+		"--body", `{"to":"+31600000000","text":"hi {{nonce}}"}`, "-H", "Authorization: AccessKey acct_a",
+		"--probe-http", "count=" + base + "/debug/count"}
+	for _, tc := range []struct {
+		extra []string
+		want  string
+	}{
+		{nil, "give --key-header X-Idempotency-Key"},
+		{[]string{"--key-header", "X-Idempotency-Key", "--key", "test-{{nonce}}"}, "the API refused the key itself"},
+	} {
+		r := runBin(t, filepath.Join(t.TempDir(), "h.db"), nil, append(args, tc.extra...)...)
+		if r.Code != 2 || !strings.Contains(r.Stderr, tc.want) || strings.Count(strings.TrimSpace(r.Stderr), "\n") != 0 {
+			t.Errorf("%v: exit %d, want 2 with one line naming %q\nstdout:\n%s\nstderr:\n%s", tc.extra, r.Code, tc.want, r.Stdout, r.Stderr)
+		}
+	}
+	r := runBin(t, filepath.Join(t.TempDir(), "h.db"), nil, append(args, "--key-header", "X-Idempotency-Key", "--checks", "replay,reuse-body")...)
+	if r.Code != 1 || !strings.Contains(r.Stdout, "✓ pass  replay") || !strings.Contains(r.Stdout, "no fingerprint") {
+		t.Errorf("with --key-header: exit %d\n%s\n%s", r.Code, r.Stdout, r.Stderr)
+	}
+}
