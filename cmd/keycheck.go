@@ -109,7 +109,14 @@ or - (stdin). {{nonce}} in a body becomes a fresh token per check. {id} in an
 Exit codes: 0 every judged check passed (warn and info allowed), 1 a check
 failed, 2 usage or setup error (a probe that cannot be read, a first request
 the API refuses), 3 inconclusive (the probes saw no effect).`,
-		Example: `  # a local API, its effect counted by a SQL probe
+		Example: `  # first, on the example API (a check-then-insert race: burst fails, exit 1; see 'hookreplay demo api --help')
+  hookreplay demo api race --listen 127.0.0.1:8080 &
+  sleep 1
+  hookreplay keycheck --to 8080/v1/messages --body '{"text":"hi {{nonce}}"}' -H 'Authorization: AccessKey acct_a' \
+    --probe-http count=8080/debug/count -q
+  kill %1; wait   # stop the example API
+
+  # a local API, its effect counted by a SQL probe
   hookreplay keycheck --to http://127.0.0.1:8080/v1/messages \
     --body '{"to":"+31600000000","text":"hi"}' -H 'Authorization: AccessKey acct_a' \
     --probe-sql "SELECT count(*) FROM messages" --dsn sqlite:./app.db

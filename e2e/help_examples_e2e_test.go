@@ -20,6 +20,7 @@ var helpExamples = []struct {
 	{[]string{"demo", "serve", "--help"}, 0, 1},
 	// The example API's race caught by keycheck's burst.
 	{[]string{"demo", "api", "--help"}, 0, 1},
+	{[]string{"keycheck", "--help"}, 0, 1},
 }
 
 // helpExampleSnippets are helpExamples as snippets, each its own document
