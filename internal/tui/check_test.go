@@ -234,6 +234,29 @@ func TestCheckForm(t *testing.T) {
 	h.contains("check delivery 2", srv.URL+"/count", "first,dups")
 }
 
+// TestCheckFormRememberedWhenTheCheckCannotStart: a form whose check
+// cannot start (the TUI was started without the secret's variable) is
+// opened as it was left by the next c, so quitting to set the variable
+// does not lose it (it was remembered only when the check ran).
+func TestCheckFormRememberedWhenTheCheckCannotStart(t *testing.T) {
+	h := newHarness(t, fixtureStore(t), 100, 40)
+	h.env.newCheck = func(c *config.Check) (CheckFunc, error) {
+		return nil, fmt.Errorf("secret_env STRIPE_WEBHOOK_SECRET: the environment variable is not set or empty")
+	}
+	h.keys("G", "c")
+	h.typeText("http://127.0.0.1:3000/webhooks/stripe")
+	h.keys("tab", "tab")
+	h.typeText("SELECT COALESCE(SUM(balance), 0) FROM wallets")
+	h.keys("tab")
+	h.typeText("sqlite:w.db")
+	h.keys("tab")
+	h.typeText("STRIPE_WEBHOOK_SECRET")
+	h.keys("enter")
+	h.contains("error: check form: secret_env STRIPE_WEBHOOK_SECRET: the environment variable is not set")
+	h.keys("esc", "c")
+	h.contains("http://127.0.0.1:3000/webhooks/stripe", "SUM(balance)", "sqlite:w.db", "STRIPE_WEBHOOK_SECRET")
+}
+
 // TestCheckPartialReport: a check that stops part way (max time, a setup
 // error after some phases) shows the report of what it judged, then why it
 // stopped, not only the error.

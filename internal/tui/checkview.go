@@ -410,20 +410,23 @@ func (m *checkModel) formUpdate(msg tea.Msg) tea.Cmd {
 }
 
 // submit validates the form, remembers it (and saves it when named), and
-// runs the check it describes.
+// runs the check it describes. A form whose check cannot start is
+// remembered too (not saved): the next c opens it as it was left, so
+// quitting to fix what it names (a secret's variable the TUI was started
+// without) does not lose what was typed.
 func (m *checkModel) submit() tea.Cmd {
 	f := m.form
+	remembered := rememberedForm{Values: f.values(), Probes: f.probes}
 	c, err := f.check(m.ids)
 	if err != nil {
-		return failed(fmt.Errorf("check form: %v", err))
+		return tea.Batch(rememberCheckForm(m.env, remembered, nil, ""), failed(fmt.Errorf("check form: %v", err)))
 	}
 	run, err := m.env.newCheck(c)
 	if err != nil {
-		return failed(fmt.Errorf("check form: %v", err))
+		return tea.Batch(rememberCheckForm(m.env, remembered, nil, ""), failed(fmt.Errorf("check form: %v", err)))
 	}
 	m.form = nil
 	m.refresh()
-	remembered := rememberedForm{Values: f.values(), Probes: f.probes}
 	return tea.Batch(rememberCheckForm(m.env, remembered, c, f.value(cfSaveAs)), m.run(run))
 }
 
