@@ -152,6 +152,29 @@ func Run(ctx context.Context, o Options) (*Outcome, error) {
 			return nil, fmt.Errorf("check the %s wallet: %w", v, err)
 		}
 	}
+	// On a busy machine the crash phase may find no kill that landed inside
+	// fixed's handling, and rightly says "not judged". Once more, alone and
+	// with more work inside each handling, before the demo reports it.
+	if phaseStatus(out.Checks["fixed"], check.PhaseCrash) == report.NotJudged {
+		fmt.Fprintf(o.Progress, "the crash phase could not place a kill inside fixed's handling (a busy machine): checking fixed again, alone, with %s of work per delivery\n", busyDelay)
+		addr, err := freeAddr()
+		if err != nil {
+			return nil, err
+		}
+		// A new wallet: the first check's credit would make the event's
+		// first copy a duplicate.
+		for _, suffix := range []string{"", "-wal", "-shm"} {
+			if err := os.Remove(filepath.Join(dir, "fixed.db"+suffix)); err != nil && !os.IsNotExist(err) {
+				return nil, err
+			}
+		}
+		c, err := checkVariantDelay(ctx, o, st, d, dir, "fixed", addr, busyDelay)
+		if err != nil {
+			return nil, fmt.Errorf("check the fixed wallet: %w", err)
+		}
+		out.Checks["fixed"], addrs["fixed"] = c, addr
+		fmt.Fprintf(o.Progress, "checked %-5s → %s\n", "fixed", c.Verdict)
+	}
 
 	// 3. Reports, commands, expectations.
 	for _, v := range Variants {
@@ -168,6 +191,16 @@ func Run(ctx context.Context, o Options) (*Outcome, error) {
 }
 
 func checkVariant(ctx context.Context, o Options, st *store.Store, d *store.Delivery, dir, variant, addr string) (*report.Check, error) {
+	delay := time.Duration(0)
+	if variant == "fixed" {
+		delay = fixedDelay
+	}
+	return checkVariantDelay(ctx, o, st, d, dir, variant, addr, delay)
+}
+
+// checkVariantDelay checks variant with delay of other work inside each
+// handling (demo serve --delay).
+func checkVariantDelay(ctx context.Context, o Options, st *store.Store, d *store.Delivery, dir, variant, addr string, delay time.Duration) (*report.Check, error) {
 	walletDB := filepath.Join(dir, variant+".db")
 	p, err := probe.NewSQL("sqlite:"+walletDB, BalanceSQL)
 	if err != nil {
@@ -175,7 +208,7 @@ func checkVariant(ctx context.Context, o Options, st *store.Store, d *store.Deli
 	}
 	defer p.Close()
 	u, _ := url.Parse("http://" + addr + "/webhooks/stripe")
-	srv := &check.Server{Cmd: serveCmd(o.Exe, variant, addr, walletDB)}
+	srv := &check.Server{Cmd: serveCmd(o.Exe, variant, addr, walletDB, delay)}
 	srv.Addr = addr
 	opts := check.Options{
 		Target: u, Deliveries: []check.Delivery{check.FromStore(d)}, Probes: []probe.Probe{p}, Secret: Secret,
@@ -189,18 +222,26 @@ func checkVariant(ctx context.Context, o Options, st *store.Store, d *store.Deli
 	return c, nil
 }
 
+// fixed is given 2 ms of other work inside its transaction: a real
+// handler's work takes milliseconds (a database round trip, an API call),
+// while the example on a local SQLite file answers in well under one,
+// faster than the crash phase can place a kill inside its handling on a
+// busy machine (it would say "not judged", rightly). busyDelay is what a
+// second check gets when that happened all the same (seen at load average
+// 20 on 2 cores, with the test suite running beside the demo).
+const (
+	fixedDelay = 2 * time.Millisecond
+	busyDelay  = 20 * time.Millisecond
+)
+
 // serveCmd is the --serve command running variant on addr with its wallet
-// database. fixed is given 2 ms of other work inside its transaction: a real handler's
-// work takes milliseconds (a database round trip, an API call), while the
-// example on a local SQLite file answers in well under one, faster than the
-// crash phase can place a kill inside its handling on a busy machine (it
-// would say "not judged", rightly).
-func serveCmd(exe, variant, addr, walletDB string) string {
-	delay := ""
-	if variant == "fixed" {
-		delay = " --delay 2ms"
+// database and delay of other work inside each handling.
+func serveCmd(exe, variant, addr, walletDB string, delay time.Duration) string {
+	extra := ""
+	if delay > 0 {
+		extra = " --delay " + delay.String()
 	}
-	return fmt.Sprintf("exec %s demo serve %s --listen %s --db %s --secret %s%s", shq(exe), variant, addr, shq(walletDB), Secret, delay)
+	return fmt.Sprintf("exec %s demo serve %s --listen %s --db %s --secret %s%s", shq(exe), variant, addr, shq(walletDB), Secret, extra)
 }
 
 // shq quotes s for sh.
