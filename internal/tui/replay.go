@@ -378,6 +378,10 @@ func (m *replayModel) finish(msg replayDoneMsg) tea.Cmd {
 	cmds := []tea.Cmd{send(changedMsg{})}
 	if msg.err != nil {
 		cmds = append(cmds, failed(msg.err))
+	} else if msg.rec != nil && msg.rec.Summary.Attempts > 0 && msg.rec.Summary.Connected == 0 {
+		// As replay says it on the command line: the summary alone read
+		// "connect: connection refused" with nothing about what to do.
+		cmds = append(cmds, failed(fmt.Errorf("is the handler running? no copy reached %s (o replays elsewhere)", pr(m.fields[fieldTarget].Value()))))
 	} else if msg.rec != nil {
 		cmds = append(cmds, status(fmt.Sprintf("replay recorded as run %d", msg.rec.Run.ID)))
 	}

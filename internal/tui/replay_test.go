@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"io"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
@@ -66,6 +67,23 @@ func TestReplayFromTheKeyboard(t *testing.T) {
 	if !strings.Contains(h.view(), "target URL") {
 		t.Fatal("the form closed after an error")
 	}
+}
+
+// TestReplayNobodyListening: a replay no copy of which reached the handler
+// says what to do, as replay on the command line does (the summary read
+// "connect: connection refused" and the status bar "replay recorded").
+func TestReplayNobodyListening(t *testing.T) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	dead := "http://" + l.Addr().String() + "/hooks"
+	l.Close()
+	h := newHarness(t, fixtureStore(t), 100, 30)
+	h.keys("G", "r")
+	h.typeText(dead)
+	h.keys("enter")
+	h.contains("connection refused", "error: is the handler running? no copy reached "+dead+" (o replays elsewhere)")
 }
 
 // TestQuitWhileReplaying: quitting while a copy waits for a handler that
