@@ -4,6 +4,8 @@ package e2e
 
 import (
 	"fmt"
+	"net/http"
+	"net/http/httptest"
 	"strings"
 	"testing"
 	"time"
@@ -64,4 +66,53 @@ func TestTeamTUIStoreDown(t *testing.T) {
 func TestPruneWhileCapturingPostgres(t *testing.T) {
 	t.Parallel() // waits on processes and the store; asserts no timing
 	pruneWhileCapturing(t, testkit.PostgresSchema(t, "team_prune"))
+}
+
+// TestTeamReplayStoreGoneMidRun: the team store's server goes away while a
+// replay records its copies. The replay stops, exit 2, with one line saying
+// what stopped it (the connection to the server lost), after how many
+// copies — not that its end could not be recorded either ("finish run 1:
+// failed to connect to `user=…`"), nor pgx's "record attempts: conn closed".
+func TestTeamReplayStoreGoneMidRun(t *testing.T) {
+	srv := testkit.StartPostgres(t)
+	db := srv.DSN()
+	if r := runBin(t, db, mustRead(t, "internal/tui/testdata/deliveries.jsonl"), "import", "-"); r.Code != 0 {
+		t.Fatalf("import: %+v", r)
+	}
+	handler := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		time.Sleep(5 * time.Millisecond)
+		w.WriteHeader(204)
+	}))
+	defer handler.Close()
+	p := startBin(t, db, "replay", "1", "-n", "100000", "--to", handler.URL)
+	for seen := 0; seen < 20; {
+		select {
+		case <-p.lines:
+			seen++
+		case <-p.done:
+			out, errs := p.Output()
+			t.Fatalf("replay ended early:\n%s\n%s", out, errs)
+		case <-time.After(60 * time.Second):
+			t.Fatal("replay printed no copies within 60 s")
+		}
+	}
+	srv.Stop()
+	select {
+	case <-p.done:
+	case <-time.After(120 * time.Second):
+		t.Fatal("replay went on for 120 s after the store went away")
+	}
+	_, stderr := p.Output()
+	var last string
+	for _, l := range strings.Split(strings.TrimSpace(stderr), "\n") {
+		if strings.HasPrefix(l, "hookreplay: ") {
+			last = l
+		}
+	}
+	named := strings.Contains(last, "lost the connection to 127.0.0.1:") || strings.Contains(last, "cannot connect to 127.0.0.1:")
+	if code := p.cmd.ProcessState.ExitCode(); code != 2 || !strings.Contains(last, "run 1 stopped after ") || !named ||
+		!strings.Contains(last, "(its end is not recorded)") || strings.Contains(stderr, "failed to connect to `") ||
+		strings.Contains(stderr, "conn closed") {
+		t.Fatalf("exit %d, stderr:\n%s", code, stderr)
+	}
 }

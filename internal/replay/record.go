@@ -38,6 +38,12 @@ func Execute(ctx context.Context, st *store.Store, job *Job, kind string, option
 	run.FinishedAt = res.Finished
 	run.Verdict = verdict
 	if err := st.FinishRun(context.WithoutCancel(ctx), run.ID, res.Finished, verdict, sum); err != nil {
+		if sinkErr != nil {
+			// The store went away under the run (a team store's server
+			// restarted): what stopped it is the news, not that its end
+			// could not be written either.
+			return nil, fmt.Errorf("run %d stopped after %d sent: %w (its end is not recorded)", run.ID, len(res.Attempts), sinkErr)
+		}
 		return nil, err
 	}
 	if sinkErr != nil {

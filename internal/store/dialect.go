@@ -3,11 +3,17 @@ package store
 import (
 	"context"
 	"database/sql"
+	"database/sql/driver"
+	"errors"
 	"fmt"
+	"io"
+	"net"
 	"regexp"
 	"strings"
 	"sync"
 	"unicode/utf8"
+
+	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/hookreplay/hookreplay/internal/secret"
 )
@@ -35,6 +41,9 @@ type dialect interface {
 	// args makes statement arguments storable: Postgres's text holds
 	// neither NUL nor bytes that are not UTF-8, which SQLite keeps.
 	args(args []any) []any
+	// lost words err when it says the connection to the database was lost
+	// (its server restarted or went away under a command); else err.
+	lost(err error) error
 	// requestLine is a column of deliveries' request line, as sent, where
 	// the target column does not hold it exactly (NULL elsewhere): a
 	// delivery's summary is read without its raw request.
@@ -66,11 +75,43 @@ func (sqliteDialect) redact(text string) string { return text }
 
 func (sqliteDialect) args(args []any) []any { return args }
 
+func (sqliteDialect) lost(err error) error { return err }
+
 // requestLine: SQLite's target is the exact bytes.
 func (sqliteDialect) requestLine() string { return "NULL" }
 
 type postgresDialect struct {
 	secrets []string // the DSN's password, as written and decoded
+	where   string   // the server, HOST:PORT or its socket, for messages
+}
+
+// lost words a connection the server closed under a statement — pgx's
+// "conn closed", "unexpected EOF", FATAL 57P01 "terminating connection due
+// to administrator command" — as "lost the connection to HOST:PORT: …";
+// errors.Is and errors.As still see pgx's error.
+func (d postgresDialect) lost(err error) error {
+	var worded *pgConnectError
+	if err == nil || errors.As(err, &worded) || errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+		return err
+	}
+	var cause string
+	var pe *pgconn.PgError
+	var oe *net.OpError
+	switch {
+	case errors.As(err, &pe):
+		if !strings.HasPrefix(pe.Code, "57P") { // operator intervention: shutdown, crash, not yet up
+			return err
+		}
+		cause = fmt.Sprintf("the server says: %s (SQLSTATE %s)", pe.Message, pe.Code)
+	case errors.As(err, &oe) && oe.Err != nil:
+		cause = oneLine(oe.Err)
+	case errors.Is(err, driver.ErrBadConn), errors.Is(err, io.ErrUnexpectedEOF), errors.Is(err, io.EOF),
+		err.Error() == "conn closed", strings.HasSuffix(err.Error(), ": conn closed"):
+		cause = "the connection was closed"
+	default:
+		return err
+	}
+	return &pgConnectError{msg: d.redact(fmt.Sprintf("lost the connection to %s: %s", d.where, cause)), err: err}
 }
 
 var rebound sync.Map // query → Postgres form
@@ -262,11 +303,13 @@ type pool struct {
 }
 
 func (c pool) ExecContext(ctx context.Context, q string, args ...any) (sql.Result, error) {
-	return c.DB.ExecContext(ctx, c.d.rebind(q), c.d.args(args)...)
+	r, err := c.DB.ExecContext(ctx, c.d.rebind(q), c.d.args(args)...)
+	return r, c.d.lost(err)
 }
 
 func (c pool) QueryContext(ctx context.Context, q string, args ...any) (*sql.Rows, error) {
-	return c.DB.QueryContext(ctx, c.d.rebind(q), c.d.args(args)...)
+	r, err := c.DB.QueryContext(ctx, c.d.rebind(q), c.d.args(args)...)
+	return r, c.d.lost(err)
 }
 
 func (c pool) QueryRowContext(ctx context.Context, q string, args ...any) *sql.Row {
@@ -275,7 +318,7 @@ func (c pool) QueryRowContext(ctx context.Context, q string, args ...any) *sql.R
 
 func (c pool) BeginTx(ctx context.Context, opts *sql.TxOptions) (txn, error) {
 	t, err := c.DB.BeginTx(ctx, opts)
-	return txn{Tx: t, d: c.d}, err
+	return txn{Tx: t, d: c.d}, c.d.lost(err)
 }
 
 // txn is a transaction of pool, rebinding as pool does.
@@ -285,8 +328,12 @@ type txn struct {
 }
 
 func (t txn) ExecContext(ctx context.Context, q string, args ...any) (sql.Result, error) {
-	return t.Tx.ExecContext(ctx, t.d.rebind(q), t.d.args(args)...)
+	r, err := t.Tx.ExecContext(ctx, t.d.rebind(q), t.d.args(args)...)
+	return r, t.d.lost(err)
 }
+
+// Commit commits, a lost connection worded as the statements' are.
+func (t txn) Commit() error { return t.d.lost(t.Tx.Commit()) }
 
 func (t txn) QueryRowContext(ctx context.Context, q string, args ...any) *sql.Row {
 	return t.Tx.QueryRowContext(ctx, t.d.rebind(q), t.d.args(args)...)
@@ -304,7 +351,8 @@ type stmt struct {
 }
 
 func (s stmt) ExecContext(ctx context.Context, args ...any) (sql.Result, error) {
-	return s.Stmt.ExecContext(ctx, s.d.args(args)...)
+	r, err := s.Stmt.ExecContext(ctx, s.d.args(args)...)
+	return r, s.d.lost(err)
 }
 
 func (s stmt) QueryRowContext(ctx context.Context, args ...any) *sql.Row {

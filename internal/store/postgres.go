@@ -85,6 +85,7 @@ func openPostgres(ctx context.Context, raw string, o options) (*Store, error) {
 		display += " (schema " + schema + ")"
 	}
 	t := &pgTarget{cfg: cfg, schema: schema, display: display, pwFrom: passwordFrom(raw, cfg)}
+	d.where = t.where()
 	db := sql.OpenDB(pgConnector{Connector: stdlib.GetConnector(*cfg), t: t, d: d})
 	db.SetMaxIdleConns(4)
 	s := &Store{db: pool{DB: db, d: d}, path: raw, pg: t}
@@ -146,10 +147,7 @@ func connectErr(t *pgTarget, err error) string {
 		return worded.msg
 	}
 	cfg := t.cfg
-	where := fmt.Sprintf("%s:%d", cfg.Host, cfg.Port)
-	if strings.HasPrefix(cfg.Host, "/") {
-		where = fmt.Sprintf("%s/.s.PGSQL.%d", cfg.Host, cfg.Port)
-	}
+	where := t.where()
 	text := pgxConnectPrefix.ReplaceAllString(oneLine(err), "")
 	if m := pgxDialPrefix.FindStringSubmatch(text); m != nil {
 		where, text = m[1], text[len(m[0]):] // the address that failed (of several hosts, the first)
@@ -187,6 +185,15 @@ func connectErr(t *pgTarget, err error) string {
 		return fmt.Sprintf("cannot connect to %s: what answers there is not a Postgres server (is the port right?)", where)
 	}
 	return fmt.Sprintf("cannot connect to %s: %s", where, text)
+}
+
+// where is the server a connection goes to first: HOST:PORT, or the
+// socket's path.
+func (t *pgTarget) where() string {
+	if strings.HasPrefix(t.cfg.Host, "/") {
+		return fmt.Sprintf("%s/.s.PGSQL.%d", t.cfg.Host, t.cfg.Port)
+	}
+	return fmt.Sprintf("%s:%d", t.cfg.Host, t.cfg.Port)
 }
 
 // parseErr words a URL pgx cannot read: its reason, without the URL again
