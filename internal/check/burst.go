@@ -3,6 +3,7 @@ package check
 import (
 	"context"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/hookreplay/hookreplay/internal/message"
@@ -99,6 +100,12 @@ func (r *runner) burst(ctx context.Context, d *Delivery, fr *firstResult) (*repo
 			// whose listen backlog is too small for the burst resets
 			// connections, one that cannot take concurrent requests times out.
 			why += "; the first error: " + firstErr
+			if strings.Contains(firstErr, "connection reset") {
+				// Seen with Python's http.server under a burst of 20: its
+				// socketserver queues 5 connections and resets the rest.
+				why += fmt.Sprintf(" (connections reset under a burst: the handler's listen backlog is smaller than the burst's %d copies; "+
+					"Python's http.server and socketserver queue 5 — raise request_queue_size)", r.o.Burst)
+			}
 		}
 		ph.Warnings = append(ph.Warnings, fmt.Sprintf("%d of %d concurrent copies were not answered 2xx (%s); the provider retries those", bad, ph.Attempts, why))
 	}
