@@ -375,6 +375,12 @@ func checkValidateProbes(o *checkOptions, what string) error {
 	if o.DSN != "" && len(o.ProbeSQL) == 0 {
 		return usageErr("--dsn is given but no --probe-sql query")
 	}
+	if d := o.DSN; d != "" && !strings.HasPrefix(d, "sqlite:") && !strings.Contains(d, "://") && !strings.ContainsAny(d, "= \t") {
+		// A bare file name, the usual slip: say the form that works (it
+		// said "sql probe: unsupported dsn"). Anything with = or a space
+		// may be key=value settings holding a password: not repeated.
+		return usageErr("--dsn %s: want sqlite:PATH or postgres://USER@HOST/DB (a SQLite file: --dsn sqlite:%s)", d, d)
+	}
 	if err := checkProbeSpecs(o).Check(); err != nil {
 		return probeSpecErr(err)
 	}

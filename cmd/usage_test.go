@@ -52,6 +52,7 @@ func TestUsageErrorsAreWorded(t *testing.T) {
 		{[]string{"check", "1", "--to", "3000", "--probe-http", "zzz"}, "--probe-http zzz: want a URL (http://localhost:3000/webhooks)"},
 		{[]string{"check", "1", "--to", "3000", "--probe-http", "http://127.0.0.1:99999/x"}, "--probe-http http://127.0.0.1:99999/x: port 99999 is out of range"},
 		{[]string{"check", "1", "--to", "3000", "--probe-cmd", ""}, `--probe-cmd "": empty command`},
+		{[]string{"check", "1", "--to", "3000", "--probe-sql", "SELECT 1", "--dsn", "w.db"}, "--dsn w.db: want sqlite:PATH or postgres://USER@HOST/DB (a SQLite file: --dsn sqlite:w.db)"},
 		{[]string{"check", "1", "--to", "3000", "--probe-cmd", "true", "--sink", "zzz"}, "--sink zzz: want a port (9000), host:port"},
 		{[]string{"check", "1", "--to", "3000", "--probe-cmd", "true", "--sink", "n=99999"}, "--sink 99999: port 99999 is out of range"},
 		{[]string{"replay", "--event-id", "", "--to", "3000"}, "--event-id is empty: give a provider event id"},
