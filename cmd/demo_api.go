@@ -12,7 +12,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/hookreplay/hookreplay/internal/iostreams"
-	"github.com/hookreplay/hookreplay/internal/testkit/idemapi"
+	"github.com/hookreplay/hookreplay/internal/demo/idemapi"
 )
 
 // demoAPIVariants are the variants 'demo api' serves: the correct API

@@ -13,7 +13,7 @@ import (
 
 	"github.com/hookreplay/hookreplay/examples/wallet"
 	"github.com/hookreplay/hookreplay/internal/report"
-	"github.com/hookreplay/hookreplay/internal/testkit/idemapi"
+	"github.com/hookreplay/hookreplay/internal/demo/idemapi"
 )
 
 // keycheckAPI serves the test messaging API with mistake m on 127.0.0.1

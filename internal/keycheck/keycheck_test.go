@@ -16,7 +16,7 @@ import (
 	"github.com/hookreplay/hookreplay/internal/message"
 	"github.com/hookreplay/hookreplay/internal/probe"
 	"github.com/hookreplay/hookreplay/internal/report"
-	"github.com/hookreplay/hookreplay/internal/testkit/idemapi"
+	"github.com/hookreplay/hookreplay/internal/demo/idemapi"
 )
 
 // fullOptions is a keycheck of api with every check's input given.

@@ -8,7 +8,7 @@ import (
 
 	"github.com/hookreplay/hookreplay/internal/keycheck"
 	"github.com/hookreplay/hookreplay/internal/report"
-	"github.com/hookreplay/hookreplay/internal/testkit/idemapi"
+	"github.com/hookreplay/hookreplay/internal/demo/idemapi"
 )
 
 // The burst catches the check-then-insert race in every run, and never
