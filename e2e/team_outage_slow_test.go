@@ -116,3 +116,23 @@ func TestTeamReplayStoreGoneMidRun(t *testing.T) {
 		t.Fatalf("exit %d, stderr:\n%s", code, stderr)
 	}
 }
+
+// TestTeamTUIOnReadReplica: a team browsing from a read replica (a hot
+// standby). Postgres refuses LISTEN there — the TUI ended at start with
+// "watch database: ERROR: cannot execute LISTEN during recovery" — and no
+// NOTIFY reaches it: the TUI opens, and a delivery captured on the primary
+// appears once the replica has replayed it (the watcher polls how far).
+func TestTeamTUIOnReadReplica(t *testing.T) {
+	captureFastExit(t)
+	primary := testkit.StartPostgres(t)
+	if r := runBin(t, primary.DSN(), mustRead(t, "internal/tui/testdata/deliveries.jsonl"), "import", "-"); r.Code != 0 {
+		t.Fatalf("import: %+v", r)
+	}
+	replica := primary.StartStandby().DSN()
+	tm := tuiTmux(t, fmt.Sprintf("NO_COLOR=1 GORACE=atexit_sleep_ms=0 %s --db '%s' tui; echo EXITED $?; sleep 600", binPath, replica))
+	tm.waitFor("1/6 deliveries", "> 6 ")
+	_, addr := captureStart(t, primary.DSN(), "--quiet")
+	id := captureAckID(t, captureExchange(t, addr, mustRead(t, "testdata/export/github.http"), 1)[0])
+	tm.waitFor("1/7 deliveries", fmt.Sprintf("> %d ", id))
+	tm.keys("q")
+}

@@ -534,6 +534,12 @@ func (s *Store) listen(ctx context.Context) (*pgx.Conn, error) {
 		// line open gives, not pgx's "failed to connect to `user=…`".
 		return nil, fmt.Errorf("watch database: connection lost: %s", s.db.d.redact(connectErr(s.pg, err)))
 	}
+	var standby bool
+	if err := c.QueryRow(ctx, "SELECT pg_is_in_recovery()").Scan(&standby); err == nil && standby {
+		// A read replica (hot standby) refuses LISTEN, and no NOTIFY
+		// reaches it anyway: the watcher polls it for replayed WAL.
+		return c, nil
+	}
 	if _, err := c.Exec(ctx, "LISTEN "+notifyChannel); err != nil {
 		c.Close(context.Background())
 		return nil, fmt.Errorf("watch database: %s", s.db.d.redact(oneLine(err)))
@@ -541,9 +547,51 @@ func (s *Store) listen(ctx context.Context) (*pgx.Conn, error) {
 	return c, nil
 }
 
+// standbyPoll is how often a watcher on a read replica asks how far it has
+// replayed the primary's WAL: a change there is a change of the store, as
+// far as the replica can tell (it may be another schema's or database's;
+// the view reads again and finds nothing new).
+const standbyPoll = 500 * time.Millisecond
+
+// replayed is how far a standby has replayed WAL, "" on a primary.
+func replayed(ctx context.Context, c *pgx.Conn) (string, error) {
+	var lsn *string
+	if err := c.QueryRow(ctx, "SELECT pg_last_wal_replay_lsn()::text").Scan(&lsn); err != nil || lsn == nil {
+		return "", err
+	}
+	return *lsn, nil
+}
+
 func (w *pgWatch) run(ctx context.Context, s *Store, c *pgx.Conn) {
 	defer close(w.done)
 	for {
+		var lsn string
+		var err error
+		if c != nil {
+			lsn, err = replayed(ctx, c)
+		}
+		for c != nil && err == nil && lsn != "" { // a read replica: poll
+			select {
+			case <-ctx.Done():
+				c.Close(context.Background())
+				return
+			case <-time.After(standbyPoll):
+			}
+			var now string
+			if now, err = replayed(ctx, c); err == nil && now != lsn {
+				lsn = now
+				w.set(nil, true)
+			}
+		}
+		if err != nil && c != nil {
+			if ctx.Err() != nil {
+				c.Close(context.Background())
+				return
+			}
+			c.Close(context.Background())
+			c = nil
+			w.set(fmt.Errorf("watch database: connection lost: %s", w.d.redact(oneLine(err))), false)
+		}
 		for c != nil {
 			n, err := c.WaitForNotification(ctx)
 			if ctx.Err() != nil {

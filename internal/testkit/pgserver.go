@@ -154,3 +154,36 @@ func (s *PostgresServer) Stop() {
 		s.t.Fatal(err)
 	}
 }
+
+// StartStandby starts a read replica of s (a hot standby streaming its WAL,
+// pg_basebackup -R) on a free port of its own, stopped when the test ends.
+// Its DSN is the primary's with the standby's port.
+func (s *PostgresServer) StartStandby() *PostgresServer {
+	s.t.Helper()
+	dir, err := os.MkdirTemp(filepath.Dir(s.dir), "hr-pgstandby-")
+	if err != nil {
+		s.t.Fatal(err)
+	}
+	sb := &PostgresServer{t: s.t, bin: s.bin, dir: dir, asUser: s.asUser}
+	s.t.Cleanup(func() {
+		_ = sb.ctl("stop", "-m", "immediate")
+		os.RemoveAll(dir)
+	})
+	if len(s.asUser) > 0 {
+		if out, err := exec.Command("chown", "postgres", dir).CombinedOutput(); err != nil {
+			s.t.Fatalf("chown %s: %v: %s", dir, err, out)
+		}
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		s.t.Fatal(err)
+	}
+	sb.port = ln.Addr().(*net.TCPAddr).Port
+	ln.Close()
+	if out, err := sb.command(filepath.Join(s.bin, "pg_basebackup"), "-h", s.dir, "-p", strconv.Itoa(s.port), "-U", "hookreplay",
+		"-D", sb.data(), "-R", "-X", "stream", "-c", "fast").CombinedOutput(); err != nil {
+		s.t.Fatalf("pg_basebackup: %v: %s", err, out)
+	}
+	sb.Start()
+	return sb
+}
