@@ -93,27 +93,32 @@ func fill(path string, n int) error {
 // tuiQuery prints the milliseconds the TUI's first load takes in the store:
 // opening it, counting the deliveries and reading the newest 120 summaries.
 func tuiQuery(path string) error {
-	ctx := context.Background()
-	start := time.Now()
-	st, err := store.Open(ctx, path)
-	if err != nil {
+	return timeQueries(path, func(ctx context.Context, st *store.Store) error {
+		if _, err := st.CountDeliveries(ctx, store.Filter{}); err != nil {
+			return err
+		}
+		_, err := st.ListSummaries(ctx, store.Filter{}, store.Page{Limit: 120})
 		return err
-	}
-	defer st.Close()
-	if _, err := st.CountDeliveries(ctx, store.Filter{}); err != nil {
-		return err
-	}
-	if _, err := st.ListSummaries(ctx, store.Filter{}, store.Page{Limit: 120}); err != nil {
-		return err
-	}
-	fmt.Printf("%.2f\n", float64(time.Since(start).Microseconds())/1000)
-	return nil
+	})
 }
 
 // listQuery times what `hookreplay list` asks of the store: open it and
 // read the newest 50 summaries (list reads them twice, to measure its
 // columns and then to print).
 func listQuery(path string) error {
+	return timeQueries(path, func(ctx context.Context, st *store.Store) error {
+		for range 2 {
+			if err := st.EachSummary(ctx, store.Filter{}, store.Page{Limit: 50}, func(store.DeliverySummary) error { return nil }); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+}
+
+// timeQueries prints the milliseconds of opening the store at path and
+// running queries on it.
+func timeQueries(path string, queries func(context.Context, *store.Store) error) error {
 	ctx := context.Background()
 	start := time.Now()
 	st, err := store.Open(ctx, path)
@@ -121,10 +126,8 @@ func listQuery(path string) error {
 		return err
 	}
 	defer st.Close()
-	for range 2 {
-		if err := st.EachSummary(ctx, store.Filter{}, store.Page{Limit: 50}, func(store.DeliverySummary) error { return nil }); err != nil {
-			return err
-		}
+	if err := queries(ctx, st); err != nil {
+		return err
 	}
 	fmt.Printf("%.2f\n", float64(time.Since(start).Microseconds())/1000)
 	return nil
