@@ -11,8 +11,8 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/hookreplay/hookreplay/internal/iostreams"
 	"github.com/hookreplay/hookreplay/internal/demo/idemapi"
+	"github.com/hookreplay/hookreplay/internal/iostreams"
 )
 
 // demoAPIVariants are the variants 'demo api' serves: the correct API

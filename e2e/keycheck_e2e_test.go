@@ -12,8 +12,8 @@ import (
 	"time"
 
 	"github.com/hookreplay/hookreplay/examples/wallet"
-	"github.com/hookreplay/hookreplay/internal/report"
 	"github.com/hookreplay/hookreplay/internal/demo/idemapi"
+	"github.com/hookreplay/hookreplay/internal/report"
 )
 
 // keycheckAPI serves the test messaging API with mistake m on 127.0.0.1

@@ -12,11 +12,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/hookreplay/hookreplay/internal/demo/idemapi"
 	"github.com/hookreplay/hookreplay/internal/keycheck"
 	"github.com/hookreplay/hookreplay/internal/message"
 	"github.com/hookreplay/hookreplay/internal/probe"
 	"github.com/hookreplay/hookreplay/internal/report"
-	"github.com/hookreplay/hookreplay/internal/demo/idemapi"
 )
 
 // fullOptions is a keycheck of api with every check's input given.

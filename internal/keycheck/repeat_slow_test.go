@@ -6,9 +6,9 @@ import (
 	"context"
 	"testing"
 
+	"github.com/hookreplay/hookreplay/internal/demo/idemapi"
 	"github.com/hookreplay/hookreplay/internal/keycheck"
 	"github.com/hookreplay/hookreplay/internal/report"
-	"github.com/hookreplay/hookreplay/internal/demo/idemapi"
 )
 
 // The burst catches the check-then-insert race in every run, and never
