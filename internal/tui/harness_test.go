@@ -2,7 +2,6 @@ package tui
 
 import (
 	"bytes"
-	"context"
 	"flag"
 	"io"
 	"os"
@@ -40,24 +39,7 @@ func fixtureStore(t *testing.T) *store.Store {
 // storeFrom is a new store holding the deliveries of a JSONL fixture.
 func storeFrom(t *testing.T, fixture string) *store.Store {
 	t.Helper()
-	st, err := store.Open(context.Background(), filepath.Join(t.TempDir(), "hookreplay.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { st.Close() })
-	f, err := os.Open(fixture)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	ds, err := store.ReadJSONL(f)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := st.ImportDeliveries(context.Background(), ds); err != nil {
-		t.Fatal(err)
-	}
-	return st
+	return storeAt(t, filepath.Join(t.TempDir(), "hookreplay.db"), fixture)
 }
 
 func newHarness(t *testing.T, st *store.Store, w, h int) *harness {
