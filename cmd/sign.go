@@ -72,7 +72,7 @@ schemes that sign one (` + providers(timestamped) + `).
 				}
 				o.Timestamp = t
 			}
-			if o.ID != "" && (verify.IdentityInBody(o.Provider) || !verify.Recognised(o.Provider)) {
+			if s := verify.Lookup(o.Provider); o.ID != "" && (s.IdentityInBody() || !verify.Known(s)) {
 				return usageErr("--id: %s keeps no event id in a header; edit the body instead", o.Provider)
 			}
 			if err := parseSigHeaders(headers, &o.Headers, &o.SigHeader); err != nil {

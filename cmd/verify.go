@@ -248,13 +248,16 @@ func verifyRun(ctx context.Context, o *verifyOptions) error {
 	if provider == "" && o.SigHeader != "" {
 		provider = verify.Generic
 	}
-	r, err := verify.Verify(req, provider, o.Secret, opt)
+	s, err := verify.Resolve(req, provider, opt)
 	if err != nil {
 		return verifyErr(err)
 	}
-	if !r.Valid && o.URL == "" && verify.SignsURL(r.Provider) && strings.HasPrefix(r.Reason, "signature mismatch (") {
+	r, err := verify.VerifyWith(s, req, o.Secret, opt)
+	if err != nil {
+		return verifyErr(err)
+	}
+	if !r.Valid && o.URL == "" && s.SignsURL() && strings.HasPrefix(r.Reason, "signature mismatch (") {
 		// The scheme tried the request's own URL; the flag gives the right one.
-		s, _ := verify.SchemeFor(r.Provider)
 		r.Reason = fmt.Sprintf("signature mismatch (%s signs the full URL; pass --url with the URL configured in %s)", s.Title(), s.Title())
 	}
 	if !r.Valid && r.Reason == "signature mismatch" && strings.TrimSpace(o.Secret) != o.Secret {
@@ -269,7 +272,7 @@ func verifyRun(ctx context.Context, o *verifyOptions) error {
 		if o.SecretEnv != "" {
 			name = o.SecretEnv
 		}
-		why = verify.WhyMismatch(req, r.Provider, o.Secret, name, opt)
+		why = verify.WhyMismatch(s, req, o.Secret, name, opt)
 		line += ": " + why
 	}
 	if o.JSON {

@@ -24,7 +24,7 @@ import (
 // provider requires before it enables the URL, so an app can be pointed at
 // capture directly.
 func AckBody(d *store.Delivery) []byte {
-	if s, err := verify.SchemeFor(d.Provider); err == nil {
+	if s, err := verify.SchemeFor(d.Provider); err == nil { // just detected: a name the registry knows
 		if c := s.Challenge(d.Request()); c != "" {
 			b, _ := json.Marshal(struct {
 				Challenge string `json:"challenge"`
@@ -302,26 +302,23 @@ func (s *Server) delivered(d *store.Delivery, latency time.Duration) {
 // Twilio signs the URL the sender was configured with; behind a TLS tunnel
 // that is https even though capture itself was reached over http, so unless
 // the tunnel says which (X-Forwarded-Proto) verify tries both schemes.
-func verification(req *message.Request, provider, secret string, receivedAt time.Time, host string) (line string) {
+func verification(req *message.Request, scheme verify.Scheme, secret string, receivedAt time.Time, host string) (line string) {
 	defer func() {
 		// A bug in a provider scheme must not take the capture down with it.
 		if r := recover(); r != nil {
 			line = fmt.Sprintf("unverified: verifier failed: %v", r)
 		}
 	}()
-	if !verify.Recognised(provider) {
+	if !verify.Known(scheme) {
 		return "unverified: no provider signature scheme recognised in the headers"
 	}
 	opt := verify.Options{Now: receivedAt}
 	if proto := req.Headers.Get("X-Forwarded-Proto"); proto == "http" || proto == "https" {
 		opt.URL = proto + "://" + host + req.Target
 	}
-	res, err := verify.Verify(req, provider, secret, opt)
+	res, err := verify.VerifyWith(scheme, req, secret, opt)
 	if err != nil {
 		return "unverified: " + err.Error()
-	}
-	if res.Provider == "" {
-		res.Provider = provider
 	}
 	if res.CheckedAt.IsZero() {
 		res.CheckedAt = receivedAt

@@ -548,10 +548,10 @@ func (s *Server) serveRequest(c *conn, rec *recorder, br *bufio.Reader) bool {
 		Body:       body,
 	}
 	mreq := &message.Request{Method: d.Method, Target: d.Target, Proto: d.Proto, Headers: d.Headers, Body: d.Body}
-	id := verify.Detect(mreq)
+	scheme, id := verify.DetectScheme(mreq)
 	d.Provider, d.EventID, d.EventType, d.Identity = id.Provider, id.EventID, id.EventType, id.Extra
 	if s.opt.Secret != "" {
-		d.Verification = verification(mreq, id.Provider, s.opt.Secret, receivedAt, req.Host)
+		d.Verification = verification(mreq, scheme, s.opt.Secret, receivedAt, req.Host)
 	}
 	keepAlive := !req.Close && !s.closing.Load()
 

@@ -33,8 +33,12 @@ import (
 
 // Delivery is one captured delivery to check.
 type Delivery struct {
-	ID        int64
-	Provider  string
+	ID       int64
+	Provider string
+	// Scheme is the provider's scheme, resolved once (detected, declared
+	// or named) when the delivery was loaded; nil resolves Provider when
+	// the run starts. Everything below uses it, never the name again.
+	Scheme    verify.Scheme
 	EventID   string
 	EventType string
 	Req       *message.Request
@@ -50,7 +54,7 @@ type Delivery struct {
 
 // FromStore converts a stored delivery.
 func FromStore(d *store.Delivery) Delivery {
-	return Delivery{ID: d.ID, Provider: d.Provider, EventID: d.EventID, EventType: d.EventType, Req: d.Request(), Imported: d.Origin != "",
+	return Delivery{ID: d.ID, Provider: d.Provider, Scheme: verify.Lookup(d.Provider), EventID: d.EventID, EventType: d.EventType, Req: d.Request(), Imported: d.Origin != "",
 		CapturedStatus: d.ResponseStatus}
 }
 
@@ -235,6 +239,14 @@ func withDefaults(o Options) Options {
 	if o.Observer == nil {
 		o.Observer = NopObserver{}
 	}
+	ds := make([]Delivery, len(o.Deliveries))
+	for i, d := range o.Deliveries {
+		if d.Scheme == nil {
+			d.Scheme = verify.Lookup(d.Provider)
+		}
+		ds[i] = d
+	}
+	o.Deliveries = ds
 	return o
 }
 
@@ -354,18 +366,18 @@ func (r *runner) attemptTimeout() time.Duration {
 	}
 	t := r.o.ProviderTimeout
 	for _, d := range r.o.Deliveries {
-		if pt := r.providerTimeout(d.Provider); pt > t {
+		if pt := r.providerTimeout(d); pt > t {
 			t = pt
 		}
 	}
 	return t + 5*time.Second
 }
 
-func (r *runner) providerTimeout(provider string) time.Duration {
+func (r *runner) providerTimeout(d Delivery) time.Duration {
 	if r.o.ProviderTimeout > 0 {
 		return r.o.ProviderTimeout
 	}
-	if t, ok := verify.ResponseTimeout(provider); ok {
+	if t, ok := verify.ResponseTimeout(d.Scheme); ok {
 		return t
 	}
 	return defaultProviderTimeout
@@ -466,13 +478,10 @@ func checkSecret(o Options) error {
 		return nil
 	}
 	for _, d := range o.Deliveries {
-		if !verify.Recognised(d.Provider) || d.Req == nil {
+		if !verify.Known(d.Scheme) || d.Req == nil {
 			continue
 		}
-		if _, err := verify.SchemeFor(d.Provider); err != nil {
-			continue
-		}
-		if _, err := verify.Resign(d.Req, d.Provider, o.Secret, time.Now(), verify.Options{URL: replay.FullURL(o.Target, d.Req.Target)}); err != nil {
+		if _, err := verify.ResignWith(d.Scheme, d.Req, o.Secret, time.Now(), verify.Options{URL: replay.FullURL(o.Target, d.Req.Target)}); err != nil {
 			return &SetupError{Err: &SecretError{DeliveryID: d.ID, Provider: d.Provider, Err: err}}
 		}
 		if err := capturedSignature(d, o.Secret); err != nil {
@@ -489,8 +498,8 @@ func checkSecret(o Options) error {
 // signed ones) and schemes that sign the URL the provider posted to
 // (unknown here, behind a proxy) are not judged.
 func capturedSignature(d Delivery, secret string) error {
-	s, err := verify.SchemeFor(d.Provider)
-	if err != nil || s.SignsURL() || d.Imported {
+	s := d.Scheme
+	if s.SignsURL() || d.Imported {
 		return nil
 	}
 	signed := false
@@ -503,11 +512,11 @@ func capturedSignature(d Delivery, secret string) error {
 		return nil
 	}
 	opt := verify.Options{Tolerance: -1}
-	res, err := verify.Verify(d.Req, d.Provider, secret, opt)
+	res, err := verify.VerifyWith(s, d.Req, secret, opt)
 	if err != nil || res.Valid {
 		return nil // a secret the scheme cannot use is SecretError's
 	}
-	if verify.Reencoded(d.Req, d.Provider, secret, opt) != "" {
+	if verify.Reencoded(s, d.Req, secret, opt) != "" {
 		// The secret is right: a forwarder re-encoded the body before
 		// capture. Copies are signed over the bytes sent, so they verify.
 		return nil
@@ -527,11 +536,11 @@ func (r *runner) routeWarnings() {
 			continue
 		}
 		for _, d := range r.o.Deliveries {
-			if d.Provider == name {
+			if d.Scheme.Name() == name {
 				continue
 			}
 			what := "a " + orGeneric(d.Provider) + " delivery"
-			if !verify.Recognised(d.Provider) {
+			if !verify.Known(d.Scheme) {
 				what = "a request with no signature header of any known provider"
 			}
 			r.warn(fmt.Sprintf("delivery %d is %s, but %s looks like a %s webhook route: check a %s delivery (%s %s picks the newest)",

@@ -464,7 +464,7 @@ func (c *crashPhase) killTrial(ctx context.Context, t *trial, i int, k killPlan)
 	} else {
 		ct.a2 = r.send(ctx, asRetry(c.d, r.sameIdentity(c.d, t.req, t.id), 1), replayOptions)
 		ct.a2.Edit = "provider's retry after the restart"
-		ct.retryMarks = verify.RetryHeaders(c.d.Provider)
+		ct.retryMarks = verify.RetryHeaders(c.d.Scheme)
 		c.copies++
 		if err := r.record(ctx, &ct.a2, c.d, PhaseCrash, c.copies, t.id); err != nil {
 			return nil, err

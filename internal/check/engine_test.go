@@ -240,7 +240,7 @@ func delivery(t *testing.T, id int64, amount int) Delivery {
 		t.Fatal(err)
 	}
 	ident := verify.IdentityFor("stripe", req)
-	return Delivery{ID: id, Provider: "stripe", EventID: ident.EventID, EventType: ident.EventType, Req: req}
+	return Delivery{ID: id, Provider: "stripe", Scheme: verify.Lookup("stripe"), EventID: ident.EventID, EventType: ident.EventType, Req: req}
 }
 
 func itoa(n int) string { b, _ := json.Marshal(n); return string(b) }

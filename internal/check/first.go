@@ -55,7 +55,7 @@ func (r *runner) first(ctx context.Context, d *Delivery) (*firstResult, error) {
 		fr.fresh = true
 	} else {
 		req, id = r.sameIdentity(d, d.Req, d.EventID), d.EventID
-		if verify.Handshake(d.Provider, d.Req) == "" { // a handshake's report says what it is instead
+		if verify.Handshake(d.Scheme, d.Req) == "" { // a handshake's report says what it is instead
 			r.note("delivery %d: first and dups use the captured event id %q: %s; burst, lost and crash need a fresh id and are skipped", d.ID, d.EventID, why)
 		}
 	}
@@ -133,12 +133,12 @@ func (r *runner) judgeFirst(ctx context.Context, d *Delivery, fr *firstResult) e
 		// No route there: a wrong --to, not a handler that refused an event.
 		return &SetupError{Err: &RouteError{DeliveryID: d.ID, Status: a.Status, Body: answerBody(a), Method: d.Req.Method,
 			Path: pathOf(replay.RequestTarget(r.o.Target, d.Req.Target)), CapturedPath: pathOf(d.Req.Target)}}
-	case rejectsSignature(a.Status) && !changed && r.o.Secret != "" && verify.Recognised(d.Provider):
+	case rejectsSignature(a.Status) && !changed && r.o.Secret != "" && verify.Known(d.Scheme):
 		// Re-signed with the secret given, and refused without effect: the
 		// secret or the route is wrong, not the handler.
 		return &SetupError{Err: &RejectedError{DeliveryID: d.ID, Status: a.Status, Body: answerBody(a), CapturedStatus: d.CapturedStatus,
-			Refusal: verify.LibraryRefusal(d.Provider, d.Req)}}
-	case !is2xx(a.Status) && !changed && r.o.Secret == "" && verify.Recognised(d.Provider):
+			Refusal: verify.LibraryRefusal(d.Scheme, d.Req)}}
+	case !is2xx(a.Status) && !changed && r.o.Secret == "" && verify.Known(d.Scheme):
 		ph.Status = report.Inconclusive
 		ph.Message = r.staleSignatureMessage(d, a.Status)
 		fr.why = "the first copy was not accepted"
@@ -188,7 +188,7 @@ func (r *runner) judgeFirst(ctx context.Context, d *Delivery, fr *firstResult) e
 // effect while it carried its captured signature.
 func (r *runner) staleSignatureMessage(d *Delivery, status int) string {
 	secret := r.name(InputSecret)
-	if s, err := verify.SchemeFor(d.Provider); err == nil && s.SignsURL() {
+	if s := d.Scheme; s.SignsURL() {
 		return fmt.Sprintf("the first copy was answered %d and the probes saw no effect; %s signs the full URL it posted to, so without %s a copy sent to %s carries a signature for the captured URL, which the handler rejects: give %s so copies are re-signed for %s",
 			status, s.Title(), secret, r.o.Target, secret, r.name(InputTarget))
 	}
@@ -208,7 +208,7 @@ func (r *runner) stateMessage(id string, a store.Attempt) string {
 
 // noEffectMessage explains a first delivery the probes saw no effect of.
 func (r *runner) noEffectMessage(d *Delivery, fresh bool) string {
-	if h := verify.Handshake(d.Provider, d.Req); h != "" {
+	if h := verify.Handshake(d.Scheme, d.Req); h != "" {
 		// Not an event: saying "probe what the handler changes" would send
 		// the user after a probe that is fine.
 		return fmt.Sprintf("the probes saw no effect of the first delivery, and none is due: delivery %d is %s, not an event, so there is no work to do exactly once; "+

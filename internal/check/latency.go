@@ -19,12 +19,12 @@ func (r *runner) latency(_ context.Context, d *Delivery, fr *firstResult) (*repo
 	if len(as) == 0 {
 		return nil, nil
 	}
-	limit := r.providerTimeout(d.Provider)
+	limit := r.providerTimeout(*d)
 	ph := &report.PhaseResult{Phase: PhaseLatency, Attempts: len(as)}
 	src := d.Provider + "'s timeout"
 	if r.o.ProviderTimeout > 0 {
 		src = r.name(InputProviderTimeout)
-	} else if _, ok := verify.ResponseTimeout(d.Provider); !ok {
+	} else if _, ok := verify.ResponseTimeout(d.Scheme); !ok {
 		src = "the default timeout (no known timeout for provider " + orGeneric(d.Provider) + "; set " + r.name(InputProviderTimeout) + ")"
 	}
 	lats := make([]time.Duration, len(as))
@@ -66,7 +66,7 @@ func (r *runner) latencySummary() *report.LatencySummary {
 	// One provider timeout only when every delivery shares it (each
 	// delivery's latency phase names its own).
 	for i, d := range r.o.Deliveries {
-		t := r.providerTimeout(d.Provider)
+		t := r.providerTimeout(d)
 		if i > 0 && t != ls.ProviderTimeout {
 			ls.ProviderTimeout = 0
 			break

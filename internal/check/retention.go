@@ -62,7 +62,7 @@ func (r *runner) retention(ctx context.Context, d *Delivery, fr *firstResult) (*
 	}
 	ph := &report.PhaseResult{Phase: PhaseRetention, Statuses: map[string]int{}}
 	defer func() { ph.Duration = time.Since(start) }()
-	horizon, source, known := verify.RetryHorizon(d.Provider)
+	horizon, source, known := verify.RetryHorizon(d.Scheme)
 	mem := remembered{ttl: r.o.DedupeTTL, how: "as declared with " + r.name(InputDedupeTTL)}
 	if mem.ttl <= 0 && len(redisProbes) > 0 {
 		var why string

@@ -100,8 +100,8 @@ func (r *runner) tamperedCopies(d *Delivery, ph *report.PhaseResult) (copies []t
 	}
 	// 2: correctly signed an hour ago, for schemes with a timestamp.
 	if req2, id2, ok, _ := r.freshIdentity(d); ok {
-		old, err := verify.Sign(req2, d.Provider, r.o.Secret, verify.Options{Now: time.Now().Add(-time.Hour), URL: r.urlFor(req2)})
-		if _, has := verify.SignedAt(req2, d.Provider); err == nil && has {
+		old, err := verify.SignWith(d.Scheme, req2, r.o.Secret, verify.Options{Now: time.Now().Add(-time.Hour), URL: r.urlFor(req2)})
+		if _, has := d.Scheme.SignedAt(req2); err == nil && has {
 			copies = append(copies, tamperedCopy{what: "a correctly signed copy whose signature timestamp is 1h old", req: old, id: id2})
 		} else {
 			r.note("tamper: %s signatures carry no timestamp, so the 1h-old signature copy was not sent", d.Provider)

@@ -184,8 +184,8 @@ func (r *runner) freshIdentity(d *Delivery) (req *message.Request, id string, ok
 	if !canFresh(d, r.o.Secret) {
 		return nil, "", false, r.freshReason(d)
 	}
-	id = verify.NewEventID(d.Provider)
-	req, err := verify.Reidentify(d.Req, d.Provider, id, r.o.Secret, r.stamps.at(id, time.Now()), verify.Options{URL: r.urlFor(d.Req)})
+	id = d.Scheme.NewEventID()
+	req, err := verify.ReidentifyWith(d.Scheme, d.Req, id, r.o.Secret, r.stamps.at(id, time.Now()), verify.Options{URL: r.urlFor(d.Req)})
 	if err != nil {
 		return nil, "", false, fmt.Sprintf("the delivery cannot be given a fresh event id: %v", err)
 	}
@@ -199,7 +199,7 @@ func (r *runner) sameIdentity(d *Delivery, req *message.Request, id string) *mes
 	if r.o.Secret == "" {
 		return req
 	}
-	s, err := verify.Resign(req, d.Provider, r.o.Secret, r.stamps.at(id, time.Now()), verify.Options{URL: r.urlFor(req)})
+	s, err := verify.ResignWith(d.Scheme, req, r.o.Secret, r.stamps.at(id, time.Now()), verify.Options{URL: r.urlFor(req)})
 	if err != nil {
 		r.note("copies of delivery %d were sent with their captured signature: re-signing failed: %v", d.ID, err)
 		return req
@@ -211,7 +211,7 @@ func (r *runner) sameIdentity(d *Delivery, req *message.Request, id string) *mes
 // really does (verify's Scheme.MarkRetry: Slack adds X-Slack-Retry-Num;
 // the others resend the same event id without a retry header).
 func asRetry(d *Delivery, req *message.Request, n int) *message.Request {
-	return verify.MarkRetry(req, d.Provider, n)
+	return verify.MarkRetry(req, d.Scheme, n)
 }
 
 // urlFor is the full URL a copy of req is sent to: what a provider that
@@ -221,21 +221,18 @@ func (r *runner) urlFor(req *message.Request) string {
 }
 
 func canFresh(d *Delivery, secret string) bool {
-	if !verify.Recognised(d.Provider) || d.EventID == "" {
+	if !verify.Known(d.Scheme) || d.EventID == "" {
 		return false
 	}
-	if _, err := verify.SchemeFor(d.Provider); err != nil {
-		return false
-	}
-	return secret != "" || !verify.IdentitySigned(d.Provider)
+	return secret != "" || !d.Scheme.IdentitySigned()
 }
 
 // freshReason says why d cannot be given a fresh event id.
 func (r *runner) freshReason(d *Delivery) string {
-	if !verify.Recognised(d.Provider) || d.EventID == "" {
+	if !verify.Known(d.Scheme) || d.EventID == "" {
 		return "the delivery has no event id hookreplay knows how to change (provider " + orGeneric(d.Provider) + ")"
 	}
-	if r.o.Secret == "" && verify.IdentitySigned(d.Provider) {
+	if r.o.Secret == "" && d.Scheme.IdentitySigned() {
 		return fmt.Sprintf("a fresh event id would break the %s signature: give %s to enable it", d.Provider, r.name(InputSecretSources))
 	}
 	return "provider " + d.Provider + " has no event identity scheme"

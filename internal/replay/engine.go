@@ -88,14 +88,17 @@ type Result struct {
 
 // prepared is one delivery ready to be copied.
 type prepared struct {
-	d    *store.Delivery
-	req  *message.Request // after overrides and edits, unsigned
-	raw  []byte           // --raw: stored bytes with Host rewritten
-	edit string
-	url  string // full URL the copy is sent to (Twilio signs it)
-	host string // Host header the copy carries ("": the target's)
-	mu   sync.Mutex
-	next int // copy numbers handed out so far
+	d *store.Delivery
+	// scheme is d's provider scheme, resolved once when the delivery is
+	// prepared; every copy is signed by it.
+	scheme verify.Scheme
+	req    *message.Request // after overrides and edits, unsigned
+	raw    []byte           // --raw: stored bytes with Host rewritten
+	edit   string
+	url    string // full URL the copy is sent to (Twilio signs it)
+	host   string // Host header the copy carries ("": the target's)
+	mu     sync.Mutex
+	next   int // copy numbers handed out so far
 }
 
 func (p *prepared) nextCopy() int {
@@ -280,7 +283,7 @@ func (r *run) wireFor(pd *prepared) (wire, error) {
 	}
 	req := pd.req
 	if r.j.plan.Secret != "" {
-		s, err := verify.Resign(req, pd.d.Provider, r.j.plan.Secret, r.j.plan.Now(), verify.Options{URL: pd.url})
+		s, err := verify.ResignWith(pd.scheme, req, r.j.plan.Secret, r.j.plan.Now(), verify.Options{URL: pd.url})
 		if err != nil {
 			return wire{}, fmt.Errorf("re-sign: %w", err)
 		}
@@ -452,8 +455,8 @@ func (j *Job) EditDescription() string {
 // onlyHostChanged reports whether an edited request differs from the stored
 // delivery in its Host header alone, which only a provider that signs the
 // URL (Twilio) covers with its signature.
-func onlyHostChanged(req *message.Request, d *store.Delivery, provider string) bool {
-	if verify.SignsURL(provider) || req.Target != d.Target || !bytes.Equal(req.Body, d.Body) {
+func onlyHostChanged(req *message.Request, d *store.Delivery, s verify.Scheme) bool {
+	if s.SignsURL() || req.Target != d.Target || !bytes.Equal(req.Body, d.Body) {
 		return false
 	}
 	return slices.Equal(req.Headers.Del("Host"), d.Headers.Del("Host"))

@@ -95,7 +95,7 @@ func normalizePlan(p Plan) (Plan, Schedule, error) {
 // warnings say what will surprise the handler (a stale or broken signature,
 // a request-target --raw keeps).
 func prepareDelivery(p Plan, d *store.Delivery, now time.Time) (pd *prepared, warnings []string, err error) {
-	pd = &prepared{d: d, req: d.Request()}
+	pd = &prepared{d: d, scheme: verify.Lookup(d.Provider), req: d.Request()}
 	if o, ok := p.Overrides[d.ID]; ok && o.Req != nil {
 		pd.req, pd.edit = o.Req.Clone(), o.Desc
 	}
@@ -110,10 +110,8 @@ func prepareDelivery(p Plan, d *store.Delivery, now time.Time) (pd *prepared, wa
 	if pd.edit != "" && !bytes.Equal(pd.req.Body, d.Body) {
 		// Some schemes describe the body outside the signature (Twilio:
 		// bodySHA256 in the URL).
-		if s, err := verify.SchemeFor(d.Provider); err == nil {
-			if note := s.BodyEdited(pd.req); note != "" {
-				pd.edit = joinEdit(pd.edit, note)
-			}
+		if note := pd.scheme.BodyEdited(pd.req); note != "" {
+			pd.edit = joinEdit(pd.edit, note)
 		}
 	}
 	pd.host = sendHost(p, d)
@@ -139,7 +137,7 @@ func prepareDelivery(p Plan, d *store.Delivery, now time.Time) (pd *prepared, wa
 	}
 	if p.Secret != "" {
 		// Fail early (before anything is sent) when copies cannot be signed.
-		if _, err := verify.Resign(pd.req, d.Provider, p.Secret, now, verify.Options{URL: pd.url}); err != nil {
+		if _, err := verify.ResignWith(pd.scheme, pd.req, p.Secret, now, verify.Options{URL: pd.url}); err != nil {
 			return nil, nil, fmt.Errorf("delivery %d: cannot re-sign %s copies: %w", d.ID, d.Provider, err)
 		}
 		return pd, warnings, nil
@@ -171,13 +169,13 @@ func sendHost(p Plan, d *store.Delivery) string {
 func signatureWarnings(p Plan, pd *prepared, now time.Time) []string {
 	d, provider := pd.d, pd.d.Provider
 	var out []string
-	if at, ok := verify.SignedAt(d.Request(), provider); ok {
-		if tol := verify.DefaultTolerance(provider); tol > 0 && now.Sub(at) > tol {
+	if at, ok := pd.scheme.SignedAt(d.Request()); ok {
+		if tol := pd.scheme.Tolerance(); tol > 0 && now.Sub(at) > tol {
 			out = append(out, fmt.Sprintf("delivery %d: its %s signature was made %s ago, beyond the %s tolerance; a handler that checks signature age will reject these copies (pass --secret to re-sign)",
 				d.ID, provider, roundAge(now.Sub(at)), tol))
 		}
 	}
-	if pd.edit != "" && !p.Raw && verify.Recognised(provider) && !onlyHostChanged(pd.req, d, provider) {
+	if pd.edit != "" && !p.Raw && verify.Known(pd.scheme) && !onlyHostChanged(pd.req, d, pd.scheme) {
 		out = append(out, fmt.Sprintf("delivery %d: edited copies keep the original %s signature, which no longer matches (pass --secret to re-sign)", d.ID, provider))
 	}
 	return out

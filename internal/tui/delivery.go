@@ -64,11 +64,12 @@ func loadDelivery(e *env, id int64) tea.Cmd {
 
 // verifyNow checks d's signature with secret, judged at the time it was received.
 func verifyNow(d *store.Delivery, secret string) string {
-	if !verify.Recognised(d.Provider) {
+	s := verify.Lookup(d.Provider)
+	if !verify.Known(s) {
 		return "unverified: no provider signature scheme recognised in the headers"
 	}
 	opt := verify.Options{Now: d.ReceivedAt}
-	res, err := verify.Verify(d.Request(), d.Provider, secret, opt)
+	res, err := verify.VerifyWith(s, d.Request(), secret, opt)
 	if err != nil {
 		return "unverified: " + err.Error()
 	}
@@ -77,7 +78,7 @@ func verifyNow(d *store.Delivery, secret string) string {
 	}
 	if !res.Valid && res.Reason == "signature mismatch" {
 		// Why, worded as verify words it (one place: verify.WhyMismatch).
-		return res.String() + ": " + verify.WhyMismatch(d.Request(), d.Provider, secret, "tui --secret", opt)
+		return res.String() + ": " + verify.WhyMismatch(s, d.Request(), secret, "tui --secret", opt)
 	}
 	return res.String()
 }

@@ -117,7 +117,12 @@ func (e *OptionError) Error() string {
 	return msg
 }
 
-// resolve finds the scheme for provider; "" means detect it from req's headers.
+// Resolve finds the scheme for provider; "" (or "auto") means detect it
+// from req's headers, and the scheme found is the one to carry from then on.
+func Resolve(req *message.Request, provider string, opt Options) (Scheme, error) {
+	return resolve(req, provider, opt)
+}
+
 func resolve(req *message.Request, provider string, opt Options) (Scheme, error) {
 	if strings.TrimSpace(provider) == "" || strings.EqualFold(provider, "auto") {
 		provider = Detect(req).Provider
@@ -139,6 +144,14 @@ func Verify(req *message.Request, provider, secret string, opt Options) (Result,
 	s, err := resolve(req, provider, opt)
 	if err != nil {
 		return Result{}, err
+	}
+	return VerifyWith(s, req, secret, opt)
+}
+
+// VerifyWith is Verify with the scheme already resolved.
+func VerifyWith(s Scheme, req *message.Request, secret string, opt Options) (Result, error) {
+	if req == nil {
+		return Result{}, errors.New("verify: no request")
 	}
 	if secret == "" {
 		return Result{}, fmt.Errorf("%w: secret is empty", ErrSecret)
@@ -166,6 +179,14 @@ func Sign(req *message.Request, provider, secret string, opt Options) (*message.
 	if err != nil {
 		return nil, err
 	}
+	return SignWith(s, req, secret, opt)
+}
+
+// SignWith is Sign with the scheme already resolved.
+func SignWith(s Scheme, req *message.Request, secret string, opt Options) (*message.Request, error) {
+	if req == nil {
+		return nil, errors.New("sign: no request")
+	}
 	if secret == "" {
 		return nil, fmt.Errorf("%w: secret is empty", ErrSecret)
 	}
@@ -184,6 +205,12 @@ func Resign(req *message.Request, provider, secret string, now time.Time, opt Op
 	return Sign(req, provider, secret, opt)
 }
 
+// ResignWith is Resign with the scheme already resolved.
+func ResignWith(s Scheme, req *message.Request, secret string, now time.Time, opt Options) (*message.Request, error) {
+	opt.Now = now
+	return SignWith(s, req, secret, opt)
+}
+
 // Reidentify returns a copy of req with a new event identity newID (a fresh
 // one from NewEventID when empty). Only the bytes where the identity lives
 // change: Stripe body "id", Slack body "event_id", GitHub X-GitHub-Delivery,
@@ -199,6 +226,14 @@ func Reidentify(req *message.Request, provider, newID, secret string, now time.T
 	if err != nil {
 		return nil, err
 	}
+	return ReidentifyWith(s, req, newID, secret, now, opt)
+}
+
+// ReidentifyWith is Reidentify with the scheme already resolved.
+func ReidentifyWith(s Scheme, req *message.Request, newID, secret string, now time.Time, opt Options) (*message.Request, error) {
+	if req == nil {
+		return nil, errors.New("reidentify: no request")
+	}
 	if newID == "" {
 		newID = s.NewEventID()
 	}
@@ -210,10 +245,11 @@ func Reidentify(req *message.Request, provider, newID, secret string, now time.T
 		return c, nil
 	}
 	opt.Now = now
-	return Sign(c, s.Name(), secret, opt)
+	return SignWith(s, c, secret, opt)
 }
 
-// SignedAt returns the timestamp inside req's signature, when the scheme has one.
+// SignedAt returns the timestamp inside req's signature, when provider's
+// scheme has one.
 func SignedAt(req *message.Request, provider string) (time.Time, bool) {
 	if req == nil {
 		return time.Time{}, false
@@ -225,11 +261,7 @@ func SignedAt(req *message.Request, provider string) (time.Time, bool) {
 	return s.SignedAt(req)
 }
 
-// DefaultTolerance is the provider's signature age tolerance (0 when it has none).
-func DefaultTolerance(provider string) time.Duration {
-	s, err := SchemeFor(provider)
-	if err != nil {
-		return 0
-	}
-	return s.Tolerance()
-}
+// NewEventID returns a fresh event id shaped like provider's own: evt_… for
+// stripe, a UUID for github and shopify, Ev… for slack, msg_… for standard
+// and svix.
+func NewEventID(provider string) string { return Lookup(provider).NewEventID() }

@@ -18,12 +18,19 @@ type Identity struct {
 // Detect names the provider of req from its headers and extracts the event
 // identity. It never fails: unparseable bodies leave the fields empty.
 func Detect(req *message.Request) Identity {
+	_, id := DetectScheme(req)
+	return id
+}
+
+// DetectScheme is Detect that also returns the scheme detected (generic
+// when none is), for a caller that goes on to verify or sign with it.
+func DetectScheme(req *message.Request) (Scheme, Identity) {
 	for _, s := range schemes {
 		if s.Detects(req.Headers) {
-			return s.Identity(req)
+			return s, s.Identity(req)
 		}
 	}
-	return Identity{Provider: Generic}
+	return genericScheme{}, Identity{Provider: Generic}
 }
 
 // IdentityFor extracts the identity of req as if it came from provider.

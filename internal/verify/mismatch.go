@@ -105,7 +105,7 @@ func indentJSON(b []byte, indent string) []byte {
 // signature verifies with secret: it returns how the signed body differed
 // from the one given, or "" when none of them verifies (the secret is the
 // likelier cause then, or a change no re-encoding explains).
-func Reencoded(req *message.Request, provider, secret string, opt Options) string {
+func Reencoded(s Scheme, req *message.Request, secret string, opt Options) string {
 	for _, re := range reencodings {
 		b := re.apply(req.Body)
 		if b == nil {
@@ -118,7 +118,7 @@ func Reencoded(req *message.Request, provider, secret string, opt Options) strin
 		for _, b := range bodies {
 			c := req.Clone()
 			c.Body = b
-			if r, err := Verify(c, provider, secret, opt); err == nil && r.Valid {
+			if r, err := VerifyWith(s, c, secret, opt); err == nil && r.Valid {
 				return re.what
 			}
 		}
@@ -129,8 +129,8 @@ func Reencoded(req *message.Request, provider, secret string, opt Options) strin
 // WhyMismatch is what follows "signature mismatch" for a request whose
 // signature did not verify with secret (named secretName): the re-encoding
 // that explains it when one does, else the usual causes.
-func WhyMismatch(req *message.Request, provider, secret, secretName string, opt Options) string {
-	if what := Reencoded(req, provider, secret, opt); what != "" {
+func WhyMismatch(s Scheme, req *message.Request, secret, secretName string, opt Options) string {
+	if what := Reencoded(s, req, secret, opt); what != "" {
 		return "the body was re-encoded after it was signed: it verifies once that is undone (" + what + "); verify the bytes the provider sent, before any parser or proxy touched them"
 	}
 	return MismatchCauses(ByHookreplay, secretName)

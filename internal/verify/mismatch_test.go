@@ -66,14 +66,14 @@ func TestReencoded(t *testing.T) {
 		if r, _ := Verify(c, tc.provider, secret, opt); r.Valid {
 			t.Fatalf("%s: the edited body still verifies", tc.name)
 		}
-		got := Reencoded(c, tc.provider, secret, opt)
+		got := Reencoded(Lookup(tc.provider), c, secret, opt)
 		if tc.want == "" && got != "" || !strings.Contains(got, tc.want) {
 			t.Errorf("%s: Reencoded = %q, want %q", tc.name, got, tc.want)
 		}
-		if got := Reencoded(c, tc.provider, "whsec_another", opt); got != "" {
+		if got := Reencoded(Lookup(tc.provider), c, "whsec_another", opt); got != "" {
 			t.Errorf("%s, another secret: Reencoded = %q", tc.name, got)
 		}
-		why := WhyMismatch(c, tc.provider, "whsec_another", "STRIPE_SECRET", opt)
+		why := WhyMismatch(Lookup(tc.provider), c, "whsec_another", "STRIPE_SECRET", opt)
 		if !strings.Contains(why, "another secret (check that STRIPE_SECRET is") || !strings.Contains(why, "re-encoded") || !strings.Contains(why, "proxy") {
 			t.Errorf("%s: WhyMismatch with another secret = %q", tc.name, why)
 		}

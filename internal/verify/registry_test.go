@@ -60,7 +60,7 @@ func TestDetectSvixOverStandard(t *testing.T) {
 // resend the request as it was.
 func TestMarkRetry(t *testing.T) {
 	req := &message.Request{Method: "POST", Target: "/", Headers: message.Headers{{Name: "X-Slack-Signature", Value: "v0=1"}}}
-	got := MarkRetry(req, "slack", 2)
+	got := MarkRetry(req, Lookup("slack"), 2)
 	if got.Headers.Get("X-Slack-Retry-Num") != "2" || got.Headers.Get("X-Slack-Retry-Reason") != "http_timeout" {
 		t.Errorf("slack retry headers: %v", got.Headers)
 	}
@@ -68,7 +68,7 @@ func TestMarkRetry(t *testing.T) {
 		t.Error("MarkRetry changed the caller's request")
 	}
 	for _, p := range []string{"stripe", "github", "shopify", "twilio", "standard", "svix", "generic", "paypal"} {
-		if got := MarkRetry(req, p, 1); len(got.Headers) != len(req.Headers) {
+		if got := MarkRetry(req, Lookup(p), 1); len(got.Headers) != len(req.Headers) {
 			t.Errorf("%s marked a retry: %v", p, got.Headers)
 		}
 	}
@@ -126,11 +126,11 @@ func TestErrorsNameNoFlag(t *testing.T) {
 // RetryHeaders names what MarkRetry adds: Slack's two headers, nothing for
 // providers that resend a retry unmarked (or unknown ones).
 func TestRetryHeaders(t *testing.T) {
-	if got := strings.Join(RetryHeaders("slack"), ","); got != "X-Slack-Retry-Num,X-Slack-Retry-Reason" {
+	if got := strings.Join(RetryHeaders(Lookup("slack")), ","); got != "X-Slack-Retry-Num,X-Slack-Retry-Reason" {
 		t.Errorf("slack: %q", got)
 	}
 	for _, p := range []string{"stripe", "github", "shopify", "standard", "svix", "twilio", "generic", "nope"} {
-		if got := RetryHeaders(p); len(got) != 0 {
+		if got := RetryHeaders(Lookup(p)); len(got) != 0 {
 			t.Errorf("%s: %q, want none", p, got)
 		}
 	}
@@ -151,7 +151,7 @@ func TestHandshake(t *testing.T) {
 		{"slack", slack, "url_verification"}, {"github", ping, "ping"},
 		{"github", push, ""}, {"slack", event, ""}, {"stripe", slack, ""}, {"nope", ping, ""},
 	} {
-		got := Handshake(tc.provider, tc.req)
+		got := Handshake(Lookup(tc.provider), tc.req)
 		if (tc.want == "") != (got == "") || !strings.Contains(got, tc.want) {
 			t.Errorf("%s %s: %q, want one naming %q", tc.provider, tc.req.Body, got, tc.want)
 		}

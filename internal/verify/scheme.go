@@ -149,6 +149,18 @@ func KnownProvider(name string) bool {
 	return err == nil
 }
 
+// Lookup returns the scheme a stored delivery's provider name resolves
+// to: its own, or generic for "" and for a name the registry does not know
+// (a delivery captured under a declaration that is no longer in force).
+// Callers resolve a delivery's scheme once, when they load it, and carry
+// it from there.
+func Lookup(provider string) Scheme {
+	if s, err := SchemeFor(provider); err == nil {
+		return s
+	}
+	return genericScheme{}
+}
+
 // Recognised reports whether provider names a scheme detected from a
 // delivery's own headers: not empty, not generic (the user-described HMAC
 // that detection falls back to).
@@ -156,35 +168,9 @@ func Recognised(provider string) bool {
 	return provider != "" && !strings.EqualFold(provider, Generic)
 }
 
-// IdentityInBody reports whether provider keeps its event id in the body
-// (stripe, slack) rather than in a header.
-func IdentityInBody(provider string) bool {
-	s, err := SchemeFor(provider)
-	return err == nil && s.IdentityInBody()
-}
-
-// IdentitySigned reports whether provider's event id is covered by its
-// signature, so that changing it needs the secret.
-func IdentitySigned(provider string) bool {
-	s, err := SchemeFor(provider)
-	return err == nil && s.IdentitySigned()
-}
-
-// SignsURL reports whether provider's signature covers the full URL.
-func SignsURL(provider string) bool {
-	s, err := SchemeFor(provider)
-	return err == nil && s.SignsURL()
-}
-
-// ResponseTimeout is how long provider waits for an answer, and whether it
-// is known.
-func ResponseTimeout(provider string) (time.Duration, bool) {
-	s, err := SchemeFor(provider)
-	if err != nil || s.ResponseTimeout() <= 0 {
-		return 0, false
-	}
-	return s.ResponseTimeout(), true
-}
+// Known reports whether s is a provider's scheme rather than generic (or
+// none): one that detection names and that knows the event's identity.
+func Known(s Scheme) bool { return s != nil && Recognised(s.Name()) }
 
 // Handshaker is a Scheme whose provider sends requests that set up the
 // endpoint rather than deliver an event (Slack's url_verification, GitHub's
@@ -207,39 +193,39 @@ type Refuser interface {
 	LibraryRefusal(req *message.Request) string
 }
 
-// LibraryRefusal names a reason provider's server libraries may refuse
+// LibraryRefusal names a reason s's provider's server libraries may refuse
 // req although its signature is correct, "" when none is known.
-func LibraryRefusal(provider string, req *message.Request) string {
-	s, err := SchemeFor(provider)
-	if err != nil || req == nil {
-		return ""
-	}
-	if r, ok := s.(Refuser); ok {
+func LibraryRefusal(s Scheme, req *message.Request) string {
+	if r, ok := s.(Refuser); ok && req != nil {
 		return r.LibraryRefusal(req)
 	}
 	return ""
 }
 
-// Handshake describes req when provider's scheme knows it as a set-up
-// request instead of an event, "" otherwise.
-func Handshake(provider string, req *message.Request) string {
-	s, err := SchemeFor(provider)
-	if err != nil {
-		return ""
-	}
-	if h, ok := s.(Handshaker); ok {
+// Handshake describes req when s knows it as a set-up request instead of
+// an event, "" otherwise.
+func Handshake(s Scheme, req *message.Request) string {
+	if h, ok := s.(Handshaker); ok && req != nil {
 		return h.Handshake(req)
 	}
 	return ""
 }
 
-// RetryHorizon is how long after the first attempt provider may still
+// ResponseTimeout is how long s's provider waits for an answer, and
+// whether it is known.
+func ResponseTimeout(s Scheme) (time.Duration, bool) {
+	if s == nil || s.ResponseTimeout() <= 0 {
+		return 0, false
+	}
+	return s.ResponseTimeout(), true
+}
+
+// RetryHorizon is how long after the first attempt s's provider may still
 // retry a delivery (its last scheduled retry) and where that is published;
 // ok is false when the provider publishes no retry timetable or retries only
 // at once.
-func RetryHorizon(provider string) (horizon time.Duration, source string, ok bool) {
-	s, err := SchemeFor(provider)
-	if err != nil {
+func RetryHorizon(s Scheme) (horizon time.Duration, source string, ok bool) {
+	if s == nil {
 		return 0, "", false
 	}
 	sch := s.Retries()
@@ -249,11 +235,10 @@ func RetryHorizon(provider string) (horizon time.Duration, source string, ok boo
 	return sch.Retries[len(sch.Retries)-1], sch.Source, true
 }
 
-// MarkRetry returns req marked as provider's retry number n: req itself when
-// the provider marks nothing, else a marked copy.
-func MarkRetry(req *message.Request, provider string, n int) *message.Request {
-	s, err := SchemeFor(provider)
-	if err != nil {
+// MarkRetry returns req marked as s's provider's retry number n: req itself
+// when the provider marks nothing, else a marked copy.
+func MarkRetry(req *message.Request, s Scheme, n int) *message.Request {
+	if s == nil {
 		return req
 	}
 	c := req.Clone()
@@ -261,12 +246,11 @@ func MarkRetry(req *message.Request, provider string, n int) *message.Request {
 	return c
 }
 
-// RetryHeaders names the headers provider adds to mark a retry (Slack's
-// X-Slack-Retry-Num, X-Slack-Retry-Reason), none for a provider that resends
-// the same request unmarked.
-func RetryHeaders(provider string) []string {
-	s, err := SchemeFor(provider)
-	if err != nil {
+// RetryHeaders names the headers s's provider adds to mark a retry
+// (Slack's X-Slack-Retry-Num, X-Slack-Retry-Reason), none for a provider
+// that resends the same request unmarked.
+func RetryHeaders(s Scheme) []string {
+	if s == nil {
 		return nil
 	}
 	r := &message.Request{}
@@ -276,26 +260,6 @@ func RetryHeaders(provider string) []string {
 		names = append(names, h.Name)
 	}
 	return names
-}
-
-// SignatureHeaders names the headers Sign writes for provider.
-func SignatureHeaders(provider string) []string {
-	s, err := SchemeFor(provider)
-	if err != nil {
-		return nil
-	}
-	return s.SignatureHeaders()
-}
-
-// NewEventID returns a fresh event id shaped like provider's own: evt_… for
-// stripe, a UUID for github and shopify, Ev… for slack, msg_… for standard
-// and svix.
-func NewEventID(provider string) string {
-	s, err := SchemeFor(provider)
-	if err != nil {
-		return newUUID()
-	}
-	return s.NewEventID()
 }
 
 // ProviderNames lists, in display order, the providers whose scheme has

@@ -91,8 +91,8 @@ func TestTolerance(t *testing.T) {
 		if at, ok := SignedAt(req, p); !ok || !at.Equal(t0) {
 			t.Fatalf("%s SignedAt = %v %v", p, at, ok)
 		}
-		if DefaultTolerance(p) != 300*time.Second {
-			t.Fatalf("%s default tolerance %v", p, DefaultTolerance(p))
+		if Lookup(p).Tolerance() != 300*time.Second {
+			t.Fatalf("%s default tolerance %v", p, Lookup(p).Tolerance())
 		}
 		r, err := Verify(req, p, secretOf(p), Options{Now: t0.Add(412 * time.Second)})
 		if err != nil || r.Valid || r.Reason != "timestamp 412s outside tolerance 300s" {
@@ -125,7 +125,7 @@ func TestTolerance(t *testing.T) {
 		}
 	}
 	for _, p := range []string{"github", "shopify", "twilio", "generic"} {
-		if DefaultTolerance(p) != 0 {
+		if Lookup(p).Tolerance() != 0 {
 			t.Fatalf("%s tolerance", p)
 		}
 	}
@@ -168,7 +168,7 @@ func TestReidentifyKeepsOtherBytes(t *testing.T) {
 			if r, _ := Verify(c, f.Provider, secretOf(f.Provider), Options{Now: t0.Add(time.Minute), URL: testURL}); !r.Valid {
 				t.Fatalf("re-signed copy: %+v", r)
 			}
-			if IdentityInBody(f.Provider) {
+			if Lookup(f.Provider).IdentityInBody() {
 				want := bytes.Replace(req.Body, []byte(before.EventID), []byte(newID), 1)
 				if !bytes.Equal(c.Body, want) {
 					t.Fatalf("body changed beyond the id:\n%s\n%s", c.Body, want)
@@ -374,11 +374,11 @@ func twilioSidless(t *testing.T, body []byte) string {
 // after the first attempt); the Standard Webhooks specification publishes
 // none, so a plain Standard Webhooks sender is not judged.
 func TestRetryHorizonSvixAndStandard(t *testing.T) {
-	h, src, ok := RetryHorizon("svix")
+	h, src, ok := RetryHorizon(Lookup("svix"))
 	if !ok || h != 27*time.Hour+35*time.Minute+5*time.Second || !strings.Contains(src, "docs.svix.com/retries") {
 		t.Errorf("svix: %v %q %v", h, src, ok)
 	}
-	if h, _, ok := RetryHorizon("standard"); ok {
+	if h, _, ok := RetryHorizon(Lookup("standard")); ok {
 		t.Errorf("standard webhooks publishes no timetable, got %v", h)
 	}
 }
