@@ -7,6 +7,7 @@ package e2e
 // run after run.
 
 import (
+	"cmp"
 	"context"
 	"crypto/hmac"
 	"crypto/sha256"
@@ -760,6 +761,9 @@ type qaHandler struct {
 	// Verify rejects (400) a copy whose Stripe signature is wrong or older
 	// than 5 minutes, before doing anything.
 	Verify bool
+	// VerifyStatus, when set, is the status of that rejection instead of
+	// 400 (500: a signature check that throws).
+	VerifyStatus int
 	// WorkOn, when set, makes the handler do the work only for these
 	// arrivals of an event id (1 = its first copy): a dedupe that fails now
 	// and then.
@@ -845,7 +849,7 @@ func (h *qaHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		ID string `json:"id"`
 	}
 	if h.Verify && !qaStripeValid(r.Header.Get("Stripe-Signature"), body) {
-		http.Error(w, "bad signature", http.StatusBadRequest)
+		http.Error(w, "bad signature", cmp.Or(h.VerifyStatus, http.StatusBadRequest))
 		return
 	}
 	if json.Unmarshal(body, &ev) != nil || ev.ID == "" {
