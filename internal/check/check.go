@@ -24,6 +24,7 @@ import (
 	"time"
 
 	"github.com/hookreplay/hookreplay/internal/message"
+	"github.com/hookreplay/hookreplay/internal/panics"
 	"github.com/hookreplay/hookreplay/internal/probe"
 	"github.com/hookreplay/hookreplay/internal/replay"
 	"github.com/hookreplay/hookreplay/internal/report"
@@ -194,7 +195,7 @@ func Run(ctx context.Context, o Options) (*report.Check, error) {
 	if err := r.startRun(ctx); err != nil {
 		return nil, err
 	}
-	err := r.run(ctx)
+	err := r.runCaught(ctx)
 	r.c.FinishedAt = time.Now()
 	if err == nil {
 		r.sinkNote()
@@ -423,6 +424,14 @@ func (r *runner) note(format string, a ...any) {
 	}
 	r.c.Notes = append(r.c.Notes, n)
 	r.obs.Note(Note{Kind: NoteAdded, Text: n})
+}
+
+// runCaught runs the check; a panic (a library's, or a bug of
+// hookreplay's) ends the run as an error in one line naming where it
+// happened, so the report of what was judged is still written and stored.
+func (r *runner) runCaught(ctx context.Context) (err error) {
+	defer panics.Catch(&err)
+	return r.run(ctx)
 }
 
 func (r *runner) run(ctx context.Context) error {

@@ -26,6 +26,7 @@ import (
 
 	"github.com/hookreplay/hookreplay/internal/check"
 	"github.com/hookreplay/hookreplay/internal/message"
+	"github.com/hookreplay/hookreplay/internal/panics"
 	"github.com/hookreplay/hookreplay/internal/probe"
 	"github.com/hookreplay/hookreplay/internal/replay"
 	"github.com/hookreplay/hookreplay/internal/report"
@@ -166,7 +167,7 @@ func Run(ctx context.Context, o Options) (*report.KeyCheck, error) {
 	if err := r.startRun(ctx); err != nil {
 		return nil, err
 	}
-	err := r.run(ctx)
+	err := r.runCaught(ctx)
 	r.k.FinishedAt = time.Now()
 	if err != nil {
 		r.k.Verdict = report.VerdictError
@@ -242,6 +243,14 @@ func (r *runner) note(format string, a ...any) {
 	if !slices.Contains(r.k.Notes, n) {
 		r.k.Notes = append(r.k.Notes, n)
 	}
+}
+
+// runCaught runs the checks; a panic (a library's, or a bug of
+// hookreplay's) ends the run as an error in one line naming where it
+// happened, so the report of the checks that ran is still written.
+func (r *runner) runCaught(ctx context.Context) (err error) {
+	defer panics.Catch(&err)
+	return r.run(ctx)
 }
 
 func (r *runner) run(ctx context.Context) error {

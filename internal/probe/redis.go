@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
+
+	"github.com/hookreplay/hookreplay/internal/panics"
 )
 
 // The Redis probe uses github.com/redis/go-redis/v9, the client Redis itself
@@ -183,6 +185,7 @@ func NewRedis(spec RedisSpec) (*Redis, error) {
 	opt.MaxRetries = 0
 	opt.PoolSize = 4
 	opt.DisableIdentity = true // CLIENT SETINFO fails on servers before 7.2
+	opt.Dialer = limitedRedisDialer(redis.NewDialer(opt))
 	return &Redis{spec: spec, c: redis.NewClient(opt)}, nil
 }
 
@@ -270,9 +273,14 @@ func (r *Redis) scan(ctx context.Context, pattern string) (map[string]struct{}, 
 // key) matches, GET's key when it exists; nil for the commands that read
 // one queue or collection. A retention check compares two snapshots to
 // find the keys an event created.
-func (r *Redis) KeyTTLs(ctx context.Context) (map[string]time.Duration, error) {
+func (r *Redis) KeyTTLs(ctx context.Context) (ttls map[string]time.Duration, err error) {
+	defer func() {
+		if err != nil {
+			err = probeErr(r.Name(), redisErr(err))
+		}
+	}()
+	defer panics.Catch(&err)
 	var keys map[string]struct{}
-	var err error
 	switch r.spec.Command {
 	case "KEYS-COUNT":
 		keys, err = r.scan(ctx, r.spec.Arg)
@@ -284,7 +292,7 @@ func (r *Redis) KeyTTLs(ctx context.Context) (map[string]time.Duration, error) {
 		return nil, nil
 	}
 	if err != nil {
-		return nil, probeErr(r.Name(), redisErr(err))
+		return nil, err
 	}
 	out := make(map[string]time.Duration, len(keys))
 	names := make([]string, 0, len(keys))
@@ -300,7 +308,7 @@ func (r *Redis) KeyTTLs(ctx context.Context) (map[string]time.Duration, error) {
 			cmds[i] = pipe.PTTL(ctx, k)
 		}
 		if _, err := pipe.Exec(ctx); err != nil && !errors.Is(err, redis.Nil) {
-			return nil, probeErr(r.Name(), redisErr(err))
+			return nil, err
 		}
 		for i, k := range batch {
 			d, err := cmds[i].Result()

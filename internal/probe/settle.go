@@ -7,6 +7,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/hookreplay/hookreplay/internal/panics"
 )
 
 // Defaults for Settle.
@@ -117,6 +119,14 @@ func settleAt(ctx context.Context, probes []Probe, settle, max time.Duration, la
 	}
 }
 
+// readCaught reads p; a panic inside its client library (a driver, the
+// Redis client) is the probe's error, in one line, rather than a goroutine
+// dump that ends the process without its report.
+func readCaught(ctx context.Context, p Probe) (v Value, err error) {
+	defer panics.Catch(&err)
+	return p.Read(ctx)
+}
+
 // ReadAll reads every probe once, concurrently, and returns the values in
 // the probes' order, or the first probe's error (by probe order).
 func ReadAll(ctx context.Context, probes []Probe) ([]Value, error) {
@@ -127,7 +137,7 @@ func ReadAll(ctx context.Context, probes []Probe) ([]Value, error) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			v, err := p.Read(ctx)
+			v, err := readCaught(ctx, p)
 			if err != nil {
 				err = probeErr(p.Name(), err)
 			}
