@@ -6,6 +6,7 @@ package e2e
 
 import (
 	"fmt"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -36,5 +37,47 @@ func TestCheckTamperRefusedWith5xxPasses(t *testing.T) {
 	txt := runBin(t, db, nil, append([]string{"check", "--no-color"}, args...)...)
 	if txt.Code != 0 || !strings.Contains(txt.Stdout, "✓ tamper") || strings.Contains(txt.Stdout, "! tamper") {
 		t.Fatalf("text report of the same run (exit %d):\n%s\n%s", txt.Code, txt.Stdout, txt.Stderr)
+	}
+}
+
+// A Stripe handler that stores the order, commits, then emails the
+// confirmation over SMTP (testdata/crash/order_email.py): a kill between
+// the two loses the email for good, the retry hits the duplicate order. The
+// crash verdict names the lost email, and its fix is one that works for an
+// email — an outbox row in the order's transaction and a worker — never
+// "record the id in the same transaction as the work", which it cannot join.
+func TestCheckCrashLostEmailHintsAnOutbox(t *testing.T) {
+	t.Parallel() // waits on processes and probes, not on CPU: see TestMain
+	py, err := exec.LookPath("python3")
+	if err != nil {
+		t.Skip("python3 is not installed")
+	}
+	script, err := filepath.Abs(filepath.Join("testdata", "crash", "order_email.py"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	db, appDB := filepath.Join(dir, "h.db"), filepath.Join(dir, "shop.db")
+	id := checkStripeDelivery(t, db)
+	addr, sink := freeAddr(t), freeAddr(t)
+	r, c := checkRunJSON(t, db, "--to", "http://"+addr+"/webhooks/stripe", "--secret", checkSecret,
+		"--probe-sql", "orders=SELECT count(*) FROM orders", "--dsn", "sqlite:"+appDB, "--smtp-sink", sink,
+		"--settle", "100ms", "--settle-max", "3s", "--phases", "first,crash",
+		"--serve", fmt.Sprintf("exec %s %s %s %s %s", py, script, addr, appDB, sink), fmt.Sprint(id))
+	if r.Code != 1 || c == nil {
+		t.Fatalf("want exit 1, got %d\n%s\n%s", r.Code, r.Stdout, r.Stderr)
+	}
+	cr := checkPhase(t, c, "crash")
+	var lost *report.Violation
+	for i, v := range cr.Violations {
+		if v.Probe == "emails" && strings.Contains(v.Message, "work was lost") {
+			lost = &cr.Violations[i]
+		}
+	}
+	if cr.Status != report.Fail || lost == nil {
+		t.Fatalf("crash should fail on the lost email: %s\n%s", cr.Status, checkDump(c))
+	}
+	if strings.Contains(lost.Hint, "same transaction as the work") || !strings.Contains(lost.Hint, "outbox row") || !strings.Contains(lost.Hint, "worker") {
+		t.Fatalf("the fix for a lost email should be an outbox, not the transaction: %q", lost.Hint)
 	}
 }

@@ -1,8 +1,10 @@
 package check
 
 import (
+	"fmt"
 	"strings"
 
+	"github.com/hookreplay/hookreplay/internal/probe"
 	"github.com/hookreplay/hookreplay/internal/report"
 )
 
@@ -80,4 +82,71 @@ func observedHints(ph *report.PhaseResult, dupsPassed bool) {
 			v.Hint = hintDoubled
 		}
 	}
+}
+
+// outsideHints rewords the hints of ph's violations whose probe counts an
+// effect outside the handler's database: an email (the SMTP sink) or a call
+// to another service (the HTTP sink). "Record the id in the same
+// transaction as the work" cannot help there: an email cannot join a
+// transaction, and a handler that commits and then sends loses the email
+// to a crash between the two, for good (the retry finds the event handled).
+func (r *runner) outsideHints(ph *report.PhaseResult) {
+	for i := range ph.Violations {
+		v := &ph.Violations[i]
+		what := r.outsideEffect(v.Probe)
+		if what == "" || v.Hint == "" {
+			continue
+		}
+		switch {
+		case strings.Contains(v.Message, "work was lost"), strings.Contains(v.Message, "did not change, but the first delivery changed it"):
+			if v.Hint != ackLostHint {
+				v.Hint = outsideLostHint(what)
+			}
+		case v.Hint == crashTwiceHint:
+			v.Hint = outsideTwiceHint(what)
+		}
+	}
+}
+
+// outsideEffect names what the probe called name counts when it is outside
+// the handler's database ("email", "call to the downstream API"), else "".
+func (r *runner) outsideEffect(name string) string {
+	if name == "" {
+		return ""
+	}
+	for k, p := range r.o.Probes {
+		if k >= len(r.c.Probes) || r.c.Probes[k] != name {
+			continue
+		}
+		switch {
+		case probe.IsSMTP(p):
+			return "email"
+		case probe.IsSink(p):
+			return "call to the downstream API"
+		}
+	}
+	return ""
+}
+
+// outsideLostHint is the fix for an email or an outside call lost after the
+// event was recorded as handled.
+func outsideLostHint(what string) string {
+	h := fmt.Sprintf("the %[1]s was lost: the event was recorded as handled (committed) before the %[1]s went out, so a crash between the two loses it for good "+
+		"and the retry finds the event handled and skips it. Recording the id with the work cannot help, since the %[1]s cannot join the database transaction: in that transaction, insert an outbox row "+
+		"(the %[1]s to make, keyed by the event id) with the work, and let a worker make it and mark the row done, retrying until it succeeds", what)
+	if what == "email" {
+		return h + "; with an email API that takes an idempotency key, the worker passes the outbox row's id as that key, so a crash after sending repeats nothing"
+	}
+	return h + "; or make the call before recording the event, passing the event id as the downstream's own idempotency key (Idempotency-Key), so the retry's repeat of it does nothing"
+}
+
+// outsideTwiceHint is the fix for an email or an outside call made again by
+// the retry after a crash.
+func outsideTwiceHint(what string) string {
+	h := fmt.Sprintf("the %[1]s was made again after the restart: the record that it was made did not survive the kill — "+
+		"insert an outbox row (keyed by the event id, under a unique key) in the same transaction as the event's work, and let a worker make the %[1]s and mark the row done", what)
+	if what == "email" {
+		return h + "; a crash between sending and marking can still repeat one email, unless the email API takes an idempotency key: pass the row's id as that key"
+	}
+	return h + ", passing the row's id (or the event id) as the downstream's own idempotency key (Idempotency-Key), so a repeat does nothing"
 }

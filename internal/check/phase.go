@@ -238,6 +238,7 @@ func (r *runner) deliveryPhase(ctx context.Context, p phase, d *Delivery, fr *fi
 		r.dupsPassed[d.ID] = res.Status == report.Pass
 	}
 	observedHints(res, r.dupsPassed[d.ID])
+	r.outsideHints(res)
 	r.emailDetails(res)
 	if p.name != PhaseFirst {
 		r.phaseDone(d, res)

@@ -363,6 +363,13 @@ func IsSMTP(p Probe) bool {
 	return ok
 }
 
+// IsSink reports whether p (named or redacted) counts the calls made to
+// the HTTP sink, the stand-in downstream API.
+func IsSink(p Probe) bool {
+	_, ok := Unwrap(p).(*sinkProbe)
+	return ok
+}
+
 // Named gives p the name reports call it by; "" keeps p's own name
 // ("sql: SELECT …").
 func Named(p Probe, name string) Probe {
