@@ -105,7 +105,7 @@ func TestJSONShaping(t *testing.T) {
 		t.Errorf("export with two --event-id: %d %q\n%s", code, msg, out)
 	}
 	code, msg, _ := runRoot(t, "--db", db, "list", "--json=id,nope")
-	if code != 2 || !strings.Contains(msg, `--json: unknown field "nope" (fields: body_size, derived_from, event_id, event_type, forward_error, id,`) {
+	if code != 2 || !strings.Contains(msg, `--json: unknown field "nope" (fields: body_size, derived_from, event_id, event_ids, event_type, forward_error, id,`) {
 		t.Errorf("unknown field: %d %q", code, msg)
 	}
 	// A field the document leaves out when empty (no secret at capture: no

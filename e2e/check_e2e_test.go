@@ -140,7 +140,7 @@ func checkInsert(t *testing.T, db string, req *message.Request) int64 {
 	}
 	defer st.Close()
 	id := verify.Detect(req)
-	d := &store.Delivery{Source: "test", Provider: id.Provider, EventID: id.EventID, EventType: id.EventType,
+	d := &store.Delivery{Source: "test", Provider: id.Provider, EventID: id.EventID, EventType: id.EventType, Identity: id.Extra,
 		Method: req.Method, Target: req.Target, Proto: "HTTP/1.1", Headers: req.Headers, Body: req.Body,
 		Raw: req.Encode("example.com", req.Target)}
 	if err := st.InsertDelivery(context.Background(), d); err != nil {

@@ -13,6 +13,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 )
@@ -70,6 +71,15 @@ func identityPlace(t *testing.T, provider string, s sigSeen) string {
 		return m["id"].(string)
 	case "github":
 		return s.Header.Get("X-GitHub-Delivery")
+	case "whatsapp", "messenger", "instagram":
+		// Every message id of the POST, each fresh.
+		var ids []string
+		for _, re := range []string{`"id":"(wamid\.[^"]+)"`, `"mid":"([^"]+)"`} {
+			for _, m := range regexp.MustCompile(re).FindAllStringSubmatch(string(s.Body), -1) {
+				ids = append(ids, m[1])
+			}
+		}
+		return strings.Join(ids, " ")
 	case "shopify":
 		return s.Header.Get("X-Shopify-Event-Id") + " " + s.Header.Get("X-Shopify-Webhook-Id")
 	case "standard":

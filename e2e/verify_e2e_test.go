@@ -42,6 +42,10 @@ var sigSecrets = map[string]string{
 	"twilio":   "e2e-auth-token",
 	"standard": "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw",
 	"svix":     "whsec_C2FVsBQIhrscChlQIMV+b5sSYspob7oD",
+	// Meta's app secret is 32 hex digits.
+	"whatsapp":  "5f4dcc3b5aa765d61d8327deb882cf99",
+	"messenger": "0cc175b9c0f1b6a831c399e269772661",
+	"instagram": "92eb5ffee6ae2fec3ad71c777531578f",
 }
 
 // sigSeen is one request a sigHandler received.
@@ -121,6 +125,13 @@ func (h *sigHandler) check(provider string, r *http.Request, body []byte) string
 		if r.Header.Get("X-Hub-Signature") != "sha1="+hex.EncodeToString(m1.Sum(nil)) {
 			return "bad X-Hub-Signature"
 		}
+	case "whatsapp", "messenger", "instagram":
+		// Meta's documented check: sha256= and the hex HMAC of the raw body.
+		m := hmac.New(sha256.New, []byte(secret))
+		m.Write(body)
+		if r.Header.Get("X-Hub-Signature-256") != "sha256="+hex.EncodeToString(m.Sum(nil)) {
+			return "bad X-Hub-Signature-256"
+		}
 	case "shopify":
 		m := hmac.New(sha256.New, []byte(secret))
 		m.Write(body)
@@ -184,6 +195,10 @@ var sigUserAgents = map[string]string{
 	"slack":   "Slackbot 1.0 (+https://api.slack.com/robots)",
 	"twilio":  "TwilioProxy/1.1",
 	"svix":    "Svix-Webhooks/",
+	// Meta's event notifications.
+	"whatsapp":  "facebookexternalua",
+	"messenger": "facebookexternalua",
+	"instagram": "facebookexternalua",
 }
 
 // Every sample event reaches a real handler that verifies it with

@@ -39,8 +39,11 @@ type Delivery struct {
 	// Scheme is the provider's scheme, resolved once (detected, declared
 	// or named) when the delivery was loaded; nil resolves Provider when
 	// the run starts. Everything below uses it, never the name again.
-	Scheme    verify.Scheme
-	EventID   string
+	Scheme  verify.Scheme
+	EventID string
+	// EventIDs lists every event id when the delivery carries several (a
+	// WhatsApp POST batching messages), nil otherwise; EventID is the first.
+	EventIDs  []string
 	EventType string
 	Req       *message.Request
 	// Imported: the delivery came from another tool's file (HAR, curl…),
@@ -55,7 +58,8 @@ type Delivery struct {
 
 // FromStore converts a stored delivery.
 func FromStore(d *store.Delivery) Delivery {
-	return Delivery{ID: d.ID, Provider: d.Provider, Scheme: verify.Lookup(d.Provider), EventID: d.EventID, EventType: d.EventType, Req: d.Request(), Imported: d.Origin != "",
+	return Delivery{ID: d.ID, Provider: d.Provider, Scheme: verify.Lookup(d.Provider), EventID: d.EventID, EventIDs: report.SeveralEventIDs(d.EventID, d.Identity),
+		EventType: d.EventType, Req: d.Request(), Imported: d.Origin != "",
 		CapturedStatus: d.ResponseStatus}
 }
 
@@ -444,7 +448,7 @@ func (r *runner) run(ctx context.Context) error {
 	needFirst := r.perDelivery()
 	for _, d := range r.o.Deliveries {
 		if !needFirst { // only order was asked for
-			r.c.Deliveries = append(r.c.Deliveries, report.DeliveryResult{DeliveryID: d.ID, Provider: d.Provider, EventID: d.EventID, EventType: d.EventType})
+			r.c.Deliveries = append(r.c.Deliveries, report.DeliveryResult{DeliveryID: d.ID, Provider: d.Provider, EventID: d.EventID, EventIDs: d.EventIDs, EventType: d.EventType})
 			continue
 		}
 		dr, err := r.delivery(ctx, d)

@@ -171,7 +171,7 @@ func (r *runner) perDelivery() bool {
 // delivery runs the first phase for d, then every enabled phase judged
 // against it, in registry order.
 func (r *runner) delivery(ctx context.Context, d Delivery) (*report.DeliveryResult, error) {
-	dr := &report.DeliveryResult{DeliveryID: d.ID, Provider: d.Provider, EventID: d.EventID, EventType: d.EventType}
+	dr := &report.DeliveryResult{DeliveryID: d.ID, Provider: d.Provider, EventID: d.EventID, EventIDs: d.EventIDs, EventType: d.EventType}
 	fr, err := r.first(ctx, &d)
 	if err != nil {
 		dr.Phases = append(dr.Phases, r.errored(PhaseFirst, err))

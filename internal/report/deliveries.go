@@ -21,12 +21,15 @@ const rfc3339Nano9 = "2006-01-02T15:04:05.000000000Z07:00"
 
 // DeliverySummary is a delivery as `list --json` prints it.
 type DeliverySummary struct {
-	ID             int64             `json:"id"`
-	ReceivedAt     string            `json:"received_at"` // RFC 3339 with nanoseconds
-	Source         string            `json:"source"`
-	RemoteAddr     string            `json:"remote_addr"`
-	Provider       string            `json:"provider"`
-	EventID        string            `json:"event_id"`
+	ID         int64  `json:"id"`
+	ReceivedAt string `json:"received_at"` // RFC 3339 with nanoseconds
+	Source     string `json:"source"`
+	RemoteAddr string `json:"remote_addr"`
+	Provider   string `json:"provider"`
+	EventID    string `json:"event_id"`
+	// EventIDs lists every event id when the delivery carries several
+	// (a WhatsApp POST batching messages); EventID is the first.
+	EventIDs       []string          `json:"event_ids,omitempty"`
 	EventType      string            `json:"event_type"`
 	Identity       map[string]string `json:"identity,omitempty"`
 	Method         string            `json:"method"`
@@ -72,7 +75,7 @@ func SummarizeDelivery(d *store.Delivery) DeliverySummary { return summaryOf(d.S
 func summaryOf(d store.DeliverySummary) DeliverySummary {
 	return DeliverySummary{
 		ID: d.ID, ReceivedAt: d.ReceivedAt.UTC().Format(rfc3339Nano9), Source: d.Source,
-		RemoteAddr: d.RemoteAddr, Provider: d.Provider, EventID: d.EventID, EventType: d.EventType,
+		RemoteAddr: d.RemoteAddr, Provider: d.Provider, EventID: d.EventID, EventIDs: SeveralEventIDs(d.EventID, d.Identity), EventType: d.EventType,
 		Identity: d.Identity, Method: d.Method, Target: d.Target, BodySize: d.BodySize, RawSize: d.RawSize,
 		ResponseStatus: d.ResponseStatus, LatencyNS: d.Latency.Nanoseconds(),
 		Verification: d.Verification, ForwardError: d.ForwardError, Origin: d.Origin,
@@ -253,7 +256,7 @@ func tableCells(d store.DeliverySummary) [tableStatus + 1]string {
 	sig, _, _ := strings.Cut(d.Verification, ":")
 	sig, _, _ = strings.Cut(sig, " ")
 	return [...]string{strconv.FormatInt(d.ID, 10), d.ReceivedAt.Local().Format("2006-01-02 15:04:05"),
-		dash(truncate(safe(d.Source), 24)), safe(d.Provider), dash(truncate(safe(d.EventType), 32)), dash(truncate(safe(d.EventID), 36)), truncate(safe(d.Method), 16),
+		dash(truncate(safe(d.Source), 24)), safe(d.Provider), dash(truncate(safe(d.EventType), 32)), dash(EventIDLabel(d.EventID, SeveralEventIDs(d.EventID, d.Identity), 36)), truncate(safe(d.Method), 16),
 		truncate(safe(d.Target), 40), Size(d.BodySize), dash(safe(sig)), status}
 }
 
@@ -265,7 +268,7 @@ func CaptureLine(p Painter, d *store.Delivery, latency time.Duration) string {
 	line := fmt.Sprintf("%s  #%-5d %s  %-8s %-28s %-36s %s",
 		d.ReceivedAt.Local().Format("15:04:05.000"), d.ID,
 		p.Status(d.ResponseStatus, fmt.Sprintf("%3d", d.ResponseStatus)),
-		safe(d.Provider), dash(safe(d.EventType)), dash(safe(d.EventID)), Duration(latency))
+		safe(d.Provider), dash(safe(d.EventType)), dash(EventIDLabel(d.EventID, SeveralEventIDs(d.EventID, d.Identity), 0)), Duration(latency))
 	if d.Verification != "" {
 		line += "  sig " + safe(d.Verification)
 		if strings.HasPrefix(d.Verification, "valid") && (d.ResponseStatus == 400 || d.ResponseStatus == 401 || d.ResponseStatus == 403) {

@@ -48,7 +48,7 @@ func writeDeliveryHead(b *bytes.Buffer, p Painter, d *store.Delivery) {
 		title += "  " + safe(d.EventType)
 	}
 	if d.EventID != "" {
-		title += "  " + safe(d.EventID)
+		title += "  " + EventIDLabel(d.EventID, SeveralEventIDs(d.EventID, d.Identity), 0)
 	}
 	fmt.Fprintln(b, p.Bold(title))
 	fmt.Fprintf(b, "received  %s from %s", d.ReceivedAt.Local().Format("2006-01-02 15:04:05.000000000 MST"), dash(safe(d.RemoteAddr)))

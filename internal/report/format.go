@@ -8,6 +8,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/hookreplay/hookreplay/internal/message"
+	"github.com/hookreplay/hookreplay/internal/verify"
 )
 
 // normalized returns a copy of c ready to render: schema version and verdict
@@ -99,6 +100,30 @@ func sortStatusKeys(keys []string) {
 	})
 }
 
+// SeveralEventIDs returns every event id of a delivery that carries more
+// than one (a WhatsApp POST batching messages), nil for one or none.
+func SeveralEventIDs(eventID string, identity map[string]string) []string {
+	if ids := verify.EventIDs(eventID, identity); len(ids) > 1 {
+		return ids
+	}
+	return nil
+}
+
+// EventIDLabel is a delivery's event id as one line or cell shows it, cut
+// to width runes when width > 0: the id and, when the delivery carries n
+// more, " (+n)", which is kept whole.
+func EventIDLabel(eventID string, several []string, width int) string {
+	id := safe(eventID)
+	suffix := ""
+	if len(several) > 1 {
+		suffix = fmt.Sprintf(" (+%d)", len(several)-1)
+	}
+	if width > 0 {
+		id = truncate(id, max(1, width-len(suffix)))
+	}
+	return id + suffix
+}
+
 // deliveryTitle names a delivery: "delivery 3 · stripe invoice.paid · evt_1".
 func deliveryTitle(d *DeliveryResult) string {
 	parts := []string{fmt.Sprintf("delivery %d", d.DeliveryID)}
@@ -107,7 +132,7 @@ func deliveryTitle(d *DeliveryResult) string {
 		parts = append(parts, kind)
 	}
 	if d.EventID != "" {
-		parts = append(parts, d.EventID)
+		parts = append(parts, EventIDLabel(d.EventID, d.EventIDs, 0))
 	}
 	return safe(strings.Join(parts, " · "))
 }

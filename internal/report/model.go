@@ -72,12 +72,15 @@ type Check struct {
 
 // DeliveryResult is every phase run for one delivery.
 type DeliveryResult struct {
-	DeliveryID int64         `json:"delivery_id"`
-	Provider   string        `json:"provider"`
-	EventID    string        `json:"event_id"`
-	EventType  string        `json:"event_type"`
-	Effect     []ProbeDelta  `json:"effect"` // E: what the first delivery changed
-	Phases     []PhaseResult `json:"phases"`
+	DeliveryID int64  `json:"delivery_id"`
+	Provider   string `json:"provider"`
+	EventID    string `json:"event_id"`
+	// EventIDs lists every event id when the delivery carries several
+	// (a WhatsApp POST batching messages); EventID is the first.
+	EventIDs  []string      `json:"event_ids,omitempty"`
+	EventType string        `json:"event_type"`
+	Effect    []ProbeDelta  `json:"effect"` // E: what the first delivery changed
+	Phases    []PhaseResult `json:"phases"`
 }
 
 // PhaseResult is the judgement of one phase for one delivery.

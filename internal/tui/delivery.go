@@ -227,7 +227,7 @@ func (m *deliveryModel) View() string {
 		title += "  " + pr(d.EventType)
 	}
 	if d.EventID != "" {
-		title += "  " + pr(d.EventID)
+		title += "  " + pr(d.EventID) + idsMore(d.EventID, d.Identity)
 	}
 	title = lipgloss.NewStyle().MaxWidth(m.width).Render(st.Title.Render(title))
 	var tabs []string

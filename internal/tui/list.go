@@ -63,7 +63,7 @@ func (m *deliveriesModel) split(flex int) (typ, id int) {
 	needT, needI := len("EVENT TYPE"), len("EVENT ID")
 	for _, d := range m.rows {
 		needT = max(needT, ansi.StringWidth(eventWhat(d)))
-		needI = max(needI, ansi.StringWidth(dash(pr(d.EventID))))
+		needI = max(needI, ansi.StringWidth(idsCell(d.EventID, d.Identity)))
 	}
 	if needT+needI <= flex {
 		return flex - needI, needI
@@ -140,7 +140,7 @@ func (m *deliveriesModel) row(d store.DeliverySummary, cur bool) table.Row {
 		status = fmt.Sprint(d.ResponseStatus)
 	}
 	return table.Row{mark, fmt.Sprint(d.ID), d.ReceivedAt.Local().Format(m.receivedFormat()),
-		pr(d.Provider), eventWhat(d), dash(pr(d.EventID)), sigMark(d.Verification), status, report.Size(d.BodySize)}
+		pr(d.Provider), eventWhat(d), idsCell(d.EventID, d.Identity), sigMark(d.Verification), status, report.Size(d.BodySize)}
 }
 
 // eventWhat is what the EVENT TYPE column shows: the event type or, for a

@@ -2,6 +2,7 @@ package verify
 
 import (
 	"encoding/json"
+	"strings"
 
 	"github.com/hookreplay/hookreplay/internal/message"
 )
@@ -15,7 +16,34 @@ type Identity struct {
 	Extra     map[string]string `json:"extra,omitempty"`
 }
 
-// Detect names the provider of req from its headers and extracts the event
+// ExtraEventIDs is the Extra key listing, space-separated and in body
+// order, every event id of a delivery that carries several (a WhatsApp POST
+// batching messages); EventID is the first of them.
+const ExtraEventIDs = "event_ids"
+
+// EventIDs returns every event id of a delivery whose event id is eventID
+// and whose secondary identifiers are extra: the ids in extra's
+// ExtraEventIDs, or eventID alone (none when it is empty).
+func EventIDs(eventID string, extra map[string]string) []string {
+	if all := strings.Fields(extra[ExtraEventIDs]); len(all) > 0 {
+		return all
+	}
+	if eventID == "" {
+		return nil
+	}
+	return []string{eventID}
+}
+
+// RequestDetector is a Scheme that needs more than the headers to tell its
+// deliveries from another provider's (Meta shares GitHub's signature header
+// and tells its products apart by the body's "object"): Detect asks
+// DetectsRequest instead of Detects.
+type RequestDetector interface {
+	DetectsRequest(req *message.Request) bool
+}
+
+// Detect names the provider of req from its headers (and, for a
+// RequestDetector, the rest of the request) and extracts the event
 // identity. It never fails: unparseable bodies leave the fields empty.
 func Detect(req *message.Request) Identity {
 	_, id := DetectScheme(req)
@@ -26,6 +54,12 @@ func Detect(req *message.Request) Identity {
 // when none is), for a caller that goes on to verify or sign with it.
 func DetectScheme(req *message.Request) (Scheme, Identity) {
 	for _, s := range schemes {
+		if rd, ok := s.(RequestDetector); ok {
+			if rd.DetectsRequest(req) {
+				return s, s.Identity(req)
+			}
+			continue
+		}
 		if s.Detects(req.Headers) {
 			return s, s.Identity(req)
 		}

@@ -107,6 +107,9 @@ type Schedule struct {
 var schemes = []Scheme{
 	stripeScheme{},
 	githubScheme{},
+	whatsappScheme,
+	messengerScheme,
+	instagramScheme,
 	shopifyScheme{},
 	slackScheme{},
 	twilioScheme{},

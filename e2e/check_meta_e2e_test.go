@@ -1,0 +1,128 @@
+package e2e
+
+// WhatsApp Cloud API deliveries (issue 27 §1): check judges a handler
+// written from Meta's documented verification code, list and the report
+// show every message id of a batched POST, and Meta's GET verification
+// request is named for what it is.
+
+import (
+	"encoding/json"
+	"fmt"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/hookreplay/hookreplay/internal/message"
+	"github.com/hookreplay/hookreplay/internal/report"
+	"github.com/hookreplay/hookreplay/internal/verify"
+)
+
+const waSecret = "5f4dcc3b5aa765d61d8327deb882cf99"
+
+// A POST batching three messages: the handler that works each wamid once
+// passes every phase; the one that works every message it is sent (the
+// shape of Meta's sample apps) fails dups and burst. Both check the
+// signature as Meta documents it, so tamper passes for both.
+func TestCheckWhatsAppHandlerFromMetaDocs(t *testing.T) {
+	t.Parallel() // waits on processes and probes, not on CPU: see TestMain
+	for _, tc := range []struct {
+		mode string
+		code int
+	}{{"correct", 0}, {"naive", 1}} {
+		t.Run(tc.mode, func(t *testing.T) {
+			t.Parallel()
+			base := startNode(t, "testdata/handlers/whatsapp.js", "SECRET="+waSecret, "MODE="+tc.mode)
+			db := filepath.Join(t.TempDir(), "h.db")
+			id := checkInsertSample(t, db, "whatsapp", "messages.batch", waSecret)
+			r, c := checkRunJSON(t, db, "--to", base+"/webhook", "--probe-http", base+"/work", "--secret", waSecret,
+				"--settle", "50ms", "-n", "3", "--burst", "5", "--phases", "first,dups,tamper,burst,lost", fmt.Sprint(id))
+			if r.Code != tc.code || c == nil {
+				t.Fatalf("want exit %d, got %d\n%s\n%s", tc.code, r.Code, r.Stdout, r.Stderr)
+			}
+			if got := c.Deliveries[0].EventIDs; len(got) != 3 || got[0] != c.Deliveries[0].EventID {
+				t.Fatalf("the report should list the three wamids: %q", got)
+			}
+			if first := checkPhase(t, c, "first"); first.Status != report.Pass || !strings.Contains(first.Message, "+3") {
+				t.Fatalf("first should see three messages worked: %s %s", first.Status, first.Message)
+			}
+			if p := checkPhase(t, c, "tamper"); p.Status != report.Pass {
+				t.Fatalf("tamper: %s %s", p.Status, p.Message)
+			}
+			want := report.Pass
+			if tc.mode == "naive" {
+				want = report.Fail
+			}
+			for _, p := range []string{"dups", "burst", "lost"} {
+				if got := checkPhase(t, c, p); got.Status != want && !(p == "lost" && tc.mode == "naive") {
+					t.Fatalf("%s: %s, want %s: %s", p, got.Status, want, got.Message)
+				}
+			}
+			if tc.mode == "correct" && len(c.Warnings) > 0 {
+				t.Fatalf("a handler deduping on every wamid should not be warned: %q", c.Warnings)
+			}
+		})
+	}
+}
+
+// Meta's GET verification request is stored like any request; check says it
+// is not an event instead of asking for a probe; list and show name it.
+func TestCheckMetaHandshakeIsNotADelivery(t *testing.T) {
+	t.Parallel() // waits on processes and probes, not on CPU: see TestMain
+	base := startNode(t, "testdata/handlers/whatsapp.js", "SECRET="+waSecret)
+	db := filepath.Join(t.TempDir(), "h.db")
+	hs := &message.Request{Method: "GET", Target: "/webhook?hub.mode=subscribe&hub.challenge=1158201444&hub.verify_token=meatyhamhock",
+		Proto: "HTTP/1.1", Headers: message.Headers{{Name: "Host", Value: "example.com"}, {Name: "User-Agent", Value: "facebookplatform/1.0 (+http://developers.facebook.com)"}}}
+	id := checkInsert(t, db, hs)
+	r, c := checkRunJSON(t, db, "--to", base+"/webhook", "--probe-http", base+"/work", "--secret", waSecret,
+		"--settle", "50ms", "--settle-max", "300ms", fmt.Sprint(id))
+	if r.Code != 3 || c == nil {
+		t.Fatalf("want exit 3, got %d\n%s\n%s", r.Code, r.Stdout, r.Stderr)
+	}
+	if m := checkPhase(t, c, "first").Message; !strings.Contains(m, "Meta's webhook verification request") || !strings.Contains(m, "not an event") {
+		t.Fatalf("first should say the request is Meta's verification, not an event: %s", m)
+	}
+	if strings.Contains(strings.Join(c.Notes, "\n"), "need a fresh id") {
+		t.Fatalf("the handshake should not be blamed for lacking an event id: %q", c.Notes)
+	}
+	lr := runBin(t, db, nil, "list", "--json")
+	var list []report.DeliverySummary
+	if err := json.Unmarshal([]byte(lr.Stdout), &list); err != nil || len(list) != 1 || list[0].Provider != "whatsapp" || list[0].EventType != "hub.subscribe" {
+		t.Fatalf("list --json: %v %s", err, lr.Stdout)
+	}
+}
+
+// list and show show every message id of a batched POST; one id stays as it was.
+func TestListShowsEveryWamid(t *testing.T) {
+	t.Parallel()
+	db := filepath.Join(t.TempDir(), "h.db")
+	batch, err := verify.BuildDelivery("whatsapp", "messages.batch", waSecret, time.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkInsert(t, db, batch)
+	checkInsertSample(t, db, "whatsapp", "messages", waSecret)
+	ids := verify.Detect(batch)
+	all := verify.EventIDs(ids.EventID, ids.Extra)
+	lr := runBin(t, db, nil, "list", "--json")
+	var list []report.DeliverySummary
+	if err := json.Unmarshal([]byte(lr.Stdout), &list); err != nil || len(list) != 2 {
+		t.Fatalf("list --json: %v %s", err, lr.Stdout)
+	}
+	if list[1].EventID != all[0] || strings.Join(list[1].EventIDs, " ") != strings.Join(all, " ") {
+		t.Fatalf("batch: event_id %s, event_ids %q, want %q", list[1].EventID, list[1].EventIDs, all)
+	}
+	if list[0].EventIDs != nil || !strings.HasPrefix(list[0].EventID, "wamid.") {
+		t.Fatalf("a single message: %+v", list[0])
+	}
+	table := runBin(t, db, nil, "list", "--no-color")
+	if !strings.Contains(table.Stdout, "(+2)") {
+		t.Fatalf("list should say the batch carries two more ids:\n%s", table.Stdout)
+	}
+	show := runBin(t, db, nil, "show", "1", "--no-color")
+	for _, w := range all {
+		if !strings.Contains(show.Stdout, w) {
+			t.Fatalf("show lacks %s:\n%s", w, show.Stdout)
+		}
+	}
+}
