@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"net"
 	"net/url"
 	"os"
@@ -71,6 +72,9 @@ type checkOptions struct {
 	Reports  []string
 	JSON     bool
 	Quiet    bool
+
+	// selection, with --shard, is what this shard was cut from.
+	selection *shardedSelection
 
 	// secrets are every secret the flags hold (the signing secret, the DSN
 	// password, passwords and tokens in --probe-http URLs), hidden wherever
@@ -166,7 +170,9 @@ interrupted, and the --serve handler is stopped.`,
 	fl := cmd.Flags()
 	o.addLastFlag(fl, "check")
 	o.addEventIDFlag(fl, "check")
+	o.addOnePerTypeFlag(fl, "check")
 	o.addSelectFilterFlags(fl)
+	o.addShardFlag(fl)
 	fl.StringArrayVar(&o.From, "from", nil, "read deliveries from a JSONL file written by 'hookreplay export --format jsonl' (repeatable)")
 	checkEngineFlags(fl, o, &phases)
 	// Not --timeout: that name is kept for a per-request timeout, as
@@ -299,16 +305,16 @@ func redactExit(err error, s *redact.Secrets) error {
 
 // checkValidate catches usage errors before anything is sent.
 func checkValidate(o *checkOptions) (*url.URL, error) {
-	noDelivery := len(o.IDs) == 0 && !o.Last && len(o.EventIDs) == 0 && len(o.From) == 0
+	noDelivery := len(o.IDs) == 0 && !o.Last && len(o.EventIDs) == 0 && !o.OnePerType && len(o.From) == 0
 	if o.To == "" && noDelivery {
 		// A bare 'hookreplay check' where there is no hookreplay.yaml.
 		return nil, usageErr("check needs deliveries, the handler's URL and a probe: hookreplay check --last --to URL --probe-sql QUERY --dsn DSN (see 'hookreplay check --help'), or a hookreplay.yaml in this directory (docs/guide.md, \"A config file\")")
 	}
-	if noDelivery {
-		return nil, usageErr("which delivery? give an ID (see 'hookreplay list'), --last, --event-id E or --from FILE")
-	}
 	if err := o.validateFilters(); err != nil {
 		return nil, err
+	}
+	if noDelivery {
+		return nil, usageErr("which delivery? give an ID (see 'hookreplay list'), --last, --event-id E, --one-per-type or --from FILE")
 	}
 	u, err := checkValidateEngine(o)
 	if err != nil {
@@ -462,6 +468,11 @@ func checkRun(ctx context.Context, o *checkOptions) error {
 	if err != nil {
 		return err
 	}
+	if len(ds) == 0 && o.selection != nil {
+		// --shard K/N with fewer than K deliveries selected: this part
+		// is empty, and its report says so for 'report merge'.
+		return checkWriteReports(o, emptyShardReport(o, u), false)
+	}
 	var obs check.Observer
 	if !o.Quiet {
 		hb := newHeartbeat(o.IO.ErrOut, heartbeatEvery)
@@ -591,6 +602,9 @@ func checkRunOptions(o *checkOptions) map[string]any {
 	if len(o.From) > 0 {
 		m["from"] = o.From
 	}
+	if o.selection != nil {
+		maps.Copy(m, o.selection.options())
+	}
 	return m
 }
 
@@ -614,6 +628,11 @@ func loadCheckDeliveries(ctx context.Context, o *checkOptions, st *store.Store) 
 			return nil, usageErr("--from %s: no deliveries in the file", path)
 		}
 		out = append(out, ds...)
+	}
+	if o.Shard.set() {
+		var sel shardedSelection
+		out, sel = shard(out, o.Shard)
+		o.selection = &sel
 	}
 	return out, nil
 }

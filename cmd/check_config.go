@@ -214,6 +214,7 @@ func checkOptionsFromConfig(ctx context.Context, base *checkOptions, c *config.C
 	o.MaxTime = defaultCheckMaxTime // declared beside check's own flags, not the engine's
 
 	d := c.Deliveries
+	o.hasOnePerType = true // check declares --one-per-type
 	o.From, o.IDs, o.Last, o.EventIDs = d.From, d.IDs, d.Last, d.EventIDs
 	if d.Last || len(d.EventIDs) > 0 {
 		o.OnlyProvider, o.OnlyType = d.Provider, d.Type

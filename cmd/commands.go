@@ -24,6 +24,7 @@ func addCommands(root *cobra.Command, f *factory) {
 		newDemoCmd(f, nil),
 		newExportCmd(f, nil),
 		newImportCmd(f, nil),
+		newReportCmd(f),
 		// interactive (tui.go)
 		newTUICmd(f, nil),
 		// generated documentation (docs.go): hidden, for go generate and packaging

@@ -1,13 +1,16 @@
 package cmd
 
 // How commands name deliveries, in one place: the ID parser, the selector
-// (IDs, --last, --event-id) that show, replay, check, export and delete
-// resolve through, and the filter flags list and export share.
+// (IDs, --last, --event-id, --one-per-type, --shard) that show, replay,
+// check, export and delete resolve through, and the filter flags list and
+// export share.
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"path"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -61,18 +64,45 @@ type deliverySelector struct {
 	// --provider stripe is the newest Stripe capture, not a stray request.
 	OnlyProvider string
 	OnlyType     string
+	// OnlySource, from --source, narrows them to one capture's deliveries.
+	OnlySource string
 	// OnlySince, from --since, narrows them to deliveries received within
 	// that long, as list's --since does.
 	OnlySince time.Duration
 	since     string
+	// OnePerType (--one-per-type) selects the newest delivery of each
+	// provider and event type the filters match, in that order.
+	OnePerType    bool
+	hasOnePerType bool // the command declares --one-per-type
+	// Shard (--shard K/N) keeps the K-th of N parts of the selection
+	// (shard.go).
+	Shard    shardSpec
+	shardArg string
 }
 
-// addSelectFilterFlags declares --provider, --type and --since, which narrow
-// --last and --event-id.
+// addSelectFilterFlags declares --provider, --source, --type and --since,
+// which narrow --last, --event-id and (declared before them) --one-per-type.
 func (s *deliverySelector) addSelectFilterFlags(fl *pflag.FlagSet) {
-	fl.StringVar(&s.OnlyProvider, "provider", "", "with --last or --event-id: only deliveries of this provider ("+providers(anyProvider)+")")
-	fl.StringVar(&s.OnlyType, "type", "", "with --last or --event-id: only event types matching this glob, e.g. 'invoice.*'")
-	fl.StringVar(&s.since, "since", "", "with --last or --event-id: only deliveries received within this long, e.g. 2h or 7d")
+	with := "with --last or --event-id: "
+	if s.hasOnePerType {
+		with = "with --last, --event-id or --one-per-type: "
+	}
+	fl.StringVar(&s.OnlyProvider, "provider", "", with+"only deliveries of this provider ("+providers(anyProvider)+")")
+	fl.StringVar(&s.OnlySource, "source", "", with+"only deliveries captured with this capture --source name")
+	fl.StringVar(&s.OnlyType, "type", "", with+"only event types matching this glob, e.g. 'invoice.*'")
+	fl.StringVar(&s.since, "since", "", with+"only deliveries received within this long, e.g. 2h or 7d")
+}
+
+// addOnePerTypeFlag declares --one-per-type; verb says what the command
+// does with the deliveries.
+func (s *deliverySelector) addOnePerTypeFlag(fl *pflag.FlagSet, verb string) {
+	s.hasOnePerType = true
+	fl.BoolVar(&s.OnePerType, "one-per-type", false, verb+" the newest delivery of each provider and event type (narrowed by --since, --provider, --source, --type)")
+}
+
+// addShardFlag declares --shard K/N.
+func (s *deliverySelector) addShardFlag(fl *pflag.FlagSet) {
+	fl.StringVar(&s.shardArg, "shard", "", "K/N: only the K-th of N equal parts of the selected deliveries, the same parts on every machine and store (CI jobs side by side; join their JSON reports with 'hookreplay report merge')")
 }
 
 // validateFilters lower-cases --provider and refuses a malformed --type
@@ -86,6 +116,11 @@ func (s *deliverySelector) validateFilters() error {
 		return err
 	}
 	s.OnlyProvider = p
+	if s.shardArg != "" {
+		if s.Shard, err = parseShard(s.shardArg); err != nil {
+			return err
+		}
+	}
 	if s.since != "" {
 		d, err := capture.ParseAge(s.since)
 		if err != nil {
@@ -93,11 +128,14 @@ func (s *deliverySelector) validateFilters() error {
 		}
 		s.OnlySince = d
 	}
-	if s.OnlyProvider == "" && s.OnlyType == "" && s.OnlySince == 0 {
+	if s.OnlyProvider == "" && s.OnlySource == "" && s.OnlyType == "" && s.OnlySince == 0 {
 		return nil
 	}
-	if !s.Last && len(s.EventIDs) == 0 {
-		return usageErr("--provider, --type and --since narrow --last and --event-id: give one of them")
+	if !s.Last && len(s.EventIDs) == 0 && !s.OnePerType {
+		if s.hasOnePerType {
+			return usageErr("--provider, --source, --type and --since narrow --last, --event-id and --one-per-type: give one of them")
+		}
+		return usageErr("--provider, --source, --type and --since narrow --last and --event-id: give one of them")
 	}
 	if strings.Contains(s.OnlyType, "[") {
 		if _, err := path.Match(s.OnlyType, ""); err != nil {
@@ -125,6 +163,9 @@ func (s *deliverySelector) filtered() string {
 	if s.OnlyProvider != "" {
 		f = append(f, "--provider "+s.OnlyProvider)
 	}
+	if s.OnlySource != "" {
+		f = append(f, "--source "+s.OnlySource)
+	}
 	if s.OnlyType != "" {
 		f = append(f, "--type "+s.OnlyType)
 	}
@@ -144,10 +185,11 @@ func (s *deliverySelector) addEventIDFlag(fl *pflag.FlagSet, verb string) {
 	fl.StringArrayVar(&s.EventIDs, "event-id", nil, verb+" the (oldest) capture of this provider event id (repeatable)")
 }
 
-// given is how many of the ways (IDs, --last, --event-id) were used.
+// given is how many of the ways (IDs, --last, --event-id, --one-per-type)
+// were used.
 func (s *deliverySelector) given() int {
 	n := 0
-	for _, used := range []bool{len(s.IDs) > 0, s.Last, len(s.EventIDs) > 0} {
+	for _, used := range []bool{len(s.IDs) > 0, s.Last, len(s.EventIDs) > 0, s.OnePerType} {
 		if used {
 			n++
 		}
@@ -156,7 +198,9 @@ func (s *deliverySelector) given() int {
 }
 
 // load resolves the selection: the IDs in the order given, then --last,
-// then each --event-id.
+// then each --event-id, then --one-per-type's, by provider and event type.
+// --shard is applied by the caller (shard), once every source of
+// deliveries (a --from file too) is read.
 func (s *deliverySelector) load(ctx context.Context, st *store.Store) ([]*store.Delivery, error) {
 	var out []*store.Delivery
 	for _, id := range s.IDs {
@@ -198,12 +242,25 @@ func (s *deliverySelector) load(ctx context.Context, st *store.Store) ([]*store.
 		}
 		out = append(out, found[0])
 	}
+	if s.OnePerType {
+		found, err := st.ListDeliveries(ctx, s.narrow(store.Filter{OnePerType: true}))
+		if err != nil {
+			return nil, setupErr("%v", err)
+		}
+		if len(found) == 0 {
+			return nil, usageErr("--one-per-type %s: no captured delivery with an event type matches (see 'hookreplay list %s')", s.filtered(), strings.TrimSpace("--one-per-type "+s.filtered()))
+		}
+		slices.SortStableFunc(found, func(a, b *store.Delivery) int {
+			return cmp.Or(cmp.Compare(a.Provider, b.Provider), cmp.Compare(a.EventType, b.EventType))
+		})
+		out = append(out, found...)
+	}
 	return out, nil
 }
 
-// narrow adds --provider, --type and --since to f.
+// narrow adds --provider, --source, --type and --since to f.
 func (s *deliverySelector) narrow(f store.Filter) store.Filter {
-	f.Provider, f.TypeGlob = s.OnlyProvider, s.OnlyType
+	f.Provider, f.Source, f.TypeGlob = s.OnlyProvider, s.OnlySource, s.OnlyType
 	if s.OnlySince > 0 {
 		f.Since = time.Now().Add(-s.OnlySince)
 	}
@@ -231,6 +288,14 @@ type deliveryFilter struct {
 	EventIDs []string
 	Since    time.Duration
 	since    string // --since as typed, parsed by validate
+	// OnePerType (--one-per-type, list and export) keeps the newest of
+	// each provider and event type, as check --one-per-type picks them.
+	OnePerType bool
+}
+
+// addOnePerTypeFlag declares list's and export's --one-per-type.
+func (f *deliveryFilter) addOnePerTypeFlag(fl *pflag.FlagSet) {
+	fl.BoolVar(&f.OnePerType, "one-per-type", false, "only the newest delivery of each provider and event type (what 'check --one-per-type' picks)")
 }
 
 // addFilterFlags declares --provider, --source, --type, --event-id and --since.
@@ -271,12 +336,12 @@ func (f *deliveryFilter) validate() error {
 
 // set reports whether any filter was given.
 func (f *deliveryFilter) set() bool {
-	return f.Provider != "" || f.Source != "" || f.TypeGlob != "" || len(f.EventIDs) > 0 || f.Since > 0
+	return f.Provider != "" || f.Source != "" || f.TypeGlob != "" || len(f.EventIDs) > 0 || f.Since > 0 || f.OnePerType
 }
 
 // storeFilter is the store query for the filters, --since counted back from now.
 func (f *deliveryFilter) storeFilter(now time.Time) store.Filter {
-	sf := store.Filter{Provider: f.Provider, Source: f.Source, TypeGlob: f.TypeGlob, EventIDs: f.EventIDs}
+	sf := store.Filter{Provider: f.Provider, Source: f.Source, TypeGlob: f.TypeGlob, EventIDs: f.EventIDs, OnePerType: f.OnePerType}
 	if f.Since > 0 {
 		sf.Since = now.Add(-f.Since)
 	}

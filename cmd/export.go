@@ -90,7 +90,7 @@ keeps its mode; symbolic links, FIFOs and devices are refused.`,
 				return usageErr("give delivery IDs or --last, not both")
 			}
 			if o.given() > 0 && o.set() {
-				return usageErr("give delivery IDs or filters (--provider, --source, --type, --event-id, --since), not both")
+				return usageErr("give delivery IDs or filters (--provider, --source, --type, --event-id, --since, --one-per-type), not both")
 			}
 			if err := exportRedactRules(o); err != nil {
 				return err
@@ -104,6 +104,7 @@ keeps its mode; symbolic links, FIFOs and devices are refused.`,
 	cmd.Flags().StringVar(&o.Format, "format", "jsonl", "jsonl, har, curl or raw (see docs/import-export.md)")
 	o.addLastFlag(cmd.Flags(), "export")
 	o.addFilterFlags(cmd.Flags())
+	o.deliveryFilter.addOnePerTypeFlag(cmd.Flags())
 	cmd.Flags().StringVarP(&o.Output, "output", "o", "", "write to this file instead of stdout (replaced whole; new files get mode 0600)")
 	cmd.Flags().BoolVar(&o.Redact, "redact", false, "replace Authorization, Proxy-Authorization, Cookie and Set-Cookie values with [REDACTED]")
 	cmd.Flags().StringArrayVar(&o.RedactRules.Headers, "redact-header", nil, "also redact this header (repeatable; implies --redact)")

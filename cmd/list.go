@@ -49,6 +49,7 @@ func newListCmd(f *factory, runF func(*listOptions) error) *cobra.Command {
 		},
 	}
 	o.addFilterFlags(cmd.Flags())
+	o.addOnePerTypeFlag(cmd.Flags())
 	cmd.Flags().IntVar(&o.Limit, "limit", defaultLimit, "at most this many (0 for all)")
 	o.jsonOut = addJSONFlags(cmd.Flags(), &o.JSON, "the deliveries (an array of id, received_at, provider, event_id, event_type, verification, response_status, …)").
 		knownFields(report.DeliverySummary{})

@@ -68,6 +68,9 @@ type Check struct {
 	Warnings []string          `json:"warnings,omitempty"`
 	Latency  *LatencySummary   `json:"latency,omitempty"`
 	Extra    map[string]string `json:"extra,omitempty"`
+	// Shards, in a report 'hookreplay report merge' wrote, are the runs it
+	// joined (merge.go).
+	Shards []ShardRun `json:"shards,omitempty"`
 }
 
 // DeliveryResult is every phase run for one delivery.

@@ -196,8 +196,13 @@ type Filter struct {
 	Status *StatusRange
 	// Headers keeps deliveries that carry every one of these headers.
 	Headers []HeaderMatch
-	Limit   int // 0 means no limit
-	Oldest  bool
+	// OnePerType keeps, of the deliveries the other conditions match, the
+	// newest (highest id, as --last) of each provider and event type.
+	// Deliveries without an event type (requests no provider was
+	// recognised in) have no type and are not kept.
+	OnePerType bool
+	Limit      int // 0 means no limit
+	Oldest     bool
 }
 
 // StatusRange is an inclusive range of HTTP statuses: {500, 599} for 5xx,
@@ -253,6 +258,10 @@ func (f Filter) where(d dialect) (string, []any) {
 		cond, hargs := d.headerMatch(h)
 		where = append(where, cond)
 		args = append(args, hargs...)
+	}
+	if f.OnePerType {
+		inner := append(where, "event_type <> ''")
+		return "id IN (SELECT max(id) FROM deliveries WHERE " + strings.Join(inner, " AND ") + " GROUP BY provider, event_type)", args
 	}
 	return strings.Join(where, " AND "), args
 }
