@@ -1,0 +1,205 @@
+package e2e
+
+// keycheck against APIs built the way real idempotency middleware is
+// (issue 30): a global key space, a middleware that stores every answer
+// (≥ 400 too) and marks replays, one mounted on every route. mwAPI is such
+// an API, each pattern a switch.
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/hookreplay/hookreplay/internal/report"
+)
+
+// mwAPI is a messaging API behind an idempotency middleware written as the
+// popular Express and Koa ones are: the middleware looks the key up before
+// the route runs, stores the route's answer after it, and answers a known
+// key from its store. POST /v1/messages {"text","fail_once"} creates a
+// message (201 {"id","text"}); GET /v1/messages answers {"count": N};
+// GET /debug/count is the probe. Authorization: AccessKey ACCOUNT.
+type mwAPI struct {
+	// global: keys are stored without the account (one key space); a key
+	// another account used is refused with refuse (the status) — the
+	// middleware sees a key it did not store for this caller.
+	global bool
+	refuse int
+	// storeErrors: answers ≥ 400 are stored too and replayed through the
+	// app's error handler (a fresh request_id in the body), marked
+	// Idempotent-Replayed: true as every replay is.
+	storeErrors bool
+	// everyRoute: the middleware is mounted with app.use(), on GETs too.
+	everyRoute bool
+
+	mu    sync.Mutex
+	keys  map[string]*mwEntry
+	count int
+	seen  map[string]bool
+	reqs  int
+}
+
+type mwEntry struct {
+	account string
+	status  int
+	body    []byte
+	err     bool
+}
+
+func (a *mwAPI) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if r.URL.Path == "/debug/count" {
+		a.mu.Lock()
+		defer a.mu.Unlock()
+		fmt.Fprint(w, a.count)
+		return
+	}
+	account, ok := strings.CutPrefix(r.Header.Get("Authorization"), "AccessKey ")
+	if !ok || account == "" {
+		a.fail(w, 401, "unauthorized")
+		return
+	}
+	key := r.Header.Get("Idempotency-Key")
+	if key == "" || (r.Method == http.MethodGet && !a.everyRoute) {
+		status, body, isErr := a.route(r)
+		a.answer(w, status, body, isErr, false)
+		return
+	}
+	a.mu.Lock()
+	if a.keys == nil {
+		a.keys = map[string]*mwEntry{}
+	}
+	id := key
+	if !a.global {
+		id = account + ":" + key
+	}
+	if e := a.keys[id]; e != nil {
+		a.mu.Unlock()
+		if e.account != account {
+			a.fail(w, a.refuse, "idempotency key already used")
+			return
+		}
+		a.answer(w, e.status, e.body, e.err, true)
+		return
+	}
+	a.mu.Unlock()
+	status, body, isErr := a.route(r)
+	if status < 400 || a.storeErrors {
+		a.mu.Lock()
+		a.keys[id] = &mwEntry{account: account, status: status, body: body, err: isErr}
+		a.mu.Unlock()
+	}
+	a.answer(w, status, body, isErr, false)
+}
+
+// route is the app: its answer, and whether it is an error the error
+// handler renders.
+func (a *mwAPI) route(r *http.Request) (int, []byte, bool) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if r.Method == http.MethodGet {
+		return 200, []byte(fmt.Sprintf(`{"count":%d}`, a.count)), false
+	}
+	raw, _ := io.ReadAll(r.Body)
+	var m struct {
+		Text     string `json:"text"`
+		FailOnce bool   `json:"fail_once"`
+	}
+	if json.Unmarshal(raw, &m) != nil || m.Text == "" {
+		return 400, []byte("text is required"), true
+	}
+	if a.seen == nil {
+		a.seen = map[string]bool{}
+	}
+	if m.FailOnce && !a.seen[m.Text] {
+		a.seen[m.Text] = true
+		return 500, []byte("upstream SMS gateway failed"), true
+	}
+	a.count++
+	return 201, []byte(fmt.Sprintf(`{"id":"msg_%d","text":%q}`, a.count, m.Text)), false
+}
+
+// answer writes an answer; an error goes through the error handler, which
+// gives every response its own request id.
+func (a *mwAPI) answer(w http.ResponseWriter, status int, body []byte, isErr, replayed bool) {
+	if replayed {
+		w.Header().Set("Idempotent-Replayed", "true")
+	}
+	if isErr {
+		a.fail(w, status, string(body))
+		return
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	w.Write(body)
+}
+
+func (a *mwAPI) fail(w http.ResponseWriter, status int, msg string) {
+	a.mu.Lock()
+	a.reqs++
+	n := a.reqs
+	a.mu.Unlock()
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	fmt.Fprintf(w, `{"error":%q,"request_id":"req_%d"}`, msg, n)
+}
+
+// mwKeycheck runs the checks named against a, judged by profile, and
+// returns the exit code and the report.
+func mwKeycheck(t *testing.T, a *mwAPI, profile, checks string, extra ...string) (result, *report.KeyCheck) {
+	t.Helper()
+	base := serveHandler(t, a)
+	db := filepath.Join(t.TempDir(), "h.db")
+	args := append([]string{"keycheck", "--to", base + "/v1/messages", "--body", `{"text":"hi {{nonce}}"}`,
+		"-H", "Authorization: AccessKey acct_a", "--profile", profile, "--checks", checks,
+		"--probe-http", "count=" + base + "/debug/count", "--settle", "50ms", "--json", "-q"}, extra...)
+	r := runBin(t, db, nil, args...)
+	var k report.KeyCheck
+	if err := json.Unmarshal([]byte(r.Stdout), &k); err != nil {
+		t.Fatalf("keycheck printed no JSON report (exit %d): %v\n%s\n%s", r.Code, err, r.Stdout, r.Stderr)
+	}
+	return r, &k
+}
+
+// kcResult is the result of the check named in k.
+func kcResult(t *testing.T, k *report.KeyCheck, name string) report.KeyCheckResult {
+	t.Helper()
+	for _, c := range k.Checks {
+		if c.Name == name {
+			return c
+		}
+	}
+	t.Fatalf("no %s check in the report: %+v", name, k.Checks)
+	return report.KeyCheckResult{}
+}
+
+// A global key space refuses the other account's request because the
+// first account's key exists (nothing runs): not an inconclusive answer,
+// but keys not scoped per account — told apart by the same body from the
+// other account with a fresh key, which runs. Whatever status the refusal
+// has: a 400 (no profile's reuse status here) or a 403.
+func TestKeycheckGlobalKeysRefusedAreNotScoped(t *testing.T) {
+	t.Parallel()
+	for _, status := range []int{400, 403} {
+		t.Run(fmt.Sprint(status), func(t *testing.T) {
+			t.Parallel()
+			r, k := mwKeycheck(t, &mwAPI{global: true, refuse: status}, "bird", "first,scope", "--other-account", "Authorization: AccessKey acct_b")
+			c := kcResult(t, k, "scope")
+			if r.Code != 1 || c.Status != report.Fail || !strings.Contains(c.Why, "not scoped per account") || !strings.Contains(c.Why, "fresh key ran") {
+				t.Fatalf("exit %d, scope %s: %s | %s", r.Code, c.Status, c.Why, c.Observed)
+			}
+			if !strings.Contains(c.Observed, fmt.Sprintf("other account with the same key %d", status)) {
+				t.Fatalf("observed should name the refusal: %s", c.Observed)
+			}
+		})
+	}
+	// The same API with keys per account passes.
+	r, k := mwKeycheck(t, &mwAPI{refuse: 400}, "bird", "first,scope", "--other-account", "Authorization: AccessKey acct_b")
+	if c := kcResult(t, k, "scope"); r.Code != 0 || c.Status != report.Pass {
+		t.Fatalf("keys per account: exit %d, scope %s: %s | %s", r.Code, c.Status, c.Why, c.Observed)
+	}
+}
