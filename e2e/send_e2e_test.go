@@ -86,6 +86,12 @@ func identityPlace(t *testing.T, provider string, s sigSeen) string {
 		return s.Header.Get("Webhook-Id")
 	case "svix":
 		return s.Header.Get("Svix-Id")
+	case "paddle":
+		var m map[string]any
+		if err := json.Unmarshal(s.Body, &m); err != nil {
+			t.Fatalf("paddle body is not JSON: %v", err)
+		}
+		return m["event_id"].(string) + " " + m["notification_id"].(string)
 	case "twilio":
 		form, err := url.ParseQuery(string(s.Body))
 		if err != nil {

@@ -46,6 +46,7 @@ var sigSecrets = map[string]string{
 	"whatsapp":  "5f4dcc3b5aa765d61d8327deb882cf99",
 	"messenger": "0cc175b9c0f1b6a831c399e269772661",
 	"instagram": "92eb5ffee6ae2fec3ad71c777531578f",
+	"paddle":    "pdl_ntfset_01hv8wz9ymdx3e4t7fb4r0mbxh_e2eKey",
 }
 
 // sigSeen is one request a sigHandler received.
@@ -166,6 +167,28 @@ func (h *sigHandler) check(provider string, r *http.Request, body []byte) string
 		m.Write([]byte(data))
 		if r.Header.Get("X-Twilio-Signature") != base64.StdEncoding.EncodeToString(m.Sum(nil)) {
 			return "bad X-Twilio-Signature"
+		}
+	case "paddle":
+		// Paddle's documented check: ts=…;h1=…, HMAC-SHA256 of "<ts>:<body>", at most 5 s old.
+		var ts, h1 string
+		for _, part := range strings.Split(r.Header.Get("Paddle-Signature"), ";") {
+			k, v, _ := strings.Cut(part, "=")
+			switch k {
+			case "ts":
+				ts = v
+			case "h1":
+				h1 = v
+			}
+		}
+		n, _ := strconv.ParseInt(ts, 10, 64)
+		if time.Since(time.Unix(n, 0)) > 5*time.Second {
+			return "paddle timestamp too old"
+		}
+		m := hmac.New(sha256.New, []byte(secret))
+		m.Write([]byte(ts + ":"))
+		m.Write(body)
+		if h1 != hex.EncodeToString(m.Sum(nil)) {
+			return "bad Paddle-Signature"
 		}
 	default:
 		return "unknown provider " + provider
@@ -490,6 +513,9 @@ func TestVerifyE2EOfficialVectorsOnStdin(t *testing.T) {
 				sargs = append(sargs, "--id", h[1])
 			case "webhook-timestamp", "svix-timestamp", "x-slack-request-timestamp":
 				sargs = append(sargs, "--timestamp", h[1])
+			case "paddle-signature":
+				ts, _, _ := strings.Cut(strings.TrimPrefix(h[1], "ts="), ";")
+				sargs = append(sargs, "--timestamp", ts)
 			}
 		}
 		r = runBin(t, "", []byte(v.Body), sargs...)

@@ -114,6 +114,13 @@ func exchange(t *testing.T, c sdkCase) {
 		if sdk.Accepted != cp.accept {
 			t.Errorf("%s: the %s SDK accepted=%v (%s), want %v", cp.what, c.script, sdk.Accepted, sdk.Error, cp.accept)
 		}
+		id := verify.Detect(cp.req)
+		if sdk.ID != "" && sdk.ID != id.EventID {
+			t.Errorf("%s: the SDK reads event id %q, hookreplay %q", cp.what, sdk.ID, id.EventID)
+		}
+		if sdk.Type != "" && sdk.Type != id.EventType {
+			t.Errorf("%s: the SDK reads event type %q, hookreplay %q", cp.what, sdk.Type, id.EventType)
+		}
 	}
 	for k, res := range results[nVerify:] {
 		req := signed[k].Clone()
@@ -121,7 +128,7 @@ func exchange(t *testing.T, c sdkCase) {
 			t.Errorf("the %s SDK signed nothing", c.script)
 			continue
 		}
-		for _, name := range verify.SignatureHeaders(c.provider) {
+		for _, name := range verify.Lookup(c.provider).SignatureHeaders() {
 			req.Headers = req.Headers.Del(name)
 		}
 		for name, v := range res.Headers {

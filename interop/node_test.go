@@ -138,6 +138,8 @@ type sdkOp struct {
 type sdkResult struct {
 	Accepted bool              `json:"accepted"`
 	Error    string            `json:"error"`
+	ID       string            `json:"id"`   // the event id as the SDK reads it, when it does
+	Type     string            `json:"type"` // the event type as the SDK reads it, when it does
 	Headers  map[string]string `json:"headers"`
 }
 

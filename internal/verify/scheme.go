@@ -115,6 +115,7 @@ var schemes = []Scheme{
 	twilioScheme{},
 	standardScheme{name: "standard", title: "Standard Webhooks", prefix: "webhook"},
 	standardScheme{name: "svix", title: "Svix", prefix: "svix"},
+	paddleScheme{},
 	genericScheme{},
 }
 

@@ -4,7 +4,9 @@
 // one per op in order, as JSON on stdout.
 //
 // An op carries body (a string), headers (lower-case name -> value), secret,
-// url, id and timestamp (unix seconds). verify answers {accepted, error};
+// url, id and timestamp (unix seconds). verify answers {accepted, error},
+// and with the event's id and type as the SDK reads them when the case's
+// verify returns {id, type};
 // sign answers {headers} (the signature headers the SDK made). An SDK that
 // throws on a forged copy counts as rejecting it; any other failure of the
 // script itself ends the process with a message on stderr.
@@ -26,7 +28,9 @@ async function main() {
     if (op.op === "verify") {
       try {
         const ok = await kase.verify(op);
-        results.push(ok === false ? { accepted: false, error: "returned false" } : { accepted: true });
+        if (ok === false) results.push({ accepted: false, error: "returned false" });
+        else if (ok && typeof ok === "object") results.push({ accepted: true, id: ok.id || "", type: ok.type || "" });
+        else results.push({ accepted: true });
       } catch (e) {
         results.push({ accepted: false, error: String((e && e.message) || e) });
       }
