@@ -303,8 +303,8 @@ func (r *runner) sinkNote() {
 	r.unmatchedNote()
 }
 
-// unmatchedNote lists the sink calls no call pattern selects (the
-// handler's reads, token exchanges): recorded, never counted as effects.
+// unmatchedNote lists the sink calls not counted: the reads, or those no
+// call pattern selects (a token exchange): recorded, never effects.
 func (r *runner) unmatchedNote() {
 	var order []string
 	count := map[string]int{}
@@ -337,6 +337,11 @@ func (r *runner) unmatchedNote() {
 			break
 		}
 		parts = append(parts, fmt.Sprintf("%s ×%d", k, count[k]))
+	}
+	if !r.o.Sink.Patterns() {
+		r.note("the sink received %d reads (GET, HEAD, OPTIONS, TRACE), not counted as effects: a read changes nothing downstream, so only the other methods count (%s 'GET /path' counts a read that does work): %s",
+			n, r.name(InputSinkMatch), strings.Join(parts, ", "))
+		return
 	}
 	r.note("the sink received %d calls that match no %s, not counted as effects: %s", n, r.name(InputSinkMatch), strings.Join(parts, ", "))
 }

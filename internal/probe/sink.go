@@ -40,7 +40,8 @@ var idempotencyHeaders = []string{"Idempotency-Key", "X-Idempotency-Key"}
 
 // Sink is a stand-in downstream API: it answers 200 {"ok":true} to any
 // request and records every call. Point the handler's outbound URL at it
-// (e.g. EMAIL_API_URL=http://127.0.0.1:9100) and its Probe counts the calls.
+// (e.g. EMAIL_API_URL=http://127.0.0.1:9100) and its Probe counts the calls
+// that are not reads (see SetMatch).
 type Sink struct {
 	ln   net.Listener
 	srv  *http.Server
@@ -49,8 +50,9 @@ type Sink struct {
 	// calls are the calls recorded; those SetMatch selects count.
 	calls received[Call]
 
-	mu   sync.Mutex
-	keys map[string]bool // method, path and idempotency key of calls seen
+	mu       sync.Mutex
+	keys     map[string]bool // method, path and idempotency key of calls seen
+	patterns bool            // SetMatch was given patterns
 }
 
 // CallPattern selects sink calls: a method (or "" for any) and a path glob
@@ -108,18 +110,46 @@ func (p CallPattern) Matches(c Call) bool {
 }
 
 // SetMatch makes only calls matching one of ps count (Counted, the probe);
-// none: every call counts. Call it before the sink is read.
+// none: every call with a method that is not safe counts (SafeMethod: a
+// read changes nothing downstream, so a handler that reads the provider's
+// API on every copy is not doing the work again). Call it before the sink
+// is read.
 func (s *Sink) SetMatch(ps []CallPattern) {
-	var m []func(Call) bool
-	for _, p := range ps {
-		m = append(m, p.Matches)
+	m := []func(Call) bool{func(c Call) bool { return !SafeMethod(c.Method) }}
+	if len(ps) > 0 {
+		m = nil
+		for _, p := range ps {
+			m = append(m, p.Matches)
+		}
 	}
+	s.mu.Lock()
+	s.patterns = len(ps) > 0
+	s.mu.Unlock()
 	s.calls.setMatch(m)
 }
 
-// Counts reports whether c is a call the sink counts: every call, or one
-// matching a pattern given to SetMatch — never one that repeats an
-// idempotency key (Call.Repeat), which the real API would not act on again.
+// Patterns reports whether SetMatch was given patterns: without them, the
+// calls not counted are the reads.
+func (s *Sink) Patterns() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.patterns
+}
+
+// SafeMethod reports whether method is safe in RFC 9110's sense (GET,
+// HEAD, OPTIONS, TRACE): a read, which a server must not act on.
+func SafeMethod(method string) bool {
+	switch strings.ToUpper(method) {
+	case "GET", "HEAD", "OPTIONS", "TRACE":
+		return true
+	}
+	return false
+}
+
+// Counts reports whether c is a call the sink counts: one with a method
+// that is not safe, or one matching a pattern given to SetMatch — never
+// one that repeats an idempotency key (Call.Repeat), which the real API
+// would not act on again.
 func (s *Sink) Counts(c Call) bool {
 	return !c.Repeat && s.calls.matches(c)
 }
@@ -135,6 +165,7 @@ func StartSink(ctx context.Context, addr string) (*Sink, error) {
 		return nil, fmt.Errorf("start sink on %s: %w", addr, err)
 	}
 	s := &Sink{ln: ln, done: make(chan struct{})}
+	s.SetMatch(nil)
 	s.srv = &http.Server{Handler: http.HandlerFunc(s.serve), ReadHeaderTimeout: 10 * time.Second}
 	go func() {
 		defer close(s.done)
@@ -208,7 +239,8 @@ func (s *Sink) Close() error {
 }
 
 // Probe returns a probe whose value is the number of calls the sink
-// received that count (every call, or those SetMatch selects).
+// received that count (those that are not reads, or those SetMatch
+// selects).
 func (s *Sink) Probe() Probe { return &sinkProbe{s: s} }
 
 type sinkProbe struct{ s *Sink }
