@@ -178,7 +178,7 @@ interrupted, and the --serve handler is stopped.`,
 	// Not --timeout: that name is kept for a per-request timeout, as
 	// replay and send use it.
 	fl.DurationVar(&o.MaxTime, "max-time", defaultCheckMaxTime, "stop the whole run after this long (exit 2), writing the reports of what was judged so far")
-	fl.StringArrayVar(&o.Reports, "report", nil, "also write a report: json=PATH, junit=PATH, markdown=PATH, text=PATH (repeatable; PATH - is stdout, instead of the text report)")
+	fl.StringArrayVar(&o.Reports, "report", nil, "also write a report: json=PATH, junit=PATH, markdown=PATH, html=PATH, text=PATH (repeatable; PATH - is stdout, instead of the text report)")
 	fl.BoolVar(&o.JSON, "json", false, "print the JSON report on stdout instead of text")
 	fl.BoolVarP(&o.Quiet, "quiet", "q", false, "no progress lines on stderr")
 	addConfigFlag(fl, &configPath)
@@ -488,6 +488,7 @@ func checkRun(ctx context.Context, o *checkOptions) error {
 	if err != nil && c == nil {
 		return err
 	}
+	addCheckTimeline(ctx, st, c, o.Reports)
 	if werr := checkWriteReports(o, c, err == errInterrupted); werr != nil {
 		return werr
 	}

@@ -206,7 +206,7 @@ func keycheckFlags(fl *pflag.FlagSet, o *keycheckOptions, checks *string) {
 	fl.DurationVar(&o.SettleMax, "settle-max", probe.DefaultSettleMax, "longest wait for probes to settle")
 	fl.DurationVar(&o.MaxTime, "max-time", defaultCheckMaxTime, "stop the whole run after this long (exit 2)")
 	fl.BoolVar(&o.Insecure, "insecure", false, "accept an https API's unverifiable certificate")
-	fl.StringArrayVar(&o.Reports, "report", nil, "also write a report: json=PATH, junit=PATH, markdown=PATH, text=PATH (repeatable; PATH - is stdout, instead of the text report)")
+	fl.StringArrayVar(&o.Reports, "report", nil, "also write a report: json=PATH, junit=PATH, markdown=PATH, html=PATH, text=PATH (repeatable; PATH - is stdout, instead of the text report)")
 	fl.BoolVar(&o.JSON, "json", false, "print the JSON report on stdout instead of text")
 	fl.BoolVarP(&o.Quiet, "quiet", "q", false, "no progress lines on stderr")
 }
@@ -640,6 +640,7 @@ func keycheckRun(ctx context.Context, o *keycheckOptions) error {
 			return err
 		}
 	}
+	addKeyCheckTimeline(ctx, st, k, o.Reports)
 	if werr := keycheckWriteReports(o, k, ctx.Err() != nil); werr != nil {
 		return werr
 	}

@@ -102,9 +102,18 @@ whole, so --report renders it again in any format without re-running the check
 		},
 	}
 	showJSON = addJSONFlags(show.Flags(), &o.JSON, "the run and its attempts").knownFields(report.RunDoc{})
-	show.Flags().StringArrayVar(&reports, "report", nil, "render a check run's stored report: text=PATH, json=PATH, junit=PATH, markdown=PATH (repeatable; PATH - is stdout, instead of the run view)")
+	show.Flags().StringArrayVar(&reports, "report", nil, "render a check or keycheck run's stored report: text=PATH, json=PATH, junit=PATH, markdown=PATH, html=PATH (repeatable; PATH - is stdout, instead of the run view)")
 	cmd.AddCommand(show)
 	return cmd
+}
+
+// reportValues is Reports as --report takes them.
+func (o *runsOptions) reportValues() []string {
+	out := make([]string, len(o.Reports))
+	for i, t := range o.Reports {
+		out[i] = t.String()
+	}
+	return out
 }
 
 func runsListRun(ctx context.Context, o *runsOptions) error {
@@ -175,6 +184,7 @@ func runsShowReports(ctx context.Context, o *runsOptions, st *store.Store, r *st
 		if err != nil {
 			return false, usageErr("--report: %v", err)
 		}
+		addKeyCheckTimeline(ctx, st, k, o.reportValues())
 		for _, t := range o.Reports {
 			if err := t.WriteKeyCheck(o.IO.Out, k); err != nil {
 				return false, setupErr("--report %s: %v", t, err)
@@ -190,6 +200,7 @@ func runsShowReports(ctx context.Context, o *runsOptions, st *store.Store, r *st
 	if err != nil {
 		return false, usageErr("--report: %v", err)
 	}
+	addCheckTimeline(ctx, st, c, o.reportValues())
 	for _, t := range o.Reports {
 		if err := t.Write(o.IO.Out, c); err != nil {
 			return false, setupErr("--report %s: %v", t, err)

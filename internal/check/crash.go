@@ -449,11 +449,15 @@ func (c *crashPhase) killTrial(ctx context.Context, t *trial, i int, k killPlan)
 	}
 	ct.a1.Edit = "handler " + ct.what
 	c.copies++
+	// The copy is recorded once the handler is back, with the kill and
+	// the restart's end in its detail: the run's timeline draws them.
+	restartErr := c.restartServer(ctx)
+	markKill(&ct.a1, killAt, time.Now(), restartErr == nil)
 	if err := r.record(ctx, &ct.a1, c.d, PhaseCrash, c.copies, t.id); err != nil {
 		return nil, err
 	}
-	if err := c.restartServer(ctx); err != nil {
-		return nil, err
+	if restartErr != nil {
+		return nil, restartErr
 	}
 	ct.acked = ct.a1.Err == "" && !ct.a1.Lost && is2xx(ct.a1.Status)
 	ph := c.ph

@@ -139,3 +139,19 @@ func (c *crashPhase) learnRestart(ctx context.Context) error {
 	}
 	return nil
 }
+
+// markKill records on a, the copy the handler was killed handling, when
+// the kill's signal was sent and, when the restart succeeded, when it
+// ended (at).
+func markKill(a *store.Attempt, killAt, at time.Time, restarted bool) {
+	if killAt.IsZero() {
+		return
+	}
+	if a.Detail == nil {
+		a.Detail = map[string]any{}
+	}
+	a.Detail[store.DetailKilledAt] = killAt.UTC().Format(time.RFC3339Nano)
+	if restarted {
+		a.Detail[store.DetailRestartedAt] = at.UTC().Format(time.RFC3339Nano)
+	}
+}

@@ -21,6 +21,10 @@ type reading struct {
 	// lastChange is when a probe last changed while this reading waited
 	// (zero when none did).
 	lastChange time.Time
+	// from is when this reading began waiting for the probes to settle
+	// (zero: a single read, not a settled one); from to at is its settle
+	// window in the run's timeline.
+	from time.Time
 	// unsettled names the probes still changing when --settle-max ran out
 	// (the values are the last ones read then).
 	unsettled []string
@@ -58,7 +62,7 @@ func (r *runner) readQuiet(ctx context.Context, d *Delivery, phase, point string
 			return r.read(ctx, d, phase, point)
 		}
 		rd := *r.lastQuiet
-		rd.at, rd.lastChange = time.Now(), time.Time{}
+		rd.at, rd.lastChange, rd.from = time.Now(), time.Time{}, time.Time{}
 		if err := r.storeReading(ctx, d, phase, point, rd); err != nil {
 			return reading{}, err
 		}
@@ -156,7 +160,7 @@ func (r *runner) readUntil(ctx context.Context, d *Delivery, phase, point string
 			return reading{}, &SetupError{Err: err}
 		}
 	}
-	rd := reading{vals: vals, at: time.Now(), lastChange: seen, unsettled: unsettled}
+	rd := reading{vals: vals, at: time.Now(), lastChange: seen, unsettled: unsettled, from: start}
 	if last.After(seen) {
 		rd.lastChange = last
 	}

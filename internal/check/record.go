@@ -120,7 +120,8 @@ func (r *runner) record(ctx context.Context, a *store.Attempt, d *Delivery, phas
 // and tells the Observer.
 func (r *runner) storeReading(ctx context.Context, d *Delivery, phase, point string, rd reading) error {
 	if r.o.Store != nil {
-		row := store.ProbeReading{RunID: r.runID, DeliveryID: deliveryID(d), Phase: phase, Point: point, ReadAt: rd.at}
+		row := store.ProbeReading{RunID: r.runID, DeliveryID: deliveryID(d), Phase: phase, Point: point, ReadAt: rd.at,
+			SettleFrom: rd.from, ChangedAt: rd.lastChange}
 		if err := StoreReading(ctx, r.o.Store, row, r.o.Probes, rd.vals); err != nil {
 			return setupf("%v", err)
 		}

@@ -19,6 +19,9 @@ type reading struct {
 	at   time.Time
 	// lastChange is when a probe last changed while the reading waited.
 	lastChange time.Time
+	// from is when the reading began waiting for the probes to settle
+	// (zero: one read confirming the last settled reading).
+	from time.Time
 }
 
 // minQuiet is the shortest quiet period a learned settle comes down to.
@@ -83,7 +86,7 @@ func (r *runner) settled(ctx context.Context, check, point string, from *reading
 		}
 		r.note("probes were still changing after %s %s (%s); the values read then were used", r.name(InputSettleMax), r.o.SettleMax, strings.Join(ns.Probes, "; "))
 	}
-	rd := reading{vals: vals, at: time.Now(), lastChange: seen}
+	rd := reading{vals: vals, at: time.Now(), lastChange: seen, from: start}
 	if last.After(seen) {
 		rd.lastChange = last
 	}
@@ -127,7 +130,7 @@ func (r *runner) storeReading(ctx context.Context, name, point string, rd readin
 	if r.o.Store == nil {
 		return nil
 	}
-	row := store.ProbeReading{RunID: r.runID, Phase: name, Point: point, ReadAt: rd.at}
+	row := store.ProbeReading{RunID: r.runID, Phase: name, Point: point, ReadAt: rd.at, SettleFrom: rd.from, ChangedAt: rd.lastChange}
 	if err := check.StoreReading(context.WithoutCancel(ctx), r.o.Store, row, r.o.Probes, rd.vals); err != nil {
 		return setupf("%v", err)
 	}

@@ -37,6 +37,10 @@ type KeyCheck struct {
 	Checks  []KeyCheckResult `json:"checks"`
 	Notes   []string         `json:"notes,omitempty"`
 	Options map[string]any   `json:"options,omitempty"`
+	// Timeline, when set, is the run's timeline (NewKeyCheckTimeline),
+	// drawn by the HTML report; it is built from the store, not stored
+	// in the report.
+	Timeline *Timeline `json:"-"`
 }
 
 // KeyCheckResult is the judgement of one check: what was sent, what the API
@@ -287,6 +291,8 @@ func WriteKeyCheck(w io.Writer, format Format, k *KeyCheck, colorOn bool) error 
 		return KeyCheckJUnit(w, k)
 	case FormatMarkdown:
 		return KeyCheckMarkdown(w, k)
+	case FormatHTML:
+		return KeyCheckHTML(w, k, k.Timeline)
 	}
 	return fmt.Errorf("unknown report format %q", format)
 }

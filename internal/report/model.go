@@ -71,6 +71,10 @@ type Check struct {
 	// Shards, in a report 'hookreplay report merge' wrote, are the runs it
 	// joined (merge.go).
 	Shards []ShardRun `json:"shards,omitempty"`
+	// Timeline, when set, is the run's timeline (NewTimeline), drawn by
+	// the HTML and Markdown reports; it is built from the store's
+	// records, not stored in the report.
+	Timeline *Timeline `json:"-"`
 }
 
 // DeliveryResult is every phase run for one delivery.

@@ -322,7 +322,8 @@ func TestParseTarget(t *testing.T) {
 		{"text=a=b.txt", Target{FormatText, "a=b.txt"}, ""},
 		{"json", Target{FormatJSON, "-"}, ""},
 		{"JUnit=r.xml", Target{FormatJUnit, "r.xml"}, ""},
-		{"html=x.html", Target{}, `report format "html" is not one of`},
+		{"html=x.html", Target{FormatHTML, "x.html"}, ""},
+		{"pdf=x.pdf", Target{}, `report format "pdf" is not one of`},
 		{"json=", Target{}, "empty path"},
 		{"", Target{}, "is not one of"},
 	}

@@ -19,12 +19,14 @@ const (
 	FormatJSON     Format = "json"
 	FormatJUnit    Format = "junit"
 	FormatMarkdown Format = "markdown"
+	FormatHTML     Format = "html"
 )
 
 // Formats lists the formats as --report accepts them.
-var Formats = []Format{FormatText, FormatJSON, FormatJUnit, FormatMarkdown}
+var Formats = []Format{FormatText, FormatJSON, FormatJUnit, FormatMarkdown, FormatHTML}
 
-// ParseFormat accepts a format name: text, json, junit (or xml), markdown (or md).
+// ParseFormat accepts a format name: text, json, junit (or xml), markdown
+// (or md), html.
 func ParseFormat(s string) (Format, error) {
 	switch strings.ToLower(strings.TrimSpace(s)) {
 	case "text", "txt":
@@ -35,8 +37,10 @@ func ParseFormat(s string) (Format, error) {
 		return FormatJUnit, nil
 	case "markdown", "md":
 		return FormatMarkdown, nil
+	case "html", "htm":
+		return FormatHTML, nil
 	}
-	return "", fmt.Errorf("report format %q is not one of text, json, junit, markdown", s)
+	return "", fmt.Errorf("report format %q is not one of text, json, junit, markdown, html", s)
 }
 
 // Target is where one --report goes: a format and a path ("-" is stdout).
@@ -67,6 +71,7 @@ func ParseTarget(s string) (Target, error) {
 func (t Target) String() string { return string(t.Format) + "=" + t.Path }
 
 // Write renders c in format to w; colour applies to the text format only.
+// The HTML report draws c.Timeline.
 func Write(w io.Writer, format Format, c *Check, colorOn bool) error {
 	switch format {
 	case FormatText:
@@ -77,6 +82,8 @@ func Write(w io.Writer, format Format, c *Check, colorOn bool) error {
 		return JUnit(w, c)
 	case FormatMarkdown:
 		return Markdown(w, c)
+	case FormatHTML:
+		return HTML(w, c, c.Timeline)
 	}
 	return fmt.Errorf("unknown report format %q", format)
 }

@@ -19,6 +19,11 @@ type ProbeReading struct {
 	Value      string    `json:"value"`
 	Numeric    *float64  `json:"numeric,omitempty"` // nil when the value is not a number
 	ReadAt     time.Time `json:"read_at"`
+	// SettleFrom is when the reading began waiting for the probes to hold
+	// still (zero: not recorded); ChangedAt when a probe last changed while
+	// it waited (zero: none did). With ReadAt they are its settle window.
+	SettleFrom time.Time `json:"settle_from,omitzero"`
+	ChangedAt  time.Time `json:"changed_at,omitzero"`
 }
 
 // VerdictRow is the stored judgement of one phase of one delivery.
@@ -54,8 +59,8 @@ func (s *Store) InsertProbeReading(ctx context.Context, r *ProbeReading) error {
 		r.ReadAt = time.Now()
 	}
 	if err := s.db.QueryRowContext(ctx, `INSERT INTO probe_readings (run_id, delivery_id, phase, point, probe, value,
-		numeric, read_at) VALUES (?,?,?,?,?,?,?,?) RETURNING id`, r.RunID, r.DeliveryID, r.Phase, r.Point, r.Probe, r.Value,
-		num, r.ReadAt.UnixNano()).Scan(&r.ID); err != nil {
+		numeric, read_at, settle_from, changed_at) VALUES (?,?,?,?,?,?,?,?,?,?) RETURNING id`, r.RunID, r.DeliveryID, r.Phase, r.Point, r.Probe, r.Value,
+		num, r.ReadAt.UnixNano(), unixNano(r.SettleFrom), unixNano(r.ChangedAt)).Scan(&r.ID); err != nil {
 		return fmt.Errorf("record probe reading: %w", err)
 	}
 	return nil
@@ -63,8 +68,8 @@ func (s *Store) InsertProbeReading(ctx context.Context, r *ProbeReading) error {
 
 // ListProbeReadings returns run id's probe readings in the order they were taken.
 func (s *Store) ListProbeReadings(ctx context.Context, runID int64) ([]*ProbeReading, error) {
-	rows, err := s.db.QueryContext(ctx, `SELECT id, run_id, delivery_id, phase, point, probe, value, numeric, read_at
-		FROM probe_readings WHERE run_id=? ORDER BY id`, runID)
+	rows, err := s.db.QueryContext(ctx, `SELECT id, run_id, delivery_id, phase, point, probe, value, numeric, read_at,
+		settle_from, changed_at FROM probe_readings WHERE run_id=? ORDER BY id`, runID)
 	if err != nil {
 		return nil, fmt.Errorf("list probe readings of run %d: %w", runID, err)
 	}
@@ -73,15 +78,15 @@ func (s *Store) ListProbeReadings(ctx context.Context, runID int64) ([]*ProbeRea
 	for rows.Next() {
 		var r ProbeReading
 		var num sql.NullFloat64
-		var at int64
-		if err := rows.Scan(&r.ID, &r.RunID, &r.DeliveryID, &r.Phase, &r.Point, &r.Probe, &r.Value, &num, &at); err != nil {
+		var at, from, changed int64
+		if err := rows.Scan(&r.ID, &r.RunID, &r.DeliveryID, &r.Phase, &r.Point, &r.Probe, &r.Value, &num, &at, &from, &changed); err != nil {
 			return nil, fmt.Errorf("read probe reading: %w", err)
 		}
 		if num.Valid {
 			v := num.Float64
 			r.Numeric = &v
 		}
-		r.ReadAt = fromUnixNano(at)
+		r.ReadAt, r.SettleFrom, r.ChangedAt = fromUnixNano(at), fromUnixNano(from), fromUnixNano(changed)
 		out = append(out, &r)
 	}
 	return out, rows.Err()

@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"testing"
+	"time"
 )
 
 func TestChecksRoundTrip(t *testing.T) { eachBackend(t, testChecksRoundTrip) }
@@ -19,8 +20,10 @@ func testChecksRoundTrip(t *testing.T, loc string) {
 		t.Fatal(err)
 	}
 	n := 5000.0
+	from := time.Unix(0, 1_700_000_000_123_456_789)
 	for _, r := range []*ProbeReading{
-		{RunID: run.ID, DeliveryID: 1, Phase: "first", Point: "before", Probe: "sql: x", Value: "5000", Numeric: &n},
+		{RunID: run.ID, DeliveryID: 1, Phase: "first", Point: "before", Probe: "sql: x", Value: "5000", Numeric: &n,
+			SettleFrom: from, ChangedAt: from.Add(time.Millisecond), ReadAt: from.Add(time.Second)},
 		{RunID: run.ID, DeliveryID: 1, Phase: "first", Point: "after", Probe: "http: y", Value: "active"},
 	} {
 		if err := s.InsertProbeReading(ctx, r); err != nil {
@@ -33,6 +36,10 @@ func testChecksRoundTrip(t *testing.T, loc string) {
 	}
 	if rs[0].Numeric == nil || *rs[0].Numeric != 5000 || rs[1].Numeric != nil || rs[1].Value != "active" {
 		t.Fatalf("readings round trip: %+v %+v", rs[0], rs[1])
+	}
+	// The settle window comes back to the nanosecond; unrecorded, it is zero.
+	if !rs[0].SettleFrom.Equal(from) || !rs[0].ChangedAt.Equal(from.Add(time.Millisecond)) || !rs[1].SettleFrom.IsZero() || !rs[1].ChangedAt.IsZero() {
+		t.Fatalf("settle window round trip: %+v %+v", rs[0], rs[1])
 	}
 	if err := s.InsertVerdict(ctx, &VerdictRow{RunID: run.ID, DeliveryID: 1, Phase: "dups", Status: "fail", Message: "copy 2"}); err != nil {
 		t.Fatal(err)

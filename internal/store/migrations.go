@@ -122,6 +122,11 @@ CREATE INDEX effects_run ON effects(run_id);
 	// 8: small settings a database remembers, by name (the TUI's check form:
 	// what was entered last, so c opens prefilled). Values are JSON.
 	`CREATE TABLE settings (name TEXT PRIMARY KEY, value TEXT NOT NULL);`,
+	// 9: a reading's settle window, for a run's timeline: when the reading
+	// began waiting for the probes to hold still, and when a probe last
+	// changed while it waited (0: none did, or a row written before this).
+	`ALTER TABLE probe_readings ADD COLUMN settle_from INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE probe_readings ADD COLUMN changed_at INTEGER NOT NULL DEFAULT 0;`,
 }
 
 // pgMigrations are the Postgres schema's migrations, applied in order in
@@ -253,4 +258,7 @@ CREATE TRIGGER verdicts_notify AFTER INSERT OR UPDATE OR DELETE ON verdicts
 	// the settings a database remembers.
 	`ALTER TABLE deliveries ADD COLUMN derived_from bigint NOT NULL DEFAULT 0;
 CREATE TABLE settings (name text PRIMARY KEY, value text NOT NULL);`,
+	// 3: SQLite's migration 9: a reading's settle window.
+	`ALTER TABLE probe_readings ADD COLUMN settle_from bigint NOT NULL DEFAULT 0;
+ALTER TABLE probe_readings ADD COLUMN changed_at bigint NOT NULL DEFAULT 0;`,
 }

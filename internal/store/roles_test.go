@@ -136,19 +136,19 @@ func TestPostgresRolesThatMayNot(t *testing.T) {
 	// The store as the hookreplay before the last migration left it (the
 	// last migration undone by hand), opened first by the capture role.
 	last := len(pgMigrations)
-	if last != 2 {
-		t.Fatalf("this test undoes migration 2; with %d migrations, undo the last one instead", last)
+	if last != 3 {
+		t.Fatalf("this test undoes migration 3; with %d migrations, undo the last one instead", last)
 	}
 	for _, q := range []string{
-		"DROP TABLE " + schema + ".settings",
-		"ALTER TABLE " + schema + ".deliveries DROP COLUMN derived_from",
-		"UPDATE " + schema + ".hookreplay_schema SET version = 1",
+		"ALTER TABLE " + schema + ".probe_readings DROP COLUMN settle_from",
+		"ALTER TABLE " + schema + ".probe_readings DROP COLUMN changed_at",
+		"UPDATE " + schema + ".hookreplay_schema SET version = 2",
 	} {
 		if _, err := admin.Exec(q); err != nil {
 			t.Fatalf("%s: %v", q, err)
 		}
 	}
-	refused(as(capture, "capture-pw-123"), fmt.Sprintf("schema %s is at version 1 and this hookreplay needs version %d", schema, last),
+	refused(as(capture, "capture-pw-123"), fmt.Sprintf("schema %s is at version 2 and this hookreplay needs version %d", schema, last),
 		"run this hookreplay once as the role that owns the schema")
 	if s, err := Open(context.Background(), as(owner, "owner-pw-123")); err != nil {
 		t.Fatalf("the owner migrates it: %v", err)

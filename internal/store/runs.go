@@ -46,6 +46,15 @@ type Attempt struct {
 	Detail          map[string]any  `json:"detail,omitempty"`
 }
 
+// Detail keys of the copy a check's crash phase killed the handler
+// handling: when SIGKILL was sent, and when the handler listened again
+// after its restart, each RFC 3339 with nanoseconds (a JSON number would
+// round them). A run's timeline draws them.
+const (
+	DetailKilledAt    = "killed_at"
+	DetailRestartedAt = "restarted_at"
+)
+
 // CreateRun inserts r and sets r.ID.
 func (s *Store) CreateRun(ctx context.Context, r *Run) error {
 	if r.StartedAt.IsZero() {
