@@ -84,7 +84,7 @@ func writeHTML(w io.Writer, p htmlPage, tl *Timeline) error {
 	sum := sha256.Sum256([]byte(htmlScript))
 	p.CSP = "default-src 'none'; style-src 'unsafe-inline'; img-src data:; script-src 'sha256-" + base64.StdEncoding.EncodeToString(sum[:]) + "'"
 	if tl == nil || len(tl.Sections) == 0 {
-		p.Empty = "no timeline: the run's attempts and readings were not found in the store"
+		p.Empty = "no timeline: timelines are drawn from a run's records in the store (check, keycheck, runs show ID --report html=FILE), and this report was not rendered from them"
 	} else {
 		for i := range tl.Sections {
 			p.Sections = append(p.Sections, layoutSection(&tl.Sections[i], i))
