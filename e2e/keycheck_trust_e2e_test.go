@@ -203,3 +203,29 @@ func TestKeycheckGlobalKeysRefusedAreNotScoped(t *testing.T) {
 		t.Fatalf("keys per account: exit %d, scope %s: %s | %s", r.Code, c.Status, c.Why, c.Observed)
 	}
 }
+
+// A middleware that stores every answer, 5xx included, replays the stored
+// 500 through the app's error handler (a fresh request_id: the body differs
+// in bytes) and marks it Idempotent-Replayed: true. The marker is enough to
+// judge the 5xx kept: a fail under bird (a 5xx is not kept), a pass under
+// stripe (a stored 500 is replayed) — never "inconclusive, give --fail-body".
+func TestKeycheckReplayed5xxWithMarkerIsJudged(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		profile string
+		code    int
+		status  report.Status
+	}{{"bird", 1, report.Fail}, {"stripe", 0, report.Pass}} {
+		t.Run(tc.profile, func(t *testing.T) {
+			t.Parallel()
+			r, k := mwKeycheck(t, &mwAPI{storeErrors: true}, tc.profile, "first,5xx", "--fail-body", `{"text":"fail {{nonce}}","fail_once":true}`)
+			c := kcResult(t, k, "5xx")
+			if r.Code != tc.code || c.Status != tc.status || !strings.Contains(c.Observed, "the retry carries Idempotent-Replayed: true") {
+				t.Fatalf("exit %d, 5xx %s: %s | %s", r.Code, c.Status, c.Why, c.Observed)
+			}
+			if tc.status == report.Fail && !strings.Contains(c.Why, "a stored 500 was replayed") {
+				t.Fatalf("5xx should say the 500 was replayed: %s", c.Why)
+			}
+		})
+	}
+}

@@ -44,19 +44,33 @@ func (r *runner) check5xx(ctx context.Context) (*report.KeyCheckResult, error) {
 	e := r.effectOf(from, to)
 	res.Effect = e.String()
 	res.Observed = fmt.Sprintf("%s, then %s%s; effect %s", answerText(a1), answerText(a2), r.idText(a2), e)
+	// kept: the retry got the stored 5xx. Byte-equal is the proof; a
+	// middleware that replays through the app's error handler changes the
+	// body (a fresh request id), yet marks the replay or keeps its id.
+	kept, how := sameAnswer(a1, a2), ""
+	if !kept && a2.Status == a1.Status {
+		if m := r.replayMark(a2); m != "" && r.replayMark(a1) == "" {
+			kept, how = true, fmt.Sprintf(" (the retry carries %s; its body differs in bytes)", m)
+		} else if id := idOf(a1.ResponseBody, r.o.IDPath); id != "" && id == idOf(a2.ResponseBody, r.o.IDPath) {
+			kept, how = true, fmt.Sprintf(" (the retry carries the first answer's %s %q)", r.o.IDPath, id)
+		}
+	}
+	if how != "" {
+		res.Observed += how
+	}
 	switch {
 	case a1.Status < 500:
 		res.Status, res.Why = report.Inconclusive, fmt.Sprintf("the fail body answered %s, not a 5xx: give %s that fails the first time its %s is seen", answerText(a1), r.name(InputFailBody), NoncePlaceholder)
 	case e.more(1):
 		res.Status, res.Why = report.Fail, fmt.Sprintf("the failed request and its retry together did more than one operation's work (effect %s): the 5xx did work it did not undo", e)
-	case p.Open5xx && sameAnswer(a1, a2) && e.none():
-		res.Status, res.Why = report.Info, fmt.Sprintf("the %d was kept and replayed: that key can never succeed; %s leaves a 5xx to the server's documentation", a1.Status, p.title())
-	case p.Replays5xx && sameAnswer(a1, a2):
+	case p.Open5xx && kept && e.none():
+		res.Status, res.Why = report.Info, fmt.Sprintf("the %d was kept and replayed%s: that key can never succeed; %s leaves a 5xx to the server's documentation", a1.Status, how, p.title())
+	case p.Replays5xx && kept:
 		res.Status = report.Pass
 	case p.Replays5xx && is2xx(a2):
 		res.Status, res.Why = report.Warn, fmt.Sprintf("the retry ran again (%s); %s replays a stored 5xx", answerText(a2), p.title())
-	case sameAnswer(a1, a2):
-		res.Status, res.Why = report.Fail, fmt.Sprintf("a stored %d was replayed: the retry after a 5xx never runs, so a passing failure becomes permanent for that key", a1.Status)
+	case kept:
+		res.Status, res.Why = report.Fail, fmt.Sprintf("a stored %d was replayed%s: the retry after a 5xx never runs, so a passing failure becomes permanent for that key", a1.Status, how)
 	case is2xx(a2) && e.is(1):
 		res.Status = report.Pass
 	case is2xx(a2) && e.none():

@@ -173,3 +173,20 @@ func joinInts(xs []int) string {
 }
 
 func bytesEqual(a, b []byte) bool { return string(a) == string(b) }
+
+// replayMark names the replay marker a carries ("Idempotent-Replayed:
+// true"): the profile's header, or another profile's, with its value. ""
+// when a carries none.
+func (r *runner) replayMark(a store.Attempt) string {
+	hs := []Profile{r.o.Profile}
+	hs = append(hs, Profiles...)
+	for _, p := range hs {
+		if p.ReplayHeader == "" {
+			continue
+		}
+		if got := strings.TrimSpace(a.ResponseHeaders.Get(p.ReplayHeader)); got != "" && strings.EqualFold(got, p.ReplayValue) {
+			return p.ReplayHeader + ": " + got
+		}
+	}
+	return ""
+}
