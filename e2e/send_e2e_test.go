@@ -41,7 +41,7 @@ func sendJSON(t *testing.T, stdin []byte, args ...string) sendOut {
 func verifyReceived(t *testing.T, provider, to string, s sigSeen) {
 	t.Helper()
 	args := []string{"verify", "--provider", provider, "--secret", sigSecrets[provider]}
-	if provider == "twilio" {
+	if provider == "twilio" || provider == "square" {
 		args = append(args, "--url", to)
 	}
 	for name, vs := range s.Header {
@@ -86,6 +86,12 @@ func identityPlace(t *testing.T, provider string, s sigSeen) string {
 		return s.Header.Get("Webhook-Id")
 	case "svix":
 		return s.Header.Get("Svix-Id")
+	case "square":
+		var m map[string]any
+		if err := json.Unmarshal(s.Body, &m); err != nil {
+			t.Fatalf("square body is not JSON: %v", err)
+		}
+		return m["event_id"].(string)
 	case "paddle":
 		var m map[string]any
 		if err := json.Unmarshal(s.Body, &m); err != nil {

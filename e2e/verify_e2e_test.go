@@ -47,6 +47,7 @@ var sigSecrets = map[string]string{
 	"messenger": "0cc175b9c0f1b6a831c399e269772661",
 	"instagram": "92eb5ffee6ae2fec3ad71c777531578f",
 	"paddle":    "pdl_ntfset_01hv8wz9ymdx3e4t7fb4r0mbxh_e2eKey",
+	"square":    "Zx8Dk2mS1vQb7fJ0tY3nWg",
 }
 
 // sigSeen is one request a sigHandler received.
@@ -189,6 +190,14 @@ func (h *sigHandler) check(provider string, r *http.Request, body []byte) string
 		m.Write(body)
 		if h1 != hex.EncodeToString(m.Sum(nil)) {
 			return "bad Paddle-Signature"
+		}
+	case "square":
+		// Square's documented check: base64 HMAC-SHA256 of the notification URL + body.
+		m := hmac.New(sha256.New, []byte(secret))
+		m.Write([]byte(h.url("square")))
+		m.Write(body)
+		if r.Header.Get("X-Square-Hmacsha256-Signature") != base64.StdEncoding.EncodeToString(m.Sum(nil)) {
+			return "bad X-Square-Hmacsha256-Signature"
 		}
 	default:
 		return "unknown provider " + provider

@@ -116,6 +116,7 @@ var schemes = []Scheme{
 	standardScheme{name: "standard", title: "Standard Webhooks", prefix: "webhook"},
 	standardScheme{name: "svix", title: "Svix", prefix: "svix"},
 	paddleScheme{},
+	squareScheme{},
 	genericScheme{},
 }
 
