@@ -270,6 +270,14 @@ func KeyCheckMarkdown(w io.Writer, k *KeyCheck) error {
 	for _, n := range k.Notes {
 		fmt.Fprintf(b, "\n> %s\n", mdText(safe(n)))
 	}
+	for _, c := range k.Checks {
+		if c.Status != Fail {
+			continue
+		}
+		if m := k.Timeline.Section(0, c.Name).Mermaid(); m != "" {
+			fmt.Fprintf(b, "\n#### ❌ %s, in time\n\n%s", mdText(c.Name), m)
+		}
+	}
 	return b.Flush()
 }
 

@@ -129,7 +129,15 @@ func writeMdFindings(b *bufio.Writer, c *Check) {
 		}
 		switch r.P.Status {
 		case Fail:
-			fails = append(fails, mdFailure(title, r.P))
+			var id int64
+			if r.D != nil {
+				id = r.D.DeliveryID
+			}
+			f := mdFailure(title, r.P)
+			if m := c.Timeline.Section(id, r.P.Phase).Mermaid(); m != "" {
+				f += "\n" + m
+			}
+			fails = append(fails, f)
 		case Warn, Inconclusive, NotJudged, Error, Interrupted:
 			var s strings.Builder
 			fmt.Fprintf(&s, "- %s %s: %s\n", mdMark(r.P.Status), title, mdText(r.P.Message))

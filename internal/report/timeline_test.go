@@ -262,3 +262,47 @@ func TestHTMLStaysSmall(t *testing.T) {
 	}
 	t.Logf("20 deliveries, 1500 copies: %d bytes", buf.Len())
 }
+
+// TestMarkdownDrawsFailedPhases: a failed phase's section in the Markdown
+// report carries its timeline as a Mermaid gantt chart (GitHub renders
+// it); a passed one does not; outside text cannot break out of the fence.
+func TestMarkdownDrawsFailedPhases(t *testing.T) {
+	c, rec := raceRecords(time.Unix(1_800_000_000, 0), "ok")
+	c.Deliveries[0].EventType = "invoice.paid```\n<script>:x;#"
+	c.Timeline = NewTimeline(c, rec)
+	var buf bytes.Buffer
+	if err := Markdown(&buf, c); err != nil {
+		t.Fatal(err)
+	}
+	md := buf.String()
+	blocks := regexp.MustCompile("(?s)```mermaid\n(.*?)```\n").FindAllStringSubmatch(md, -1)
+	if len(blocks) != 2 { // burst and crash failed
+		t.Fatalf("%d mermaid blocks, want 2:\n%s", len(blocks), md)
+	}
+	burst, crash := blocks[0][1], blocks[1][1]
+	for _, want := range []string{"gantt\n", "dateFormat x\n", "axisFormat %L ms\n", "section copies\n", "    copy 1 200 ✗ :crit, 301, 314\n",
+		"    round 1 last bytes :milestone, 302, 303\n", "section balance\n", "    +5000 by control copy 1 :milestone, 300, 301\n",
+		"    +100000 by copies 1–20 ✗ :crit, milestone, 430, 431\n"} {
+		if !strings.Contains(burst, want) {
+			t.Errorf("the burst's chart lacks %q:\n%s", want, burst)
+		}
+	}
+	for _, want := range []string{"    copy 1 killed :active, 101, 103\n", "    copy 2 200 ✗ :crit, 151, 156\n", "    handler killed (copy 1) :milestone, 103, 104\n", "    handler restarted (copy 1) :milestone, 150, 151\n"} {
+		if !strings.Contains(crash, want) {
+			t.Errorf("the crash's chart lacks %q:\n%s", want, crash)
+		}
+	}
+	for _, b := range blocks {
+		if strings.ContainsAny(strings.SplitN(b[1], "\n", 3)[1], "`;#<") {
+			t.Errorf("outside text reached a chart's title as it was: %q", strings.SplitN(b[1], "\n", 3)[1])
+		}
+	}
+	c.Deliveries[0].Phases[1].Status = Pass
+	buf.Reset()
+	if err := Markdown(&buf, c); err != nil {
+		t.Fatal(err)
+	}
+	if n := strings.Count(buf.String(), "```mermaid"); n != 1 {
+		t.Errorf("%d charts once crash passed, want 1", n)
+	}
+}
