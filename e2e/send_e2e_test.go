@@ -41,8 +41,11 @@ func sendJSON(t *testing.T, stdin []byte, args ...string) sendOut {
 func verifyReceived(t *testing.T, provider, to string, s sigSeen) {
 	t.Helper()
 	args := []string{"verify", "--provider", provider, "--secret", sigSecrets[provider]}
-	if provider == "twilio" || provider == "square" {
+	switch provider {
+	case "twilio", "square":
 		args = append(args, "--url", to)
+	case "mercadopago":
+		args = append(args, "--url", to+"?"+s.Query) // the signed data.id
 	}
 	for name, vs := range s.Header {
 		for _, v := range vs {
@@ -71,6 +74,23 @@ func identityPlace(t *testing.T, provider string, s sigSeen) string {
 		return m["id"].(string)
 	case "github":
 		return s.Header.Get("X-GitHub-Delivery")
+	case "mercadopago":
+		// The notification's id and the resource's, fresh together.
+		var m struct {
+			ID   json.Number `json:"id"`
+			Data struct {
+				ID string `json:"id"`
+			} `json:"data"`
+		}
+		d := json.NewDecoder(bytes.NewReader(s.Body))
+		d.UseNumber()
+		if err := d.Decode(&m); err != nil {
+			t.Fatalf("mercadopago body: %v", err)
+		}
+		if q, _ := url.ParseQuery(s.Query); q.Get("data.id") != m.Data.ID {
+			t.Fatalf("query data.id %q, body data.id %q", q.Get("data.id"), m.Data.ID)
+		}
+		return m.ID.String() + " " + m.Data.ID
 	case "whatsapp", "messenger", "instagram":
 		// Every message id of the POST, each fresh.
 		var ids []string

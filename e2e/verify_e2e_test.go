@@ -43,16 +43,18 @@ var sigSecrets = map[string]string{
 	"standard": "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw",
 	"svix":     "whsec_C2FVsBQIhrscChlQIMV+b5sSYspob7oD",
 	// Meta's app secret is 32 hex digits.
-	"whatsapp":  "5f4dcc3b5aa765d61d8327deb882cf99",
-	"messenger": "0cc175b9c0f1b6a831c399e269772661",
-	"instagram": "92eb5ffee6ae2fec3ad71c777531578f",
-	"paddle":    "pdl_ntfset_01hv8wz9ymdx3e4t7fb4r0mbxh_e2eKey",
-	"square":    "Zx8Dk2mS1vQb7fJ0tY3nWg",
+	"whatsapp":    "5f4dcc3b5aa765d61d8327deb882cf99",
+	"messenger":   "0cc175b9c0f1b6a831c399e269772661",
+	"instagram":   "92eb5ffee6ae2fec3ad71c777531578f",
+	"paddle":      "pdl_ntfset_01hv8wz9ymdx3e4t7fb4r0mbxh_e2eKey",
+	"square":      "Zx8Dk2mS1vQb7fJ0tY3nWg",
+	"mercadopago": "8f0e6c2a4b1d9e7f3a5c8b2d6e4f1a9c",
 }
 
 // sigSeen is one request a sigHandler received.
 type sigSeen struct {
 	Path    string
+	Query   string // the raw query (Mercado Pago signs its data.id)
 	Header  http.Header
 	Body    []byte
 	Verdict string // "" when the signature checked out
@@ -73,7 +75,7 @@ func newSigHandler(t *testing.T) *sigHandler {
 		provider := strings.TrimPrefix(r.URL.Path, "/webhooks/")
 		verdict := h.check(provider, r, body)
 		h.mu.Lock()
-		h.seen = append(h.seen, sigSeen{Path: r.URL.Path, Header: r.Header.Clone(), Body: body, Verdict: verdict})
+		h.seen = append(h.seen, sigSeen{Path: r.URL.Path, Query: r.URL.RawQuery, Header: r.Header.Clone(), Body: body, Verdict: verdict})
 		h.mu.Unlock()
 		if verdict != "" {
 			http.Error(w, verdict, http.StatusUnauthorized)
@@ -133,6 +135,24 @@ func (h *sigHandler) check(provider string, r *http.Request, body []byte) string
 		m.Write(body)
 		if r.Header.Get("X-Hub-Signature-256") != "sha256="+hex.EncodeToString(m.Sum(nil)) {
 			return "bad X-Hub-Signature-256"
+		}
+	case "mercadopago":
+		// Mercado Pago's documented check: the manifest over the query's
+		// data.id, x-request-id and ts.
+		var ts, v1 string
+		for _, part := range strings.Split(r.Header.Get("x-signature"), ",") {
+			k, v, _ := strings.Cut(part, "=")
+			switch strings.TrimSpace(k) {
+			case "ts":
+				ts = strings.TrimSpace(v)
+			case "v1":
+				v1 = strings.TrimSpace(v)
+			}
+		}
+		m := hmac.New(sha256.New, []byte(secret))
+		m.Write([]byte("id:" + r.URL.Query().Get("data.id") + ";request-id:" + r.Header.Get("x-request-id") + ";ts:" + ts + ";"))
+		if v1 != hex.EncodeToString(m.Sum(nil)) {
+			return "bad x-signature"
 		}
 	case "shopify":
 		m := hmac.New(sha256.New, []byte(secret))

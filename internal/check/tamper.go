@@ -83,7 +83,16 @@ func (r *runner) tamperedCopies(d *Delivery, ph *report.PhaseResult) (copies []t
 	if !ok {
 		return nil, why
 	}
-	if body, desc, ok := tamperBody(req.Body, id); ok {
+	if fg, ok := d.Scheme.(verify.Forger); ok {
+		// The body is not signed: a changed body is no forgery to the
+		// provider's own check, so change what the signature covers.
+		t := req.Clone()
+		if desc, ok := fg.Forge(t); ok {
+			copies = append(copies, tamperedCopy{what: "a copy whose " + strings.TrimPrefix(desc, "the "), req: t, id: id})
+		} else {
+			ph.Warnings = append(ph.Warnings, "the delivery carries nothing its signature covers that could be changed; the forged copy was not sent")
+		}
+	} else if body, desc, ok := tamperBody(req.Body, id); ok {
 		t := req.Clone()
 		t.Body = body
 		copies = append(copies, tamperedCopy{what: "a copy whose body was changed after signing (" + desc + ")", req: t, id: id})
@@ -93,9 +102,14 @@ func (r *runner) tamperedCopies(d *Delivery, ph *report.PhaseResult) (copies []t
 	// 2: correctly signed an hour ago, for schemes with a timestamp.
 	if req2, id2, ok, _ := r.freshIdentity(d); ok {
 		old, err := verify.SignWith(d.Scheme, req2, r.o.Secret, verify.Options{Now: time.Now().Add(-time.Hour), URL: r.urlFor(req2)})
-		if _, has := d.Scheme.SignedAt(req2); err == nil && has {
+		_, has := d.Scheme.SignedAt(req2)
+		switch {
+		case err == nil && has && d.Scheme.Tolerance() <= 0:
+			// A correct handler following the provider's docs accepts it.
+			r.note("tamper: %s signatures carry a timestamp but %s sets no tolerance, so the 1h-old signature copy was not sent", d.Provider, d.Scheme.Title())
+		case err == nil && has:
 			copies = append(copies, tamperedCopy{what: "a correctly signed copy whose signature timestamp is 1h old", req: old, id: id2})
-		} else {
+		default:
 			r.note("tamper: %s signatures carry no timestamp, so the 1h-old signature copy was not sent", d.Provider)
 		}
 	}

@@ -110,6 +110,7 @@ var schemes = []Scheme{
 	whatsappScheme,
 	messengerScheme,
 	instagramScheme,
+	mercadoPagoScheme{},
 	shopifyScheme{},
 	slackScheme{},
 	twilioScheme{},

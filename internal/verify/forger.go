@@ -1,0 +1,14 @@
+package verify
+
+import "github.com/hookreplay/hookreplay/internal/message"
+
+// Forger is a Scheme whose signature does not cover the body (Mercado Pago
+// signs the query's data.id, the request id and a timestamp), so a copy whose
+// body was changed after signing is one the provider's own check accepts:
+// check's tamper phase forges what the signature does cover instead.
+type Forger interface {
+	// Forge changes req (a correctly signed copy owned by the caller) where
+	// the signature covers it, keeping it well-formed, and says what it
+	// changed; ok is false when req has nothing signed to change.
+	Forge(req *message.Request) (what string, ok bool)
+}
