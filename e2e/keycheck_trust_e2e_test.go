@@ -36,6 +36,8 @@ type mwAPI struct {
 	storeErrors bool
 	// everyRoute: the middleware is mounted with app.use(), on GETs too.
 	everyRoute bool
+	// unmarked: replays carry no Idempotent-Replayed header.
+	unmarked bool
 
 	mu    sync.Mutex
 	keys  map[string]*mwEntry
@@ -126,7 +128,7 @@ func (a *mwAPI) route(r *http.Request) (int, []byte, bool) {
 // answer writes an answer; an error goes through the error handler, which
 // gives every response its own request id.
 func (a *mwAPI) answer(w http.ResponseWriter, status int, body []byte, isErr, replayed bool) {
-	if replayed {
+	if replayed && !a.unmarked {
 		w.Header().Set("Idempotent-Replayed", "true")
 	}
 	if isErr {
@@ -227,5 +229,23 @@ func TestKeycheckReplayed5xxWithMarkerIsJudged(t *testing.T) {
 				t.Fatalf("5xx should say the 500 was replayed: %s", c.Why)
 			}
 		})
+	}
+}
+
+// A middleware mounted on every route (app.use) stores a keyed GET's
+// answer and replays it, unmarked: two GETs with one key both show the
+// first's count, though a message was created between them. safe-get
+// sends the keyless GET that shows the real count, and fails; the same
+// middleware on mutating routes only passes.
+func TestKeycheckKeyedGetStoredIsCaught(t *testing.T) {
+	t.Parallel()
+	r, k := mwKeycheck(t, &mwAPI{everyRoute: true, unmarked: true}, "bird", "first,safe-get")
+	c := kcResult(t, k, "safe-get")
+	if r.Code != 1 || c.Status != report.Fail || !strings.Contains(c.Why, "stored under the key and replayed") {
+		t.Fatalf("every route: exit %d, safe-get %s: %s | %s", r.Code, c.Status, c.Why, c.Observed)
+	}
+	r, k = mwKeycheck(t, &mwAPI{unmarked: true}, "bird", "first,safe-get")
+	if c := kcResult(t, k, "safe-get"); r.Code != 0 || c.Status != report.Pass {
+		t.Fatalf("mutating routes only: exit %d, safe-get %s: %s | %s", r.Code, c.Status, c.Why, c.Observed)
 	}
 }
