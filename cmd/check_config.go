@@ -21,6 +21,7 @@ import (
 
 	"github.com/hookreplay/hookreplay/internal/config"
 	"github.com/hookreplay/hookreplay/internal/message"
+	"github.com/hookreplay/hookreplay/internal/redact"
 	"github.com/hookreplay/hookreplay/internal/store"
 )
 
@@ -74,6 +75,7 @@ func checkConfigRun(ctx context.Context, cmd *cobra.Command, base *checkOptions,
 	if err != nil {
 		return usageErr("%v", err)
 	}
+	fromEnv := configSecrets(cfg)
 	// Names of keychecks select those; the rest name checks. With no
 	// names, every check runs, then every keycheck: CI runs both kinds.
 	var checkNames, keyNames []string
@@ -115,12 +117,14 @@ func checkConfigRun(ctx context.Context, cmd *cobra.Command, base *checkOptions,
 		}
 		o, err := checkOptionsFromConfig(ctx, base, c)
 		if err == nil {
+			o.secrets.Add(cfg.FromEnv...)
 			if runF != nil {
 				err = runF(o)
 			} else {
 				err = redactExit(checkRun(ctx, o), &o.secrets)
 			}
 		}
+		err = redactExit(err, fromEnv)
 		code := 0
 		if err != nil {
 			var ee *ExitError
@@ -180,6 +184,15 @@ func outcomeWord(code int) string {
 		return "inconclusive (exit 3)"
 	}
 	return fmt.Sprintf("error (exit %d)", code)
+}
+
+// configSecrets are the values cfg took from the environment (${VAR}):
+// any may be a credential, so each is redacted wherever a check or
+// keycheck of the file prints or stores it, as --secret is.
+func configSecrets(cfg *config.File) *redact.Secrets {
+	var s redact.Secrets
+	s.Add(cfg.FromEnv...)
+	return &s
 }
 
 // selectConfigChecks returns the checks named, in the order named (every

@@ -371,7 +371,7 @@ func keycheckHeaders(flag string, lines []string) (message.Headers, error) {
 	for _, l := range lines {
 		h, err := message.ParseHeaderLine(l)
 		if err != nil {
-			return nil, usageErr("%s %q: %v", flag, l, err)
+			return nil, usageErr("%s: %v", flag, err)
 		}
 		hs = append(hs, h)
 	}

@@ -115,12 +115,14 @@ func runConfigKeyCheck(ctx context.Context, base *keycheckOptions, cfg *config.F
 	}
 	o, err := keycheckOptionsFromConfig(base, kc)
 	if err == nil {
+		o.probes.secrets.Add(cfg.FromEnv...)
 		if runF != nil {
 			err = runF(o)
 		} else {
 			err = redactExit(keycheckRun(ctx, o), &o.probes.secrets)
 		}
 	}
+	err = redactExit(err, configSecrets(cfg))
 	if err == nil {
 		return 0, nil
 	}

@@ -166,7 +166,7 @@ func TestKeycheckUsageErrors(t *testing.T) {
 		{func(o *keycheckOptions) { o.StoreDown = "true" }, "--store-down-cmd and --store-up-cmd go together"},
 		{func(o *keycheckOptions) { o.Key = "fixed" }, "a pattern needs {{uuid}} or {{nonce}}"},
 		{func(o *keycheckOptions) { o.Also = []string{"PATCH messages"} }, "--also \"PATCH messages\": want 'METHOD /path'"},
-		{func(o *keycheckOptions) { o.Headers = []string{"no colon"} }, "-H \"no colon\""},
+		{func(o *keycheckOptions) { o.Headers = []string{"no colon"} }, "-H: header \"no …\" is not of the form"},
 		{func(o *keycheckOptions) { o.Burst = 1 }, "--burst 1 is out of range"},
 		{func(o *keycheckOptions) { o.Profile = "paypal" }, `--profile "paypal"`},
 		{func(o *keycheckOptions) { o.JSON, o.Reports = true, []string{"junit=-"} }, "only one report can go there"},

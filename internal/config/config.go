@@ -22,6 +22,7 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"github.com/hookreplay/hookreplay/internal/address"
+	"github.com/hookreplay/hookreplay/internal/secret"
 )
 
 // Names are the file names Find looks for, in order.
@@ -41,6 +42,10 @@ type File struct {
 	Checks []*Check
 	// KeyChecks are the file's keychecks (keychecks:), in order.
 	KeyChecks []*KeyCheck
+	// FromEnv are the values ${VAR} references in the file were replaced
+	// with. Any of them may be a credential (a header's, a password): the
+	// commands redact each wherever they print or store it.
+	FromEnv []string
 }
 
 // Check is one named check: which deliveries go to which handler, what is
@@ -198,12 +203,28 @@ func Parse(path string, data []byte, env Lookup) (*File, error) {
 	if err := p.noLiteralSecrets(&doc); err != nil {
 		return nil, err
 	}
-	return p.file(doc.Content[0])
+	f, err := p.file(doc.Content[0])
+	if err != nil {
+		// A value read from the environment may be quoted by the error
+		// (a header written without its colon, a URL that does not parse).
+		var ce *Error
+		if errors.As(err, &ce) {
+			ce.Msg = secret.Hide(ce.Msg, p.fromEnv, RedactedMarker)
+		}
+		return nil, err
+	}
+	f.FromEnv = p.fromEnv
+	return f, nil
 }
+
+// RedactedMarker replaces a value from the environment in the file's errors.
+const RedactedMarker = "[REDACTED]"
 
 type parser struct {
 	path string
 	env  Lookup
+	// fromEnv are the values ${VAR} references were replaced with.
+	fromEnv []string
 }
 
 func (p *parser) errf(n *yaml.Node, format string, a ...any) error {
@@ -417,9 +438,9 @@ func (p *parser) check(name string, key, n *yaml.Node) (*Check, error) {
 			to = v
 			c.To, err = p.expanded(what+": to", v)
 		case "serve":
-			c.Serve, err = p.str(what+": serve", v)
+			c.Serve, err = p.command(what+": serve", v)
 		case "reset":
-			c.Reset, err = p.str(what+": reset", v)
+			c.Reset, err = p.command(what+": reset", v)
 		case "probes":
 			c.Probes, err = p.probes(what, v)
 		case "phases":
@@ -452,7 +473,7 @@ func (p *parser) check(name string, key, n *yaml.Node) (*Check, error) {
 		case "dedupe_ttl":
 			c.DedupeTTL, err = p.duration(what+": dedupe_ttl", v, false)
 		case "forget":
-			c.Forget, err = p.str(what+": forget", v)
+			c.Forget, err = p.command(what+": forget", v)
 		}
 		return err
 	})

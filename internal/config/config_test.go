@@ -203,3 +203,31 @@ func FuzzParse(f *testing.F) {
 		}
 	})
 }
+
+// Every value a ${VAR} was replaced with, and the credential-named
+// variables a shell command refers to, are FromEnv; an error quoting one
+// shows [REDACTED].
+func TestFromEnv(t *testing.T) {
+	e := env(map[string]string{"URL": "http://127.0.0.1:9000/hook", "API_TOKEN": "tok-123456", "HOME": "/home/ci", "PGPASSWORD": "pw-abcdef"})
+	y := `checks:
+  a:
+    deliveries: {last: true}
+    to: ${URL}
+    reset: 'curl -H "Authorization: Bearer $API_TOKEN" -d "" http://127.0.0.1:9000/reset && ls $HOME'
+    probes:
+      n: {dsn: "postgres://app:${PGPASSWORD}@127.0.0.1/app", sql: "SELECT 1"}
+`
+	f, err := Parse("ci.yaml", []byte(y), e)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := strings.Join(f.FromEnv, " ")
+	if got != "http://127.0.0.1:9000/hook tok-123456 pw-abcdef" {
+		t.Fatalf("FromEnv = %q", f.FromEnv)
+	}
+	bad := env(map[string]string{"URL": "http://127.0.0.1:notaport-s3cret/x"})
+	_, err = Parse("ci.yaml", []byte("checks:\n  a:\n    deliveries: {last: true}\n    to: ${URL}\n    probes: {n: {cmd: echo 1}}\n"), bad)
+	if err == nil || strings.Contains(err.Error(), "s3cret") || !strings.Contains(err.Error(), "[REDACTED]") {
+		t.Fatalf("err = %v", err)
+	}
+}

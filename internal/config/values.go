@@ -6,6 +6,7 @@ package config
 import (
 	"os"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -15,6 +16,7 @@ import (
 	"github.com/hookreplay/hookreplay/internal/address"
 	"github.com/hookreplay/hookreplay/internal/check"
 	"github.com/hookreplay/hookreplay/internal/probe"
+	"github.com/hookreplay/hookreplay/internal/secret"
 )
 
 // scalar returns n's text when it is a single value (not a list, mapping or nothing).
@@ -140,12 +142,43 @@ func (p *parser) expanded(what string, n *yaml.Node) (string, error) {
 		if !ok && missing == "" {
 			missing = name
 		}
+		p.noteEnv(v)
 		return v
 	})
 	if missing != "" {
 		return "", p.errf(n, "%s: the environment variable %s is not set", what, missing)
 	}
 	return out, nil
+}
+
+// noteEnv records v as a value taken from the environment.
+func (p *parser) noteEnv(v string) {
+	if v != "" && !slices.Contains(p.fromEnv, v) {
+		p.fromEnv = append(p.fromEnv, v)
+	}
+}
+
+// shellVar is a variable a shell command refers to: ${NAME} or $NAME.
+var shellVar = regexp.MustCompile(`\$\{([A-Za-z_][A-Za-z0-9_]*)\}|\$([A-Za-z_][A-Za-z0-9_]*)`)
+
+// command reads a shell command (serve, reset, forget, a cmd probe). The
+// shell expands its variables when it runs, so they are left as written;
+// the values of those named like credentials (API_TOKEN, PGPASSWORD) are
+// recorded as taken from the environment, since the command's output and
+// errors may show them.
+func (p *parser) command(what string, n *yaml.Node) (string, error) {
+	s, err := p.str(what, n)
+	if err != nil {
+		return "", err
+	}
+	for _, m := range shellVar.FindAllStringSubmatch(s, -1) {
+		if name := m[1] + m[2]; secret.CredentialVar(name) {
+			if v, ok := p.env(name); ok {
+				p.noteEnv(v)
+			}
+		}
+	}
+	return s, nil
 }
 
 var kvPassword = regexp.MustCompile(`(?i)\bpassword\s*=\s*(\S*)`)
@@ -257,7 +290,7 @@ func (p *parser) probes(check string, n *yaml.Node) ([]Probe, error) {
 			case "dsn":
 				pr.DSN, err = p.expanded(what+": dsn", vn)
 			case "cmd":
-				pr.Cmd, err = p.str(what+": cmd", vn)
+				pr.Cmd, err = p.command(what+": cmd", vn)
 				kinds++
 			case "http":
 				pr.HTTP, err = p.expanded(what+": http", vn)

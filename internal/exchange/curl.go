@@ -345,7 +345,8 @@ func curlDelivery(args []string, o ReadOptions) (*store.Delivery, error) {
 		if !ok {
 			n, rest, semi := strings.Cut(h, ";")
 			if !semi || strings.TrimSpace(rest) != "" {
-				return nil, fmt.Errorf("header %q is not of the form 'Name: value'", message.Printable(h))
+				first, _, _ := strings.Cut(strings.TrimSpace(h), " ")
+				return nil, fmt.Errorf("header %q is not of the form 'Name: value' (its value is not shown: it may be a credential)", message.Printable(first))
 			}
 			custom = append(custom, message.Header{Name: strings.TrimSpace(n)})
 			continue

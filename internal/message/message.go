@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"strconv"
 	"strings"
 )
 
@@ -193,17 +194,33 @@ func methodHasBody(m string) bool {
 	return true
 }
 
-// ParseHeaderLine parses "Name: value" as given on a command line.
+// headerShown is a header line as an error names it: its first word (the
+// name, when the colon is missing), never the value, which is often a
+// credential (Authorization AccessKey …).
+func headerShown(s string) string {
+	s = strings.TrimSpace(s)
+	name := s
+	if i := strings.IndexAny(s, ": \t\r\n"); i >= 0 {
+		name = s[:i]
+	}
+	if name == s {
+		return strconv.Quote(Printable(name))
+	}
+	return strconv.Quote(Printable(name) + " …")
+}
+
+// ParseHeaderLine parses "Name: value" as given on a command line. Its
+// errors never quote the value.
 func ParseHeaderLine(s string) (Header, error) {
 	name, value, ok := strings.Cut(s, ":")
 	name = strings.TrimSpace(name)
 	if !ok || name == "" || strings.ContainsAny(name, " \t\r\n") {
-		return Header{}, fmt.Errorf("header %q is not of the form 'Name: value'", s)
+		return Header{}, fmt.Errorf("header %s is not of the form 'Name: value' (its value is not shown: it may be a credential)", headerShown(s))
 	}
 	value = strings.TrimSpace(value)
 	// A line break in a value would write a second header line on the wire.
 	if strings.ContainsFunc(value, func(r rune) bool { return r < 0x20 && r != '\t' || r == 0x7f }) {
-		return Header{}, fmt.Errorf("header %q: the value contains a control character (a line break would add a header line)", Printable(s))
+		return Header{}, fmt.Errorf("header %s: the value contains a control character (a line break would add a header line)", headerShown(s))
 	}
 	return Header{Name: name, Value: value}, nil
 }

@@ -73,11 +73,6 @@ func (s *Secrets) AddURL(raw string) {
 // or quoted) where a command or a word of it begins.
 var assignment = regexp.MustCompile(`(?:^|[\s;&|(])([A-Za-z_][A-Za-z0-9_]*)=('[^']*'|"[^"]*"|[^\s;&|)'"]+)`)
 
-// credentialVars are what a variable's name holds when its value is a
-// credential (PGPASSWORD, MYSQL_PWD, API_TOKEN, STRIPE_SECRET, AWS_SECRET_ACCESS_KEY…),
-// compared in upper case.
-var credentialVars = []string{"PASS", "PWD", "SECRET", "TOKEN", "KEY", "AUTH", "CREDENTIAL"}
-
 // AddCommand learns the secrets a shell command carries itself: the values
 // of credential-named variables it sets (PGPASSWORD=… psql …, the most
 // common way to give a reset command or a probe its database's password)
@@ -85,8 +80,7 @@ var credentialVars = []string{"PASS", "PWD", "SECRET", "TOKEN", "KEY", "AUTH", "
 // it ran, and a team store shows them to everyone who may read it.
 func (s *Secrets) AddCommand(cmd string) {
 	for _, m := range assignment.FindAllStringSubmatch(cmd, -1) {
-		name := strings.ToUpper(m[1])
-		if !slices.ContainsFunc(credentialVars, func(c string) bool { return strings.Contains(name, c) }) {
+		if !secret.CredentialVar(m[1]) {
 			continue
 		}
 		v := m[2]

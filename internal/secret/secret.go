@@ -85,3 +85,18 @@ func Hide(text string, secrets []string, marker string) string {
 }
 
 func longerFirst(a, b string) int { return len(b) - len(a) }
+
+// credentialVars are what a variable's name holds when its value is a
+// credential (PGPASSWORD, MYSQL_PWD, API_TOKEN, STRIPE_SECRET,
+// AWS_SECRET_ACCESS_KEY…), compared in upper case.
+var credentialVars = []string{"PASS", "PWD", "SECRET", "TOKEN", "KEY", "AUTH", "CREDENTIAL"}
+
+// CredentialVar reports whether an environment variable named name holds a
+// credential by its name. PWD and OLDPWD are the shell's directories.
+func CredentialVar(name string) bool {
+	name = strings.ToUpper(name)
+	if name == "PWD" || name == "OLDPWD" {
+		return false
+	}
+	return slices.ContainsFunc(credentialVars, func(c string) bool { return strings.Contains(name, c) })
+}
