@@ -112,6 +112,8 @@ func identityPlace(t *testing.T, provider string, s sigSeen) string {
 			t.Fatalf("square body is not JSON: %v", err)
 		}
 		return m["event_id"].(string)
+	case "razorpay":
+		return s.Header.Get("X-Razorpay-Event-Id")
 	case "paddle":
 		var m map[string]any
 		if err := json.Unmarshal(s.Body, &m); err != nil {

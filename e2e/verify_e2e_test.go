@@ -49,6 +49,7 @@ var sigSecrets = map[string]string{
 	"paddle":      "pdl_ntfset_01hv8wz9ymdx3e4t7fb4r0mbxh_e2eKey",
 	"square":      "Zx8Dk2mS1vQb7fJ0tY3nWg",
 	"mercadopago": "8f0e6c2a4b1d9e7f3a5c8b2d6e4f1a9c",
+	"razorpay":    "rzp-webhook-secret-2041",
 }
 
 // sigSeen is one request a sigHandler received.
@@ -218,6 +219,12 @@ func (h *sigHandler) check(provider string, r *http.Request, body []byte) string
 		m.Write(body)
 		if r.Header.Get("X-Square-Hmacsha256-Signature") != base64.StdEncoding.EncodeToString(m.Sum(nil)) {
 			return "bad X-Square-Hmacsha256-Signature"
+		}
+	case "razorpay":
+		m := hmac.New(sha256.New, []byte(secret))
+		m.Write(body)
+		if r.Header.Get("X-Razorpay-Signature") != hex.EncodeToString(m.Sum(nil)) {
+			return "bad X-Razorpay-Signature"
 		}
 	default:
 		return "unknown provider " + provider

@@ -118,6 +118,7 @@ var schemes = []Scheme{
 	standardScheme{name: "svix", title: "Svix", prefix: "svix"},
 	paddleScheme{},
 	squareScheme{},
+	razorpayScheme{},
 	genericScheme{},
 }
 
