@@ -11,10 +11,11 @@ func addCommands(root *cobra.Command, f *factory) {
 		newShowCmd(f, nil),
 		newDeleteCmd(f, nil),
 		newPruneCmd(f, nil),
-		// signatures (verify.go, sign.go, send.go)
+		// signatures (verify.go, sign.go, send.go, providers_list.go)
 		newVerifyCmd(f, nil),
 		newSignCmd(f, nil),
 		newSendCmd(f, nil),
+		newProvidersCmd(f, nil),
 		// replay (replay.go, runs.go)
 		newReplayCmd(f, nil),
 		newRunsCmd(f, nil),

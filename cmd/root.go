@@ -8,15 +8,18 @@ import (
 	"fmt"
 	"os"
 	"runtime/debug"
+	"slices"
 	"strings"
 	"syscall"
 
 	"github.com/spf13/cobra"
 
+	"github.com/hookreplay/hookreplay/internal/config"
 	"github.com/hookreplay/hookreplay/internal/iostreams"
 	"github.com/hookreplay/hookreplay/internal/message"
 	"github.com/hookreplay/hookreplay/internal/redact"
 	"github.com/hookreplay/hookreplay/internal/store"
+	"github.com/hookreplay/hookreplay/internal/verify"
 )
 
 // Version is set at build time with -ldflags "-X github.com/hookreplay/hookreplay/cmd.Version=...".
@@ -61,6 +64,10 @@ type factory struct {
 	// read-only Postgres role browsing a team store) is refused before
 	// anything is sent or removed.
 	ExistingWritableStore func() (*store.Store, error)
+	// Declared are the provider schemes declared for this run (the
+	// providers: section of hookreplay.yaml, then --declare), registered
+	// with verify when the command starts: every command sees them.
+	Declared []config.Provider
 }
 
 func newFactory(io *iostreams.IO) *factory {
@@ -114,6 +121,44 @@ func newFactory(io *iostreams.IO) *factory {
 	return f
 }
 
+// declare reads the provider schemes declared for this run, the providers:
+// section of the config file (--config when the command has it, else
+// hookreplay.yaml in the working directory) and then each --declare, and
+// registers them with verify, so that every command (capture's detection,
+// the TUI, check) sees the same registry.
+func (f *factory) declare(cmd *cobra.Command, declares []string) error {
+	path := config.Find(".")
+	if fl := cmd.Flags().Lookup("config"); fl != nil && fl.Changed {
+		path = fl.Value.String()
+	}
+	var ps []config.Provider
+	if path != "" {
+		var err error
+		if ps, err = config.LoadProviders(path); err != nil && !errors.Is(err, os.ErrNotExist) {
+			return usageErr("%v", err)
+		}
+	}
+	for _, d := range declares {
+		more, err := config.ParseDeclare(d)
+		if err != nil {
+			return usageErr("%v", err)
+		}
+		for _, m := range more {
+			ps = slices.DeleteFunc(ps, func(p config.Provider) bool { return p.Scheme.Name() == m.Scheme.Name() })
+			ps = append(ps, m)
+		}
+	}
+	schemes := make([]verify.Scheme, len(ps))
+	for i, p := range ps {
+		schemes[i] = p.Scheme
+	}
+	if err := verify.Register(schemes); err != nil {
+		return usageErr("%v", err)
+	}
+	f.Declared = ps
+	return nil
+}
+
 // redact removes the credentials of --db from err's message (the store
 // never puts them there; this holds for whatever wraps its errors too).
 func (f *factory) redact(err error) error {
@@ -126,6 +171,7 @@ func (f *factory) redact(err error) error {
 func NewRootCmd(io *iostreams.IO) *cobra.Command {
 	f := newFactory(io)
 	var noColor, noPager bool
+	var declares []string
 	root := &cobra.Command{
 		Use:   "hookreplay",
 		Short: "Prove that a webhook handler is idempotent",
@@ -150,7 +196,7 @@ inconclusive (the probes saw no effect), 130 interrupted (143 SIGTERM,
 			if noPager {
 				f.IO.SetPager("")
 			}
-			return nil
+			return f.declare(cmd, declares)
 		},
 	}
 	root.SetOut(io.Out)
@@ -166,6 +212,7 @@ inconclusive (the probes saw no effect), 130 interrupted (143 SIGTERM,
 	markEnvDefault(root.PersistentFlags(), "db", "hookreplay.db")
 	root.PersistentFlags().StringVar(&f.DBSchema, "db-schema", "", "with a postgres:// --db: the schema hookreplay's tables live in (default: the URL's search_path, else hookreplay)")
 	root.PersistentFlags().BoolVar(&f.DropForeignTriggers, "drop-foreign-triggers", false, "drop the triggers and views a SQLite --db holds that hookreplay did not create (they could change or remove deliveries as capture stores them); without it such a database is refused")
+	root.PersistentFlags().StringArrayVar(&declares, "declare", nil, "declare a provider scheme for this run, as an entry of hookreplay.yaml's providers: in YAML flow style: 'acme: {signature_header: Acme-Signature, format: \"t={timestamp},v1={signature}\", signed: \"{timestamp}.{body}\"}' (repeatable; replaces a declaration of the same name; see docs/providers.md)")
 	root.PersistentFlags().BoolVar(&noPager, "no-pager", false, "do not page long output (show, runs show, check's report) through $PAGER; it is paged only when stdout is a terminal")
 	root.PersistentFlags().BoolVar(&noColor, "no-color", false, "disable colour (also NO_COLOR, and off when stdout is not a terminal)")
 	addCommands(root, f)

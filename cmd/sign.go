@@ -56,10 +56,10 @@ schemes that sign one (` + providers(timestamped) + `).
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if o.Provider == "" {
-				return usageErr("--provider is required (one of %s)", strings.Join(verify.Providers, ", "))
+				return usageErr("--provider is required (one of %s)", strings.Join(verify.Names(), ", "))
 			}
 			if !verify.KnownProvider(o.Provider) {
-				return usageErr("unknown provider %q (known: %s)", o.Provider, strings.Join(verify.Providers, ", "))
+				return usageErr("unknown provider %q (known: %s)", o.Provider, strings.Join(verify.Names(), ", "))
 			}
 			o.Provider = strings.ToLower(o.Provider)
 			if err := genericOnly(o.Provider, o.Algo, o.Encoding, o.Prefix); err != nil {

@@ -127,7 +127,7 @@ func verifyArgs(cmd *cobra.Command, o *verifyOptions, args, headers []string, at
 	}
 	o.Secret = secret
 	if o.Provider != "" && !verify.KnownProvider(o.Provider) {
-		return usageErr("unknown provider %q (known: %s)", o.Provider, strings.Join(verify.Providers, ", "))
+		return usageErr("unknown provider %q (known: %s)", o.Provider, strings.Join(verify.Names(), ", "))
 	}
 	if o.Provider != "" {
 		if err := genericOnly(strings.ToLower(o.Provider), o.Algo, o.Encoding, o.Prefix); err != nil {

@@ -46,6 +46,8 @@ type File struct {
 	// with. Any of them may be a credential (a header's, a password): the
 	// commands redact each wherever they print or store it.
 	FromEnv []string
+	// Providers are the schemes the file declares (providers:), in order.
+	Providers []Provider
 }
 
 // Check is one named check: which deliveries go to which handler, what is
@@ -338,13 +340,17 @@ func kindName(n *yaml.Node) string {
 func (p *parser) file(root *yaml.Node) (*File, error) {
 	f := &File{Path: p.path}
 	var checks, keychecks *yaml.Node
-	err := p.mapping(root, "the file", []string{"checks", "keychecks"}, func(key string, k, v *yaml.Node) error {
-		if key == "keychecks" {
+	err := p.mapping(root, "the file", []string{"checks", "keychecks", "providers"}, func(key string, k, v *yaml.Node) error {
+		var err error
+		switch key {
+		case "keychecks":
 			keychecks = v
-		} else {
+		case "providers":
+			f.Providers, err = p.providers(v)
+		default:
 			checks = v
 		}
-		return nil
+		return err
 	})
 	if err != nil {
 		return nil, err

@@ -72,7 +72,7 @@ func LookupSchedule(name string) (Schedule, error) {
 // publishes one, and none.
 func ScheduleNames() []string {
 	out := []string{noSchedule.Name}
-	for _, p := range verify.Providers {
+	for _, p := range verify.Names() {
 		if _, ok := providerSchedule(p); ok {
 			out = append(out, p)
 		}
@@ -84,7 +84,7 @@ func ScheduleNames() []string {
 // CountedSchedules lists the timetables that accept a retry count (NAME:N).
 func CountedSchedules() []string {
 	var out []string
-	for _, p := range verify.Providers {
+	for _, p := range verify.Names() {
 		if s, ok := providerSchedule(p); ok && s.MaxRetries > 0 {
 			out = append(out, p)
 		}

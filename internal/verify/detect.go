@@ -53,7 +53,7 @@ func Detect(req *message.Request) Identity {
 // DetectScheme is Detect that also returns the scheme detected (generic
 // when none is), for a caller that goes on to verify or sign with it.
 func DetectScheme(req *message.Request) (Scheme, Identity) {
-	for _, s := range schemes {
+	for _, s := range all() {
 		if rd, ok := s.(RequestDetector); ok {
 			if rd.DetectsRequest(req) {
 				return s, s.Identity(req)

@@ -13,8 +13,10 @@ import (
 	"fmt"
 	"hash"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/hookreplay/hookreplay/internal/message"
@@ -122,10 +124,66 @@ var schemes = []Scheme{
 	genericScheme{},
 }
 
-// Schemes returns the registered schemes in display order.
-func Schemes() []Scheme { return append([]Scheme(nil), schemes...) }
+// declared holds the schemes Register added (the user's declarations),
+// set once when a command starts; they come before the built-ins, so that
+// a declaration can claim a delivery a built-in would otherwise take.
+var declared atomic.Pointer[[]Scheme]
 
-// Providers lists the provider names hookreplay knows, in display order.
+// all is the registry in detection order: declared schemes, then schemes.
+func all() []Scheme {
+	d := declared.Load()
+	if d == nil || len(*d) == 0 {
+		return schemes
+	}
+	return append(slices.Clone(*d), schemes...)
+}
+
+// Register makes the declared schemes ds (each from Declare) part of the
+// registry, in place of any registered before: detection, SchemeFor,
+// Schemes and every list of providers see them from then on.
+func Register(ds []Scheme) error {
+	seen := map[string]bool{}
+	for _, s := range ds {
+		if _, ok := s.(*declaredScheme); !ok {
+			return fmt.Errorf("register %s: not a declared scheme", s.Name())
+		}
+		if seen[s.Name()] {
+			return fmt.Errorf("provider %s is declared twice", s.Name())
+		}
+		seen[s.Name()] = true
+	}
+	c := slices.Clone(ds)
+	declared.Store(&c)
+	return nil
+}
+
+// Declared reports whether s was declared by the user rather than built in.
+func Declared(s Scheme) bool {
+	_, ok := s.(*declaredScheme)
+	return ok
+}
+
+// Schemes returns the registered schemes in display order: built-ins
+// first, generic last, declared ones before generic.
+func Schemes() []Scheme {
+	out := slices.Clone(schemes[:len(schemes)-1])
+	if d := declared.Load(); d != nil {
+		out = append(out, *d...)
+	}
+	return append(out, schemes[len(schemes)-1])
+}
+
+// Names lists the provider names Schemes returns, declared ones included.
+func Names() []string {
+	var out []string
+	for _, s := range Schemes() {
+		out = append(out, s.Name())
+	}
+	return out
+}
+
+// Providers lists the names of the built-in providers, in display order
+// (Names includes the declared ones).
 var Providers = providerNames()
 
 func providerNames() []string {
@@ -142,12 +200,12 @@ var ErrUnknownProvider = errors.New("unknown provider")
 // SchemeFor returns the scheme of provider (case-insensitive).
 func SchemeFor(provider string) (Scheme, error) {
 	name := strings.ToLower(strings.TrimSpace(provider))
-	for _, s := range schemes {
+	for _, s := range all() {
 		if s.Name() == name {
 			return s, nil
 		}
 	}
-	return nil, fmt.Errorf("%w %q (known: %s)", ErrUnknownProvider, provider, strings.Join(Providers, ", "))
+	return nil, fmt.Errorf("%w %q (known: %s)", ErrUnknownProvider, provider, strings.Join(Names(), ", "))
 }
 
 // KnownProvider reports whether name is one of Providers.
@@ -273,7 +331,7 @@ func RetryHeaders(s Scheme) []string {
 // the property keep asks about: for help texts ("stripe, slack, standard, svix").
 func ProviderNames(keep func(Scheme) bool) []string {
 	var out []string
-	for _, s := range schemes {
+	for _, s := range Schemes() {
 		if keep(s) {
 			out = append(out, s.Name())
 		}
