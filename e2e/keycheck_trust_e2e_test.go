@@ -6,14 +6,17 @@ package e2e
 // an API, each pattern a switch.
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
+	"os"
 	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/hookreplay/hookreplay/internal/report"
 )
@@ -38,6 +41,16 @@ type mwAPI struct {
 	everyRoute bool
 	// unmarked: replays carry no Idempotent-Replayed header.
 	unmarked bool
+	// longKeyBroken: a key over 255 characters is claimed, but its answer
+	// cannot be stored (a varchar(255) column; the error swallowed): the
+	// same key again finds its claim unfinished and answers 500.
+	longKeyBroken bool
+	// down is a file whose existence means the idempotency store is down:
+	// its client queues commands while it reconnects, so a request waits
+	// for the store to come back; then it runs (held), or, its client
+	// gone, is dropped without doing anything.
+	down    string
+	dropped bool
 
 	mu    sync.Mutex
 	keys  map[string]*mwEntry
@@ -66,6 +79,16 @@ func (a *mwAPI) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	key := r.Header.Get("Idempotency-Key")
+	raw, _ := io.ReadAll(r.Body) // as body-parser does, before the middleware
+	r.Body = io.NopCloser(bytes.NewReader(raw))
+	if a.down != "" && key != "" {
+		for deadline := time.Now().Add(20 * time.Second); fileExists(a.down) && time.Now().Before(deadline); {
+			time.Sleep(10 * time.Millisecond)
+		}
+		if a.dropped && r.Context().Err() != nil {
+			return
+		}
+	}
 	if key == "" || (r.Method == http.MethodGet && !a.everyRoute) {
 		status, body, isErr := a.route(r)
 		a.answer(w, status, body, isErr, false)
@@ -81,6 +104,10 @@ func (a *mwAPI) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	if e := a.keys[id]; e != nil {
 		a.mu.Unlock()
+		if e.status == 0 {
+			a.fail(w, 500, "idempotency record incomplete")
+			return
+		}
 		if e.account != account {
 			a.fail(w, a.refuse, "idempotency key already used")
 			return
@@ -88,8 +115,15 @@ func (a *mwAPI) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		a.answer(w, e.status, e.body, e.err, true)
 		return
 	}
+	if a.longKeyBroken && len(key) > 255 {
+		a.keys[id] = &mwEntry{account: account} // the claim; its answer never fits
+	}
 	a.mu.Unlock()
 	status, body, isErr := a.route(r)
+	if a.longKeyBroken && len(key) > 255 {
+		a.answer(w, status, body, isErr, false)
+		return
+	}
 	if status < 400 || a.storeErrors {
 		a.mu.Lock()
 		a.keys[id] = &mwEntry{account: account, status: status, body: body, err: isErr}
@@ -247,5 +281,51 @@ func TestKeycheckKeyedGetStoredIsCaught(t *testing.T) {
 	r, k = mwKeycheck(t, &mwAPI{unmarked: true}, "bird", "first,safe-get")
 	if c := kcResult(t, k, "safe-get"); r.Code != 0 || c.Status != report.Pass {
 		t.Fatalf("mutating routes only: exit %d, safe-get %s: %s | %s", r.Code, c.Status, c.Why, c.Observed)
+	}
+}
+
+func fileExists(path string) bool {
+	_, err := os.Stat(path)
+	return err == nil
+}
+
+// Every sentence of a verdict follows what it observed (issue 30 §5): a
+// long key whose repeat answered 500 is not said to have got the stored
+// answer; work that appeared only once the store came back is not said to
+// have been done without it; a request that got no answer is not "no
+// answer (no answer (…))"; and a wait that timed out says how long.
+func TestKeycheckExplanationsFollowObservations(t *testing.T) {
+	t.Parallel()
+	t.Run("key-length", func(t *testing.T) {
+		t.Parallel()
+		r, k := mwKeycheck(t, &mwAPI{longKeyBroken: true}, "bird", "first,key-length")
+		c := kcResult(t, k, "key-length")
+		if !strings.Contains(c.Observed, "the same key 500") {
+			t.Fatalf("observed: %s", c.Observed)
+		}
+		if r.Code != 1 || c.Status != report.Fail || strings.Contains(c.Why, "got the stored answer") || !strings.Contains(c.Why, "again answered 500, not the stored answer 201") {
+			t.Fatalf("exit %d, key-length %s: %s | %s", r.Code, c.Status, c.Why, c.Observed)
+		}
+	})
+	for _, tc := range []struct {
+		name    string
+		dropped bool
+		status  report.Status
+		why     string
+	}{
+		{"held", false, report.Warn, "did the work only once the store came back"},
+		{"dropped", true, report.Warn, "while the store was down, not 503; nothing was done"},
+	} {
+		t.Run("outage "+tc.name, func(t *testing.T) {
+			t.Parallel()
+			down := filepath.Join(t.TempDir(), "down")
+			_, k := mwKeycheck(t, &mwAPI{down: down, dropped: tc.dropped}, "bird", "first,outage",
+				"--store-down-cmd", "touch "+down, "--store-up-cmd", "rm -f "+down, "--timeout", "1s")
+			c := kcResult(t, k, "outage")
+			if c.Status != tc.status || !strings.Contains(c.Why, tc.why) || strings.Contains(c.Why, "without its idempotency store") ||
+				strings.Contains(c.Why, "no answer (no answer") || !strings.Contains(c.Observed, "after 1s, the longest keycheck waits while the store is down") {
+				t.Fatalf("outage %s: %s | %s", c.Status, c.Why, c.Observed)
+			}
+		})
 	}
 }

@@ -112,8 +112,10 @@ func (r *runner) longKeyKept(ctx context.Context, res *report.KeyCheckResult, m 
 		res.Status, res.Why = report.Fail, fmt.Sprintf("a key of %d characters (over the maximum %d) was accepted but not honoured: the same request with it ran again (effect %s)%s", n, p.MaxKeyLength, e1, hint)
 	case e2.none() && is2xx(b) && idOf(b.ResponseBody, r.o.IDPath) == idOf(a.ResponseBody, r.o.IDPath):
 		res.Status, res.Why = report.Fail, fmt.Sprintf("keys are cut: a key of %d characters was accepted, and another that differs from it only in its last character got its stored answer%s — two clients' keys can be one", n, r.idText(b))
-	case is2xx(b) && e2.is(1):
+	case is2xx(b) && e2.is(1) && r.storedAnswer(a, again):
 		res.Status, res.Why = report.Warn, fmt.Sprintf("a key of %d characters was accepted and kept whole (the same key got the stored answer, one differing in its last character ran): a longer maximum than %d; %s says %d", n, p.MaxKeyLength, p.title(), p.KeyTooLongStatus)
+	case is2xx(b) && e2.is(1):
+		res.Status, res.Why = report.Fail, fmt.Sprintf("a key of %d characters (over the maximum %d) was accepted, but the same request with it again answered %s, not the stored answer %s: a client retrying with that key gets no result", n, p.MaxKeyLength, answerText(again), answerText(a))
 	default:
 		res.Status, res.Why = report.Fail, fmt.Sprintf("a key of %d characters (over the maximum %d) was accepted (%s); a key differing from it in its last character answered %s with effect %s", n, p.MaxKeyLength, answerText(a), answerText(b), e2)
 	}
@@ -126,4 +128,19 @@ func excerptBytes(a store.Attempt) []byte {
 		return nil
 	}
 	return a.ResponseBody
+}
+
+// storedAnswer: b is the stored answer to a — byte-equal, or a 2xx with
+// a's id, or a's status marked as a replay.
+func (r *runner) storedAnswer(a, b store.Attempt) bool {
+	if sameAnswer(a, b) {
+		return true
+	}
+	if a.Status != b.Status {
+		return false
+	}
+	if id := idOf(a.ResponseBody, r.o.IDPath); id != "" && id == idOf(b.ResponseBody, r.o.IDPath) {
+		return true
+	}
+	return r.replayMark(b) != "" && r.replayMark(a) == ""
 }

@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/hookreplay/hookreplay/internal/message"
 	"github.com/hookreplay/hookreplay/internal/replay"
@@ -90,6 +91,18 @@ func (r *runner) build(q req) *message.Request {
 // send sends m once (opt: lose its answer) and records the attempt.
 func (r *runner) send(ctx context.Context, check string, m *message.Request, opt replay.SendOptions) (store.Attempt, error) {
 	a := replay.Send(ctx, r.target, m, opt)
+	if err := r.record(ctx, check, m, &a); err != nil {
+		return a, err
+	}
+	return a, nil
+}
+
+// sendWithin is send with the answer waited for at most d (when that is
+// shorter than the run's timeout).
+func (r *runner) sendWithin(ctx context.Context, check string, m *message.Request, d time.Duration) (store.Attempt, error) {
+	t := r.target
+	t.Timeout = min(t.Timeout, d)
+	a := replay.Send(ctx, t, m, replay.SendOptions{})
 	if err := r.record(ctx, check, m, &a); err != nil {
 		return a, err
 	}
