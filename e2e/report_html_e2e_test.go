@@ -189,6 +189,10 @@ func TestReportHTMLOfRealRuns(t *testing.T) {
 			t.Fatalf("crash timeline %q: %d killed copies, %d kill marks, %d restart marks, %d violating",
 				c.Heading, c.count("okilled"), c.count("kill"), c.count("restart"), c.count("viol"))
 		}
+		// The work was lost, never done twice: no change is beyond what its event allows.
+		if n := c.count("extra"); n != 0 {
+			t.Errorf("crash timeline of a handler that loses work: %d extra effects", n)
+		}
 		if k := c.tips("okilled"); !strings.Contains(k[0], "the handler was killed") {
 			t.Errorf("a killed copy's tip: %q", k[0])
 		}

@@ -110,6 +110,9 @@ type TimelineProbe struct {
 	Changes []TimelineChange
 	// Want is the value the report wanted after the phase ("" when none was said).
 	Want string
+	// wrong are the violations' changes of this probe: From → To where
+	// Want was due.
+	wrong []ProbeDelta
 }
 
 // TimelineStep is one reading of a probe.
@@ -164,7 +167,8 @@ type TimelineSettle struct {
 type TimelineViolation struct {
 	Copies  []int
 	Message string
-	Hint    string
+	Hint    string // the fix
+	Why     string // a keycheck's finding: the likely bug class
 }
 
 // TimelineRecords is what the store recorded of a run, for NewTimeline.
@@ -210,7 +214,7 @@ func NewKeyCheckTimeline(k *KeyCheck, rec TimelineRecords) *Timeline {
 			s.Status, s.Message = c.Status, c.Observed
 			if c.Status == Fail {
 				// A keycheck judges a check as a whole: its copies together.
-				v := TimelineViolation{Message: c.Observed + " (expected: " + c.Expected + ")", Hint: c.Why}
+				v := TimelineViolation{Message: safe(c.Observed + " (expected: " + c.Expected + ")"), Why: safe(c.Why)}
 				for j := range s.Copies {
 					v.Copies = append(v.Copies, s.Copies[j].Copy)
 				}
@@ -365,8 +369,14 @@ func (s *TimelineSection) addViolation(v Violation) {
 		return
 	}
 	for i := range s.Probes {
-		if s.Probes[i].Name == safe(v.Probe) && s.Probes[i].Want == "" {
+		if s.Probes[i].Name != safe(v.Probe) {
+			continue
+		}
+		if s.Probes[i].Want == "" {
 			s.Probes[i].Want = safe(v.Want)
+		}
+		if v.After != v.Want {
+			s.Probes[i].wrong = append(s.Probes[i].wrong, ProbeDelta{Before: safe(v.Before), After: safe(v.After)})
 		}
 	}
 }
@@ -484,9 +494,20 @@ func (s *TimelineSection) changes(p *TimelineProbe, all []copyRef) {
 			}
 			seen[c.event] = true
 		}
-		ch.Extra = len(mine) > 0 && (expectNone || !fresh || (p.Want != "" && cur.Value != p.Want && s.Failed()))
+		ch.Extra = len(mine) > 0 && (expectNone || !fresh || p.beyondWant(ch))
 		p.Changes = append(p.Changes, ch)
 	}
+}
+
+// beyondWant reports whether ch ends a violation whose value is not the
+// want (a burst's 10000 → 110000 where 15000 was due).
+func (p *TimelineProbe) beyondWant(ch TimelineChange) bool {
+	for _, w := range p.wrong {
+		if w.After == ch.To && (w.Before == "" || w.Before == ch.From) {
+			return true
+		}
+	}
+	return false
 }
 
 // copyRef is one copy of a run, for attributing changes across sections.

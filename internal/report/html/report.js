@@ -26,6 +26,8 @@
       g.addEventListener("click", function (e) { show(g); e.stopPropagation(); });
     });
     document.addEventListener("click", function () { tip.hidden = true; if (on) { on.classList.remove("on"); on = null; } });
-    document.documentElement.setAttribute("data-ready", String(Math.round(performance.now())));
+    var root = document.documentElement;
+    root.setAttribute("data-ready", String(Math.round(performance.now())));
+    root.setAttribute("data-height", String(root.scrollHeight));
   });
 })();
