@@ -42,7 +42,7 @@ func verifyReceived(t *testing.T, provider, to string, s sigSeen) {
 	t.Helper()
 	args := []string{"verify", "--provider", provider, "--secret", sigSecrets[provider]}
 	switch provider {
-	case "twilio", "square":
+	case "twilio", "square", "bird":
 		args = append(args, "--url", to)
 	case "mercadopago":
 		args = append(args, "--url", to+"?"+s.Query) // the signed data.id
@@ -74,6 +74,16 @@ func identityPlace(t *testing.T, provider string, s sigSeen) string {
 		return m["id"].(string)
 	case "github":
 		return s.Header.Get("X-GitHub-Delivery")
+	case "bird":
+		var m struct {
+			Payload struct {
+				ID string `json:"id"`
+			} `json:"payload"`
+		}
+		if err := json.Unmarshal(s.Body, &m); err != nil {
+			t.Fatalf("bird body: %v", err)
+		}
+		return m.Payload.ID + " " + s.Header.Get("messagebird-request-id")
 	case "mercadopago":
 		// The notification's id and the resource's, fresh together.
 		var m struct {

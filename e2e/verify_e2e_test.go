@@ -50,6 +50,7 @@ var sigSecrets = map[string]string{
 	"square":      "Zx8Dk2mS1vQb7fJ0tY3nWg",
 	"mercadopago": "8f0e6c2a4b1d9e7f3a5c8b2d6e4f1a9c",
 	"razorpay":    "rzp-webhook-secret-2041",
+	"bird":        "bird-signing-key-e2e-7d1f",
 }
 
 // sigSeen is one request a sigHandler received.
@@ -136,6 +137,20 @@ func (h *sigHandler) check(provider string, r *http.Request, body []byte) string
 		m.Write(body)
 		if r.Header.Get("X-Hub-Signature-256") != "sha256="+hex.EncodeToString(m.Sum(nil)) {
 			return "bad X-Hub-Signature-256"
+		}
+	case "bird":
+		// Bird's documented check: timestamp, the URL as configured (the
+		// --to URL) and the body's binary SHA-256, joined by newlines.
+		got, err := base64.StdEncoding.DecodeString(r.Header.Get("messagebird-signature"))
+		if err != nil {
+			return "messagebird-signature is not base64"
+		}
+		sum := sha256.Sum256(body)
+		m := hmac.New(sha256.New, []byte(secret))
+		m.Write([]byte(r.Header.Get("messagebird-request-timestamp") + "\n" + h.url("bird") + "\n"))
+		m.Write(sum[:])
+		if !hmac.Equal(got, m.Sum(nil)) {
+			return "bad messagebird-signature"
 		}
 	case "mercadopago":
 		// Mercado Pago's documented check: the manifest over the query's

@@ -113,6 +113,7 @@ var schemes = []Scheme{
 	messengerScheme,
 	instagramScheme,
 	mercadoPagoScheme{},
+	birdScheme{},
 	shopifyScheme{},
 	slackScheme{},
 	twilioScheme{},
