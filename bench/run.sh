@@ -10,12 +10,12 @@
 #   PARTS="capture replay" bench/run.sh   only some parts
 #
 # Each part runs on its own too: bench/capture.sh, replay.sh, burst.sh,
-# detect.sh, checktime.sh, store.sh, capmem.sh, gobench.sh. Not part of the
+# detect.sh, checktime.sh, checkscale.sh, store.sh, capmem.sh, gobench.sh. Not part of the
 # table: bench/ceiling.sh (capture --forward against two experiment builds).
 # Not in the default PARTS because it needs a Postgres server: bench/team.sh
 # (Postgres vs SQLite; PARTS=team bench/run.sh, or HOOKREPLAY_BENCH_PG=URL).
 . "$(dirname "$0")/lib.sh"
-PARTS=${PARTS:-capture replay burst detect checktime store capmem gobench}
+PARTS=${PARTS:-capture replay burst detect checktime checkscale store capmem gobench}
 start=$(date +%s)
 load0=$(cut -d' ' -f1-3 /proc/loadavg)
 setup

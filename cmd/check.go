@@ -65,7 +65,10 @@ type checkOptions struct {
 	SettleSet bool
 	SettleMax time.Duration
 	// MaxTime bounds the whole run (--max-time).
-	MaxTime  time.Duration
+	MaxTime time.Duration
+	// Jobs is how many deliveries with scoped probes are checked at once
+	// (--jobs; 0: check.DefaultJobs).
+	Jobs     int
 	Seed     int64
 	SeedSet  bool
 	Insecure bool
@@ -177,6 +180,7 @@ interrupted, and the --serve handler is stopped.`,
 	checkEngineFlags(fl, o, &phases)
 	// Not --timeout: that name is kept for a per-request timeout, as
 	// replay and send use it.
+	fl.IntVar(&o.Jobs, "jobs", 0, fmt.Sprintf("deliveries checked at once when the probes are scoped to each delivery's event ({{json:data.object.customer}}, docs/guide.md); 1 checks them one at a time (default: 8 per CPU, at most 16; at most %d)", check.MaxJobs))
 	fl.DurationVar(&o.MaxTime, "max-time", defaultCheckMaxTime, "stop the whole run after this long (exit 2), writing the reports of what was judged so far")
 	fl.StringArrayVar(&o.Reports, "report", nil, "also write a report: json=PATH, junit=PATH, markdown=PATH, html=PATH, text=PATH (repeatable; PATH - is stdout, instead of the text report)")
 	fl.BoolVar(&o.JSON, "json", false, "print the JSON report on stdout instead of text")
@@ -342,6 +346,9 @@ func checkValidateEngine(o *checkOptions) (*url.URL, error) {
 		return nil, err
 	}
 	if err := intFlagIn("--burst", o.Burst, 2, maxConcurrency); err != nil {
+		return nil, err
+	}
+	if err := intFlagIn("--jobs", o.Jobs, 0, check.MaxJobs); err != nil {
 		return nil, err
 	}
 	for _, d := range []struct {
@@ -536,7 +543,7 @@ func checkEngine(ctx context.Context, o *checkOptions, u *url.URL, st *store.Sto
 	opts := check.Options{
 		Target: u, Probes: probes.Probes, ProbeDefs: checkProbeSpecs(o).Labels(), Sink: probes.Sink, SMTP: probes.SMTP, Secret: o.Secret, N: o.N, Burst: o.Burst, Phases: o.Phases,
 		ResetCmd: o.ResetCmd, DedupeTTL: o.DedupeTTL, ForgetCmd: o.ForgetCmd, Serve: srv, ProviderTimeout: o.ProviderTimeout, Timeout: o.Timeout, Settle: o.Settle, SettleMax: o.SettleMax, LearnSettle: !o.SettleSet,
-		Seed: o.Seed, Store: st, RunOptions: checkRunOptions(o), TLS: replayTLS(o.Insecure), Name: checkFlag, ErrorText: checkErrText,
+		Seed: o.Seed, Jobs: o.Jobs, Store: st, RunOptions: checkRunOptions(o), TLS: replayTLS(o.Insecure), Name: checkFlag, ErrorText: checkErrText,
 	}
 	for _, d := range ds {
 		opts.Deliveries = append(opts.Deliveries, check.FromStore(d))

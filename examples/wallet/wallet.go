@@ -59,13 +59,14 @@ const (
 	ClaimFirst = "claimfirst" // commits the claim, then credits in a second transaction
 	WorkFirst  = "workfirst"  // commits the credit, then claims in a second transaction
 	LastWrite  = "lastwrite"  // applies subscription events in arrival order
+	PaidNaive  = "paidnaive"  // credits invoice.paid naively, invoice.payment_succeeded right
 )
 
 // Variants lists the demo's variants, the ones `demo serve` advertises.
 var Variants = []string{Naive, Racy, Fixed}
 
 // TestVariants lists the variants that exist for hookreplay's own tests.
-var TestVariants = []string{Conflict, NoSig, Slow, Async, ClaimFirst, WorkFirst, LastWrite}
+var TestVariants = []string{Conflict, NoSig, Slow, Async, ClaimFirst, WorkFirst, LastWrite, PaidNaive}
 
 // Defaults applied by Handler when the option is zero.
 const (
@@ -307,7 +308,13 @@ func (h *handler) handle(ctx context.Context, ev *event) (status int, msg string
 			return http.StatusBadRequest, err.Error(), nil
 		}
 		var credited bool
-		switch h.opts.Variant {
+		variant := h.opts.Variant
+		if variant == PaidNaive && ev.Type == "invoice.paid" {
+			// BUG (paidnaive): one event type of two is credited without
+			// a dedupe, as a handler added later for a new type might be.
+			variant = Naive
+		}
+		switch variant {
 		case Naive:
 			credited, err = h.creditNaive(ctx, ev, inv)
 		case Racy:

@@ -123,7 +123,7 @@ func (r *runner) burstRound(ctx context.Context, d *Delivery, t *trial, round, s
 		reqs[i] = r.sameIdentity(d, t.req, t.id)
 	}
 	r.gen.Add(1)
-	as := replay.Burst(ctx, r.target, reqs, replay.SendOptions{})
+	as := r.burstSend(ctx, reqs)
 	r.sent()
 	for i := range as {
 		if err := r.record(ctx, &as[i], d, PhaseBurst, sent+i+1, t.id); err != nil {
@@ -152,4 +152,16 @@ func asked(as []store.Attempt) bool {
 		}
 	}
 	return false
+}
+
+// burstSend sends reqs at once. When deliveries are checked side by side
+// it first takes every in-flight slot: one burst at a time, so bursts of
+// many events never pile up into a flood.
+func (r *runner) burstSend(ctx context.Context, reqs []*message.Request) []store.Attempt {
+	if r.flight != nil {
+		if r.flight.Acquire(ctx, r.flightCap) == nil {
+			defer r.flight.Release(r.flightCap)
+		}
+	}
+	return replay.Burst(ctx, r.target, reqs, replay.SendOptions{})
 }

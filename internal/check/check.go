@@ -23,6 +23,8 @@ import (
 	"sync/atomic"
 	"time"
 
+	"golang.org/x/sync/semaphore"
+
 	"github.com/hookreplay/hookreplay/internal/message"
 	"github.com/hookreplay/hookreplay/internal/panics"
 	"github.com/hookreplay/hookreplay/internal/probe"
@@ -131,6 +133,9 @@ type Options struct {
 	// ErrorText words the error a run ended with where it is stored with
 	// the run (nil: its Error()); cmd words it as it shows it.
 	ErrorText func(error) string
+	// Jobs is how many deliveries are checked at once when their probes
+	// are scoped (schedule.go); 0 means DefaultJobs.
+	Jobs int
 }
 
 // defaultProviderTimeout is used for providers whose answer timeout verify
@@ -174,6 +179,10 @@ type runner struct {
 	controlPhases []string
 	// stamps gives every copy of an event its own signature time.
 	stamps signStamps
+	// flight bounds the copies in flight when deliveries are checked at
+	// once (nil: one at a time).
+	flight    *semaphore.Weighted
+	flightCap int64
 }
 
 // Run performs the check and returns its report. A *SetupError (or a context
@@ -190,6 +199,7 @@ func Run(ctx context.Context, o Options) (*report.Check, error) {
 		return nil, &SetupError{Err: &MissingInput{Need: InputProbe}}
 	}
 	o = withDefaults(o)
+	o.Observer = &syncObserver{o: o.Observer}
 	if err := checkSecret(o); err != nil {
 		return nil, err
 	}
@@ -451,6 +461,18 @@ func (r *runner) run(ctx context.Context) error {
 		defer r.o.Serve.Stop()
 	}
 	needFirst := r.perDelivery()
+	if needFirst {
+		s, err := r.plan()
+		if err != nil {
+			return err
+		}
+		if s != nil {
+			if err := r.runScheduled(ctx, s); err != nil {
+				return err
+			}
+			return r.all(ctx)
+		}
+	}
 	for _, d := range r.o.Deliveries {
 		if !needFirst { // only order was asked for
 			r.c.Deliveries = append(r.c.Deliveries, report.DeliveryResult{DeliveryID: d.ID, Provider: d.Provider, EventID: d.EventID, EventIDs: d.EventIDs, EventType: d.EventType})

@@ -256,6 +256,12 @@ func (r *runner) all(ctx context.Context) error {
 		if !show {
 			continue
 		}
+		if res == nil && r.scopedProbes() {
+			// Each scoped probe reads one delivery's effects; the state
+			// the orderings leave is every delivery's at once.
+			res = &report.PhaseResult{Phase: p.name, Status: report.Skip, Statuses: map[string]int{},
+				Message: "not run: the probes are scoped to one delivery each ({{…}}), and order judges the state all deliveries leave together: give a probe that is not scoped"}
+		}
 		if res == nil {
 			r.phaseStarted(nil, p.name)
 			var err error

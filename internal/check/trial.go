@@ -240,6 +240,9 @@ func (r *runner) freshReason(d *Delivery) string {
 
 func (r *runner) send(ctx context.Context, req *message.Request, opt replay.SendOptions) store.Attempt {
 	r.gen.Add(1)
+	if r.flight != nil && r.flight.Acquire(ctx, 1) == nil {
+		defer r.flight.Release(1)
+	}
 	a := replay.Send(ctx, r.target, req, opt)
 	r.sent()
 	return a

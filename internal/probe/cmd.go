@@ -17,6 +17,8 @@ type CmdProbe struct {
 	cmd string
 	// Timeout bounds one run (DefaultReadTimeout when zero).
 	Timeout time.Duration
+	// scoped: the command's placeholders are filled in (Scope).
+	scoped bool
 }
 
 // NewCmd returns a probe that runs `sh -c cmd` and reads its trimmed stdout,
@@ -28,6 +30,9 @@ func (p *CmdProbe) Name() string { return "cmd: " + p.cmd }
 
 // Read runs the command once.
 func (p *CmdProbe) Read(ctx context.Context) (Value, error) {
+	if !p.scoped && scoped(p.cmd) {
+		return Value{}, probeErr(p.Name(), errUnscoped)
+	}
 	ctx, cancel := context.WithTimeout(ctx, orDefault(p.Timeout, DefaultReadTimeout))
 	defer cancel()
 	c := exec.CommandContext(ctx, "sh", "-c", p.cmd)

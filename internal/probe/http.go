@@ -18,6 +18,8 @@ const maxHTTPBody = 1 << 20
 type HTTPProbe struct {
 	url    string
 	client *http.Client
+	// scoped: the URL's placeholders are filled in (Scope).
+	scoped bool
 }
 
 // NewHTTP returns a probe whose value is the trimmed body of GET url,
@@ -31,6 +33,9 @@ func (p *HTTPProbe) Name() string { return "http: " + p.url }
 
 // Read performs one GET.
 func (p *HTTPProbe) Read(ctx context.Context) (Value, error) {
+	if !p.scoped && scoped(p.url) {
+		return Value{}, probeErr(p.Name(), errUnscoped)
+	}
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, p.url, nil)
 	if err != nil {
 		return Value{}, probeErr(p.Name(), err)

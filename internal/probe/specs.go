@@ -199,14 +199,26 @@ func (s *Set) Close() error {
 // --to reads one: a URL, a bare port or host:port with a path), a
 // --sink-match pattern that cannot be read. It returns a *SpecError.
 func (s Specs) Check() error {
+	for _, spec := range s.SQL {
+		if _, q := SplitName(spec); checkPlaceholders(q) != nil {
+			return &SpecError{Kind: SpecSQL, Spec: q, Err: checkPlaceholders(q)}
+		}
+	}
 	for _, spec := range s.Cmd {
-		if _, c := SplitName(spec); strings.TrimSpace(c) == "" {
+		_, c := SplitName(spec)
+		if strings.TrimSpace(c) == "" {
 			return &SpecError{Kind: SpecCmd, Spec: c, Err: errors.New("empty command")}
+		}
+		if err := checkPlaceholders(c); err != nil {
+			return &SpecError{Kind: SpecCmd, Spec: c, Err: err}
 		}
 	}
 	for _, spec := range s.HTTP {
 		_, h := SplitName(spec)
 		if _, err := address.Handler(h); err != nil {
+			return &SpecError{Kind: SpecHTTP, Spec: h, Err: err}
+		}
+		if err := checkPlaceholders(h); err != nil {
 			return &SpecError{Kind: SpecHTTP, Spec: h, Err: err}
 		}
 	}
@@ -219,6 +231,9 @@ func (s Specs) Check() error {
 		_, r := SplitName(spec)
 		if _, err := ParseRedisSpec(r); err != nil {
 			return &SpecError{Kind: SpecRedis, Spec: r, Err: err}
+		}
+		if scoped(r) {
+			return &SpecError{Kind: SpecRedis, Spec: r, Err: errors.New("a Redis probe cannot name an event's values ({{…}}); scope a --probe-sql, --probe-cmd or --probe-http instead")}
 		}
 	}
 	for _, m := range s.SMTPMatch {

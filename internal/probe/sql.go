@@ -34,6 +34,11 @@ type SQLProbe struct {
 
 	mu sync.Mutex
 	db *sql.DB // Postgres pool, opened on first Read
+
+	// args are a scoped probe's values, bound to the query's parameters;
+	// shared is the probe it was scoped from, whose pool it uses.
+	args   []any
+	shared *SQLProbe
 }
 
 // NewSQL returns a probe running query against dsn: `sqlite:PATH` or a
@@ -131,6 +136,9 @@ func (p *SQLProbe) Read(ctx context.Context) (Value, error) {
 }
 
 func (p *SQLProbe) read(ctx context.Context) (Value, error) {
+	if p.shared == nil && scoped(p.query) {
+		return Value{}, errUnscoped
+	}
 	var db *sql.DB
 	if p.driver == "sqlite" {
 		if _, err := os.Stat(p.path); err != nil {
@@ -154,7 +162,7 @@ func (p *SQLProbe) read(ctx context.Context) (Value, error) {
 		return Value{}, fmt.Errorf("connect %s: %s", p.display, redactErr(connectWhy(err), p.dsn))
 	}
 	defer tx.Rollback() //nolint:errcheck // read-only
-	rows, err := tx.QueryContext(ctx, p.query)
+	rows, err := tx.QueryContext(ctx, p.query, p.args...)
 	if err != nil {
 		return Value{}, errors.New(redactErr(err, p.dsn))
 	}
@@ -202,6 +210,9 @@ func (p *SQLProbe) read(ctx context.Context) (Value, error) {
 }
 
 func (p *SQLProbe) pool() (*sql.DB, error) {
+	if p.shared != nil {
+		return p.shared.pool()
+	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if p.db == nil {

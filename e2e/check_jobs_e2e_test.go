@@ -1,0 +1,118 @@
+package e2e
+
+// Deliveries checked side by side (issue 28 §2): with a probe scoped to
+// each delivery's customer, --jobs N gives every delivery the verdict
+// --jobs 1 gives it, phase by phase.
+
+import (
+	"fmt"
+	"regexp"
+	"sort"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/hookreplay/hookreplay/examples/wallet"
+	"github.com/hookreplay/hookreplay/internal/report"
+	"github.com/hookreplay/hookreplay/internal/verify"
+)
+
+// scopedBalanceSQL reads the balance of the customer a delivery is about.
+const scopedBalanceSQL = "balance=SELECT COALESCE(SUM(balance), 0) FROM wallets WHERE customer = {{json:data.object.customer}}"
+
+var customerField = regexp.MustCompile(`"customer": "cus_[^"]*"`)
+
+// checkStripeFor stores a signed Stripe delivery of eventType about customer.
+func checkStripeFor(t *testing.T, db, eventType, customer string) int64 {
+	t.Helper()
+	req, err := verify.BuildDelivery("stripe", eventType, checkSecret, time.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Body = customerField.ReplaceAll(req.Body, []byte(`"customer": "`+customer+`"`))
+	if req, err = verify.Sign(req, "stripe", checkSecret, verify.Options{Now: time.Now()}); err != nil {
+		t.Fatal(err)
+	}
+	return checkInsert(t, db, req)
+}
+
+// jobsDeliveries stores the mixed set the tests check: two customers paid
+// (invoice.payment_succeeded), one invoiced (invoice.paid), and the first
+// customer again, whose readings cannot be told from its first delivery's.
+func jobsDeliveries(t *testing.T, db string) []string {
+	t.Helper()
+	var ids []string
+	for _, d := range []struct{ typ, cus string }{
+		{"invoice.payment_succeeded", "cus_jobsA"}, {"invoice.payment_succeeded", "cus_jobsB"},
+		{"invoice.paid", "cus_jobsC"}, {"invoice.payment_succeeded", "cus_jobsA"},
+	} {
+		ids = append(ids, fmt.Sprint(checkStripeFor(t, db, d.typ, d.cus)))
+	}
+	return ids
+}
+
+// verdicts is each delivery's phase statuses, "id phase status" sorted.
+func verdicts(c *report.Check) []string {
+	var out []string
+	for _, d := range c.Deliveries {
+		for _, p := range d.Phases {
+			out = append(out, fmt.Sprintf("%d %s %s", d.DeliveryID, p.Phase, p.Status))
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
+// checkBothModes checks ids against a fresh wallet variant once with
+// --jobs 1 and once with --jobs 4 and fails unless every delivery's every
+// phase has the same status and the exit codes agree; it returns the
+// concurrent run's report.
+func checkBothModes(t *testing.T, db, variant string, ids []string, extra ...string) *report.Check {
+	t.Helper()
+	var got [2]*report.Check
+	var codes [2]int
+	for i, jobs := range []string{"1", "4"} {
+		url, dsn := checkWallet(t, variant)
+		args := append([]string{"--to", url, "--probe-sql", scopedBalanceSQL, "--dsn", dsn, "--secret", checkSecret, "--seed", "7", "--jobs", jobs}, extra...)
+		r, c := checkRunJSON(t, db, append(args, ids...)...)
+		if c == nil {
+			t.Fatalf("%s --jobs %s: exit %d\n%s", variant, jobs, r.Code, r.Stderr)
+		}
+		got[i], codes[i] = c, r.Code
+	}
+	a, b := verdicts(got[0]), verdicts(got[1])
+	if codes[0] != codes[1] || strings.Join(a, "\n") != strings.Join(b, "\n") {
+		t.Fatalf("%s: --jobs 1 (exit %d) and --jobs 4 (exit %d) disagree:\n%s\n---\n%s\nconcurrent run:\n%s", variant, codes[0], codes[1],
+			strings.Join(a, "\n"), strings.Join(b, "\n"), checkDump(got[1]))
+	}
+	return got[1]
+}
+
+// A correct wallet passes every delivery in both modes, and the
+// concurrent run says it ran side by side; a wallet that credits one event
+// type again for every copy fails exactly that type's delivery (dups,
+// burst, lost), in both modes.
+func TestCheckJobsSameVerdicts(t *testing.T) {
+	t.Parallel()
+	db := t.TempDir() + "/h.db"
+	ids := jobsDeliveries(t, db)
+	fast := []string{"--settle", "100ms", "-n", "3", "--burst", "10", "--phases", "first,dups,burst,lost"}
+	for _, variant := range []string{wallet.Fixed, wallet.PaidNaive} {
+		t.Run(variant, func(t *testing.T) {
+			t.Parallel()
+			c := checkBothModes(t, db, variant, ids, fast...)
+			notes := strings.Join(c.Notes, "\n")
+			if !strings.Contains(notes, "up to 3 at a time") || !strings.Contains(notes, "2 of them read the same values") {
+				t.Errorf("the report should say how the deliveries ran: %q", c.Notes)
+			}
+			for _, d := range c.Deliveries {
+				for _, p := range d.Phases {
+					bad := variant == wallet.PaidNaive && d.EventType == "invoice.paid" && p.Phase != "first"
+					if bad && p.Status != report.Fail || !bad && p.Status != report.Pass {
+						t.Errorf("%s: delivery %d (%s) %s %s: %s", variant, d.DeliveryID, d.EventType, p.Phase, p.Status, p.Message)
+					}
+				}
+			}
+		})
+	}
+}
