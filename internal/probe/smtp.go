@@ -8,7 +8,6 @@ import (
 	"io"
 	"mime"
 	"net"
-	"net/mail"
 	"regexp"
 	"strings"
 	"time"
@@ -115,10 +114,16 @@ type SMTPSink struct {
 // StartSMTPSink listens on addr (host:port; port 0 picks a free one) and
 // serves until ctx is cancelled or Close is called.
 func StartSMTPSink(ctx context.Context, addr string) (*SMTPSink, error) {
-	ln, err := net.Listen("tcp", addr)
+	return startSMTPSink(ctx, addr, MaxSMTPConns, MaxSMTPConnTime)
+}
+
+// startSMTPSink is StartSMTPSink with its connection bounds (tests lower them).
+func startSMTPSink(ctx context.Context, addr string, maxConns int, life time.Duration) (*SMTPSink, error) {
+	tcp, err := net.Listen("tcp", addr)
 	if err != nil {
 		return nil, fmt.Errorf("start smtp sink on %s: %w", addr, err)
 	}
+	ln := &smtpListener{Listener: tcp, max: int64(maxConns), life: life}
 	s := &SMTPSink{ln: ln, done: make(chan struct{})}
 	srv := smtp.NewServer(smtp.BackendFunc(func(*smtp.Conn) (smtp.Session, error) {
 		return &smtpSession{s: s}, nil
@@ -242,15 +247,18 @@ func (c *smtpSession) Rcpt(to string, _ *smtp.RcptOptions) error {
 	return nil
 }
 
-// Data reads the message (its headers for the subject, the body discarded)
-// and counts it.
+// mailHeaderFields are the header fields of a message the sink keeps: the
+// ones a report names.
+var mailHeaderFields = []string{"Subject"}
+
+// Data reads the message (the fields of its header section a report names,
+// the rest discarded as it arrives) and counts it.
 func (c *smtpSession) Data(r io.Reader) error {
 	cr := &countingReader{r: r}
-	subject := ""
-	if msg, err := mail.ReadMessage(bufio.NewReader(cr)); err == nil {
-		subject = decodeHeader(msg.Header.Get("Subject"))
-	}
-	if _, err := io.Copy(io.Discard, cr); err != nil {
+	br := bufio.NewReaderSize(cr, 4096)
+	fields, _ := readMailFields(br, mailHeaderFields)
+	subject := decodeHeader(fields["Subject"])
+	if _, err := io.Copy(io.Discard, br); err != nil {
 		return err // too large (552) or the client went away: not accepted
 	}
 	m := Mail{At: time.Now(), From: c.from, To: append([]string(nil), c.to...), Subject: shorten(subject, maxMailSubject), Size: cr.n}
