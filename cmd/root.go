@@ -82,12 +82,15 @@ func newFactory(io *iostreams.IO) *factory {
 		opts := []store.Option{store.WithSchema(f.DBSchema)}
 		if f.DropForeignTriggers {
 			opts = append(opts, store.WithDropForeignTriggers(func(objects []string) {
-				fmt.Fprintf(f.IO.ErrOut, "hookreplay: dropped %s from %s (--drop-foreign-triggers)\n", message.Printable(strings.Join(objects, ", ")), f.DBPath)
+				fmt.Fprintf(f.IO.ErrOut, "hookreplay: dropped %s from %s (--drop-foreign-triggers)\n", message.Printable(strings.Join(objects, ", ")), store.Display(f.DBPath))
 			}))
 		}
 		s, err := store.Open(context.Background(), f.DBPath, opts...)
 		var fe *store.ForeignObjectsError
 		if errors.As(err, &fe) {
+			if store.IsURL(f.DBPath) {
+				return nil, setupErr("%v; read them (psql: \\d+ TABLE), then drop them with --drop-foreign-triggers (as a role that owns the tables), or use another --db or --db-schema", message.Printable(f.redact(err).Error()))
+			}
 			return nil, setupErr("%v; read them (sqlite3 %s .schema), then drop them with --drop-foreign-triggers, or use another --db", message.Printable(f.redact(err).Error()), f.DBPath)
 		}
 		if err != nil {
@@ -211,7 +214,7 @@ inconclusive (the probes saw no effect), 130 interrupted (143 SIGTERM,
 	root.PersistentFlags().Lookup("db").DefValue = store.Display(defaultDB)
 	markEnvDefault(root.PersistentFlags(), "db", "hookreplay.db")
 	root.PersistentFlags().StringVar(&f.DBSchema, "db-schema", "", "with a postgres:// --db: the schema hookreplay's tables live in (default: the URL's search_path, else hookreplay)")
-	root.PersistentFlags().BoolVar(&f.DropForeignTriggers, "drop-foreign-triggers", false, "drop the triggers and views a SQLite --db holds that hookreplay did not create (they could change or remove deliveries as capture stores them); without it such a database is refused")
+	root.PersistentFlags().BoolVar(&f.DropForeignTriggers, "drop-foreign-triggers", false, "drop the triggers, rules and views on the --db's tables that hookreplay did not create (they could change or remove deliveries as capture stores them); without it such a database is refused")
 	root.PersistentFlags().StringArrayVar(&declares, "declare", nil, "declare a provider scheme for this run, as an entry of hookreplay.yaml's providers: in YAML flow style: 'acme: {signature_header: Acme-Signature, format: \"t={timestamp},v1={signature}\", signed: \"{timestamp}.{body}\"}' (repeatable; replaces a declaration of the same name; see docs/providers.md)")
 	root.PersistentFlags().BoolVar(&noPager, "no-pager", false, "do not page long output (show, runs show, check's report) through $PAGER; it is paged only when stdout is a terminal")
 	root.PersistentFlags().BoolVar(&noColor, "no-color", false, "disable colour (also NO_COLOR, and off when stdout is not a terminal)")

@@ -97,6 +97,14 @@ func openPostgres(ctx context.Context, raw string, o options) (*Store, error) {
 		db.Close()
 		return nil, fmt.Errorf("open store %s: %s", display, d.redact(oneLine(err)))
 	}
+	if err := s.checkTrust(ctx, o.dropForeign); err != nil {
+		db.Close()
+		var fe *ForeignObjectsError
+		if errors.As(err, &fe) {
+			return nil, fmt.Errorf("open store %s: %w", display, err)
+		}
+		return nil, fmt.Errorf("open store %s: %s", display, d.redact(oneLine(err)))
+	}
 	return s, nil
 }
 

@@ -23,17 +23,23 @@ import (
 // capture runs makes the batch fail (capture answers 503) instead of
 // acknowledging what is then gone or rewritten.
 //
-// Postgres stores are the team's: their triggers are hookreplay's own
-// change notifications and their schema is guarded by roles and migrations
-// under an advisory lock; these checks are SQLite's.
+// A Postgres store is checked likewise (pgtrust.go): on open, and inside
+// each capture commit.
 
-// ForeignObjectsError is a SQLite store holding triggers or views that
+// ForeignObjectsError is a store holding triggers, rules or views that
 // hookreplay did not create. WithDropForeignTriggers drops them instead.
 type ForeignObjectsError struct {
-	Objects []string // "trigger deliveries_gone", "view v"
+	Objects []string // "trigger deliveries_gone", "view v", "trigger gone on deliveries"
+	// InCommit: found by a capture commit's own check (Postgres), which
+	// then stored nothing.
+	InCommit bool
 }
 
 func (e *ForeignObjectsError) Error() string {
+	if e.InCommit {
+		return fmt.Sprintf("the database now holds %s that hookreplay did not create: it could change or remove deliveries as they are stored, so nothing in this commit is acknowledged",
+			strings.Join(e.Objects, ", "))
+	}
 	return fmt.Sprintf("the database holds %s that hookreplay did not create: it could change or remove deliveries as they are stored",
 		strings.Join(e.Objects, ", "))
 }
@@ -49,7 +55,7 @@ func WithDropForeignTriggers(dropped func(objects []string)) Option {
 // checks that every table of hookreplay's schema has exactly its columns.
 func (s *Store) checkTrust(ctx context.Context, drop func([]string)) error {
 	if s.pg != nil {
-		return nil
+		return s.checkTrustPostgres(ctx, drop)
 	}
 	rows, err := s.db.QueryContext(ctx, `SELECT type, name FROM sqlite_master WHERE type IN ('trigger', 'view') ORDER BY type, name`)
 	if err != nil {

@@ -182,6 +182,9 @@ func (w *Writer) commitPipelined(ctx context.Context, ds []*Delivery, rs []Respo
 		for _, r := range rs {
 			b.Queue(d.rebind(setResponseSQL), d.args(responseArgs(r))...)
 		}
+		// Before COMMIT, holding the inserts' lock: nothing but
+		// hookreplay's own acted on these rows (pgtrust.go).
+		b.Queue(pgGuardSQL())
 		b.Queue("COMMIT")
 		br := c.SendBatch(ctx, b)
 		_, err := br.Exec()
@@ -197,6 +200,11 @@ func (w *Writer) commitPipelined(ctx context.Context, ds []*Delivery, rs []Respo
 				if _, err = br.Exec(); err != nil {
 					err = fmt.Errorf("record response of delivery %d: %w", r.ID, err)
 				}
+			}
+		}
+		if err == nil {
+			if _, err = br.Exec(); err != nil {
+				err = guardErr(err)
 			}
 		}
 		if err == nil {
