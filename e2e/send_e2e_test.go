@@ -14,6 +14,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -42,7 +43,7 @@ func verifyReceived(t *testing.T, provider, to string, s sigSeen) {
 	t.Helper()
 	args := []string{"verify", "--provider", provider, "--secret", sigSecrets[provider]}
 	switch provider {
-	case "twilio", "square", "bird":
+	case "twilio", "square", "bird", "hubspot":
 		args = append(args, "--url", to)
 	case "mercadopago":
 		args = append(args, "--url", to+"?"+s.Query) // the signed data.id
@@ -122,6 +123,16 @@ func identityPlace(t *testing.T, provider string, s sigSeen) string {
 			t.Fatalf("square body is not JSON: %v", err)
 		}
 		return m["event_id"].(string)
+	case "hubspot":
+		var events []map[string]any
+		if err := json.Unmarshal(s.Body, &events); err != nil {
+			t.Fatalf("hubspot body is not a JSON array: %v", err)
+		}
+		ids := ""
+		for _, e := range events {
+			ids += strconv.FormatFloat(e["eventId"].(float64), 'f', -1, 64) + " "
+		}
+		return ids
 	case "razorpay":
 		return s.Header.Get("X-Razorpay-Event-Id")
 	case "paddle":

@@ -51,6 +51,7 @@ var sigSecrets = map[string]string{
 	"mercadopago": "8f0e6c2a4b1d9e7f3a5c8b2d6e4f1a9c",
 	"razorpay":    "rzp-webhook-secret-2041",
 	"bird":        "bird-signing-key-e2e-7d1f",
+	"hubspot":     "8d1c5e0a-3f2b-4c7d-9e6a-1b2c3d4e5f60",
 }
 
 // sigSeen is one request a sigHandler received.
@@ -240,6 +241,20 @@ func (h *sigHandler) check(provider string, r *http.Request, body []byte) string
 		m.Write(body)
 		if r.Header.Get("X-Razorpay-Signature") != hex.EncodeToString(m.Sum(nil)) {
 			return "bad X-Razorpay-Signature"
+		}
+	case "hubspot":
+		// HubSpot's documented v3 check: base64 HMAC-SHA256 of method + URI + body + timestamp (ms), at most 5 min old.
+		ts := r.Header.Get("X-HubSpot-Request-Timestamp")
+		ms, _ := strconv.ParseInt(ts, 10, 64)
+		if time.Since(time.UnixMilli(ms)) > 5*time.Minute {
+			return "hubspot timestamp too old"
+		}
+		m := hmac.New(sha256.New, []byte(secret))
+		m.Write([]byte(r.Method + h.url("hubspot")))
+		m.Write(body)
+		m.Write([]byte(ts))
+		if r.Header.Get("X-HubSpot-Signature-v3") != base64.StdEncoding.EncodeToString(m.Sum(nil)) {
+			return "bad X-HubSpot-Signature-v3"
 		}
 	default:
 		return "unknown provider " + provider

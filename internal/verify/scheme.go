@@ -122,6 +122,7 @@ var schemes = []Scheme{
 	paddleScheme{},
 	squareScheme{},
 	razorpayScheme{},
+	hubspotScheme{},
 	genericScheme{},
 }
 
