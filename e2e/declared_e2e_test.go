@@ -134,10 +134,10 @@ func TestDeclaredSchemeEndToEnd(t *testing.T) {
 	if err := json.Unmarshal([]byte(r.Stdout), &ds); err != nil || len(ds) != 1 {
 		t.Fatalf("list: %v\n%s%s", err, r.Stdout, r.Stderr)
 	}
-	if d := ds[0]; d["provider"] != "acme" || d["event_id"] != "evt_8sJ2kQ0aZ" || d["event_type"] != "charge.succeeded" || !strings.HasPrefix(fmt.Sprint(d["verification"]), "valid (acme, hmac-sha256") {
+	if d := ds[0]; d["provider"] != "acme" || d["event_id"] != "evt_8sJ2kQ0aZ" || d["event_type"] != "charge.succeeded" || !strings.HasPrefix(fmt.Sprint(d["verification"]), "valid (acme, sha256") {
 		t.Fatalf("list shows %v", d)
 	}
-	if r := runIn(t, dir, "--db", db, "verify", "1", "--secret", acmeSecret); r.Code != 0 || !strings.Contains(r.Stdout, "valid (acme, hmac-sha256, signed") {
+	if r := runIn(t, dir, "--db", db, "verify", "1", "--secret", acmeSecret); r.Code != 0 || !strings.Contains(r.Stdout, "valid (acme, sha256, signed") {
 		t.Fatalf("verify: exit %d\n%s%s", r.Code, r.Stdout, r.Stderr)
 	}
 	if r := runIn(t, dir, "--db", db, "verify", "1", "--secret", "another"); r.Code != 1 || !strings.Contains(r.Stderr, "invalid: signature mismatch") {

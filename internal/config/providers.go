@@ -27,7 +27,7 @@ type Provider struct {
 // ProviderKeys are the keys a provider declaration may have, in the order
 // docs/providers.md documents them.
 var ProviderKeys = []string{"title", "signature_header", "format", "timestamp_header", "timestamp_unit", "signed", "mac", "encoding",
-	"secret_encoding", "tolerance", "event_id", "event_type", "new_event_id", "detect", "timeout", "retries", "retry_source"}
+	"secret_encoding", "compare", "tolerance", "event_id", "event_type", "new_event_id", "detect", "timeout", "retries", "retry_source", "retry_final"}
 
 // maxRetryOffset bounds a retry offset: the longest published horizon is a
 // few days (Stripe's 3 days, Svix's 5 days, WhatsApp's 7 days).
@@ -126,6 +126,8 @@ func (p *parser) providers(n *yaml.Node) ([]Provider, error) {
 				d.Encoding, err = p.str(w, vn)
 			case "secret_encoding":
 				d.SecretEncoding, err = p.str(w, vn)
+			case "compare":
+				d.Compare, err = p.str(w, vn)
 			case "tolerance":
 				d.Tolerance, err = p.duration(w, vn, false)
 			case "event_id":
@@ -142,6 +144,8 @@ func (p *parser) providers(n *yaml.Node) ([]Provider, error) {
 				d.Retries, err = p.retries(w, vn)
 			case "retry_source":
 				d.RetrySource, err = p.str(w, vn)
+			case "retry_final":
+				d.RetryFinal, err = p.str(w, vn)
 			}
 			return err
 		})

@@ -26,6 +26,8 @@ providers:
     timeout: 10s
     retries: [1m, 1h, 3d]
     retry_source: https://acme.example/docs/webhooks#retries
+    retry_final: the endpoint is disabled
+    compare: exact
 `
 
 func TestProvidersValid(t *testing.T) {
@@ -55,7 +57,7 @@ func TestProvidersValid(t *testing.T) {
 		s := ps[0].Scheme
 		d, _ := verify.DeclarationOf(s)
 		if s.Name() != "acme" || s.Title() != "Acme Pay" || s.Tolerance() != 5*time.Minute || s.ResponseTimeout() != 10*time.Second ||
-			len(s.Retries().Retries) != 3 || s.Retries().Retries[2] != 72*time.Hour || d.Signed != "{timestamp}.{body}" || !s.IdentityInBody() {
+			len(s.Retries().Retries) != 3 || s.Retries().Final != "the endpoint is disabled" || d.Compare != "exact" || s.Retries().Retries[2] != 72*time.Hour || d.Signed != "{timestamp}.{body}" || !s.IdentityInBody() {
 			t.Fatalf("scheme %+v", d)
 		}
 	}

@@ -1,6 +1,7 @@
 package verify
 
 import (
+	"crypto/hmac"
 	"crypto/sha1"
 	"crypto/sha256"
 	"crypto/sha512"
@@ -51,6 +52,10 @@ type Declaration struct {
 	// Tolerance is the allowed signature age (needs a timestamp; 0: not
 	// checked).
 	Tolerance time.Duration
+	// Compare is "any" (the default: any case of hex, any base64 alphabet
+	// and padding) or "exact" (the encoding's canonical string only, as
+	// most providers' libraries compare).
+	Compare string
 
 	// EventID and EventType are where the event's id and type are:
 	// "header:NAME" or a JSON path ("$.data.id").
@@ -66,6 +71,7 @@ type Declaration struct {
 	Timeout     time.Duration   // how long the provider waits for an answer (0: unknown)
 	Retries     []time.Duration // retry offsets from the first attempt, increasing
 	RetrySource string          // where the retry policy is published
+	RetryFinal  string          // what the provider does once the last retry failed
 }
 
 // DeclarationError is a mistake in a declaration: Field names the key it
@@ -106,7 +112,23 @@ var declaredName = regexp.MustCompile(`^[a-z][a-z0-9_-]{0,39}$`)
 // Declare checks d and returns its scheme, or a *DeclarationError naming
 // the field that is wrong. It does not register the scheme (see Register).
 func Declare(d Declaration) (Scheme, error) {
-	fail := func(field, format string, a ...any) (Scheme, error) {
+	for _, s := range schemes {
+		if s.Name() == d.Name {
+			return nil, &DeclarationError{Name: d.Name, Msg: d.Name + " is a built-in provider: give the declaration another name"}
+		}
+	}
+	s, err := declare(d)
+	if err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
+// declare is Declare without the check against the built-in names, for the
+// built-in providers that are declarations themselves (it must not read
+// schemes, which they initialise).
+func declare(d Declaration) (*declaredScheme, error) {
+	fail := func(field, format string, a ...any) (*declaredScheme, error) {
 		return nil, &DeclarationError{Name: d.Name, Field: field, Msg: fmt.Sprintf(format, a...)}
 	}
 	switch {
@@ -114,11 +136,6 @@ func Declare(d Declaration) (Scheme, error) {
 		return fail("", "the name must be lower-case letters, digits, - or _, starting with a letter (it is typed as --provider %s)", strings.ToLower(d.Name))
 	case d.Name == Generic || d.Name == "auto":
 		return fail("", "%q is reserved", d.Name)
-	}
-	for _, s := range schemes {
-		if s.Name() == d.Name {
-			return fail("", "%s is a built-in provider: give the declaration another name", d.Name)
-		}
 	}
 	s := &declaredScheme{d: d}
 	if s.d.Title == "" {
@@ -187,6 +204,13 @@ func Declare(d Declaration) (Scheme, error) {
 	default:
 		return fail("secret_encoding", "unknown encoding %q (want text, base64 or hex)", d.SecretEncoding)
 	}
+	switch s.d.Compare = strings.ToLower(d.Compare); s.d.Compare {
+	case "":
+		s.d.Compare = "any"
+	case "any", "exact":
+	default:
+		return fail("compare", "unknown comparison %q (want any or exact)", d.Compare)
+	}
 	if d.Tolerance < 0 {
 		return fail("tolerance", "must not be negative")
 	}
@@ -250,6 +274,9 @@ func Declare(d Declaration) (Scheme, error) {
 	if d.RetrySource != "" && len(d.Retries) == 0 {
 		return fail("retry_source", "there are no retries to cite a source for")
 	}
+	if d.RetryFinal != "" && len(d.Retries) == 0 {
+		return fail("retry_final", "there are no retries to end")
+	}
 	return s, nil
 }
 
@@ -273,7 +300,10 @@ func parseNewID(s string) ([]piece, error) {
 // DeclarationOf returns the declaration s was made from, when s is a
 // declared scheme.
 func DeclarationOf(s Scheme) (Declaration, bool) {
-	if d, ok := s.(*declaredScheme); ok {
+	switch d := s.(type) {
+	case *declaredScheme:
+		return d.d, true
+	case builtinDeclaration:
 		return d.d, true
 	}
 	return Declaration{}, false
@@ -365,7 +395,7 @@ func (s *declaredScheme) Retries() Schedule {
 	if len(s.d.Retries) == 0 {
 		return Schedule{}
 	}
-	return Schedule{Retries: slices.Clone(s.d.Retries), Source: s.d.RetrySource}
+	return Schedule{Retries: slices.Clone(s.d.Retries), Source: s.d.RetrySource, Final: s.d.RetryFinal}
 }
 
 func (s *declaredScheme) MarkRetry(*message.Request, int)   {}
@@ -502,7 +532,10 @@ func (s *declaredScheme) encode(sum []byte) string {
 // matches compares a received signature with want: any case of hex, any
 // base64 alphabet and padding, since the receiving code is unknown.
 func (s *declaredScheme) matches(sig string, want []byte) bool {
-	if s.d.Encoding == "hex" {
+	switch {
+	case s.d.Compare == "exact":
+		return hmac.Equal([]byte(sig), []byte(s.encode(want)))
+	case s.d.Encoding == "hex":
 		return equalHexLoose(sig, want)
 	}
 	return equalBase64Loose(sig, want)
@@ -554,7 +587,7 @@ func (s *declaredScheme) Verify(req *message.Request, secret string, opt Options
 	if err != nil {
 		return Result{}, err
 	}
-	name, scheme := s.d.Name, s.d.MAC
+	name, scheme := s.d.Name, strings.TrimPrefix(s.d.MAC, "hmac-")
 	if !req.Headers.Has(s.d.SignatureHeader) {
 		return missing(name, s.d.SignatureHeader), nil
 	}
@@ -564,6 +597,7 @@ func (s *declaredScheme) Verify(req *message.Request, secret string, opt Options
 	}
 	var ts string
 	var signedAt time.Time
+	var wants [][]byte
 	if s.timestamped() {
 		if s.d.TimestampHeader != "" && !req.Headers.Has(s.d.TimestampHeader) {
 			return missing(name, s.d.TimestampHeader), nil
@@ -579,6 +613,7 @@ func (s *declaredScheme) Verify(req *message.Request, secret string, opt Options
 	}
 	for _, u := range urls {
 		want := mac(s.hash, key, s.signedBytes(req, ts, u))
+		wants = append(wants, want)
 		if s.matches(vals["signature"], want) {
 			r := valid(name, scheme, time.Time{}, opt.Now)
 			if !s.timestamped() {
@@ -590,6 +625,10 @@ func (s *declaredScheme) Verify(req *message.Request, secret string, opt Options
 			}
 			return checkAge(r, signedAt, opt.Now, tol, false), nil
 		}
+	}
+	if s.d.Compare == "exact" && len(wants) == 1 && s.d.Encoding != "base64url" {
+		// Say when the right bytes came in a form the exact comparison refuses.
+		return invalid(name, scheme, mismatch([]string{vals["signature"]}, wants[0], s.d.Encoding == "base64")), nil
 	}
 	return invalid(name, scheme, "signature mismatch"), nil
 }
@@ -627,4 +666,28 @@ func queryParam(target, name string) string {
 		return ""
 	}
 	return v.Get(name)
+}
+
+// builtinDeclaration is a built-in provider whose scheme a declaration says
+// whole, with what only a built-in has: the sample events send offers.
+type builtinDeclaration struct {
+	*declaredScheme
+	samples []Fixture
+	sample  func(r *message.Request, event, id string, now time.Time) error
+}
+
+// declareBuiltin makes a built-in provider of a declaration; a mistake in
+// it is a bug, found by every test run.
+func declareBuiltin(d Declaration, samples []Fixture, sample func(r *message.Request, event, id string, now time.Time) error) builtinDeclaration {
+	s, err := declare(d)
+	if err != nil {
+		panic("built-in declaration: " + err.Error())
+	}
+	return builtinDeclaration{declaredScheme: s, samples: samples, sample: sample}
+}
+
+func (b builtinDeclaration) Samples() []Fixture { return b.samples }
+
+func (b builtinDeclaration) Sample(r *message.Request, event, id string, now time.Time) error {
+	return b.sample(r, event, id, now)
 }

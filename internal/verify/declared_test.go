@@ -32,7 +32,10 @@ func TestDeclareErrors(t *testing.T) {
 	}{
 		{"bad name", func(d *Declaration) { d.Name = "Acme Pay" }, "", "lower-case"},
 		{"built-in name", func(d *Declaration) { d.Name = "stripe" }, "", "built-in"},
-		{"generic", func(d *Declaration) { d.Name = "generic" }, "", "reserved"},
+		{"generic", func(d *Declaration) { d.Name = "generic" }, "", "built-in"},
+		{"auto", func(d *Declaration) { d.Name = "auto" }, "", "reserved"},
+		{"compare", func(d *Declaration) { d.Compare = "strict" }, "compare", "want any or exact"},
+		{"final without retries", func(d *Declaration) { d.RetryFinal = "gives up" }, "retry_final", "no retries"},
 		{"no header", func(d *Declaration) { d.SignatureHeader = "" }, "signature_header", "give the header"},
 		{"header with a space", func(d *Declaration) { d.SignatureHeader = "X Sig" }, "signature_header", "give the header"},
 		{"unknown placeholder", func(d *Declaration) { d.Signed = "{timestamp}.{bdy}" }, "signed", "placeholder {bdy}: unknown placeholder"},
@@ -302,5 +305,35 @@ func TestRegister(t *testing.T) {
 	Register(nil)
 	if KnownProvider("meta") {
 		t.Fatal("still registered")
+	}
+}
+
+// Razorpay is a built-in written as a declaration: listed as built in, its
+// declaration readable, and compared as Razorpay's SDK compares (exact
+// lower-case hex), saying why an upper-case signature is refused.
+func TestRazorpayIsADeclaration(t *testing.T) {
+	s := Lookup("razorpay")
+	if d, ok := DeclarationOf(s); !ok || d.SignatureHeader != "X-Razorpay-Signature" || Declared(s) {
+		t.Fatalf("razorpay: declaration %+v %v, declared by the user %v", d, ok, Declared(s))
+	}
+	req := &message.Request{Method: "POST", Target: "/", Body: []byte(`{"event":"payment.captured"}`),
+		Headers: message.Headers{{Name: "X-Razorpay-Event-Id", Value: "Evt1234567890ab"}}}
+	signed, err := Sign(req, "razorpay", "rzp-secret", Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r, _ := Verify(signed, "razorpay", "rzp-secret", Options{}); !r.Valid || r.String() != "valid (razorpay, sha256)" {
+		t.Fatalf("own signature: %s", r)
+	}
+	upper := signed.Clone()
+	upper.Headers = upper.Headers.Set("X-Razorpay-Signature", strings.ToUpper(signed.Headers.Get("X-Razorpay-Signature")))
+	if r, _ := Verify(upper, "razorpay", "rzp-secret", Options{}); r.Valid || r.Reason != reasonHexCase {
+		t.Fatalf("upper-case hex: %+v", r)
+	}
+	if id := Detect(signed); id.Provider != "razorpay" || id.EventID != "Evt1234567890ab" || id.EventType != "payment.captured" {
+		t.Fatalf("identity %+v", id)
+	}
+	if n := s.NewEventID(); len(n) != 14 {
+		t.Fatalf("fresh id %q", n)
 	}
 }

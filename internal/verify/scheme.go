@@ -121,7 +121,7 @@ var schemes = []Scheme{
 	standardScheme{name: "svix", title: "Svix", prefix: "svix"},
 	paddleScheme{},
 	squareScheme{},
-	razorpayScheme{},
+	razorpayScheme,
 	hubspotScheme{},
 	genericScheme{},
 }
