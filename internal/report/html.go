@@ -9,7 +9,6 @@ import (
 	"html/template"
 	"io"
 	"strconv"
-	"strings"
 	"time"
 )
 
@@ -35,7 +34,6 @@ var htmlTemplate = template.Must(template.New("report").Funcs(template.FuncMap{
 	"plotLeft":    func() int { return plotLeft },
 	"plus":        func(a float64, b px) px { return px(a) + b },
 	"probeHeight": func(n int) int { return n * probeH },
-	"copies":      func(cs []int) string { return strings.TrimPrefix(copiesLabel(cs), "by ") },
 }).Parse(htmlTemplateText))
 
 // htmlPage is what the template renders.

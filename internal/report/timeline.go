@@ -543,6 +543,19 @@ func (s *TimelineSection) span() {
 	s.Start, s.End = slices.MinFunc(ts, time.Time.Compare), slices.MaxFunc(ts, time.Time.Compare)
 }
 
+// Who names the copies v is attributed to ("copies 1–20"), "" when none
+// or when its message already starts by naming them.
+func (v TimelineViolation) Who() string {
+	if len(v.Copies) == 0 {
+		return ""
+	}
+	who := strings.TrimPrefix(copiesLabel(v.Copies), "by ")
+	if strings.HasPrefix(v.Message, who+" ") || strings.HasPrefix(v.Message, who+":") {
+		return ""
+	}
+	return who
+}
+
 // copiesLabel names copies: "copy 2", "copies 1–20", "copies 2, 5",
 // "no copy" (work that landed between copies, late).
 func copiesLabel(cs []int) string {

@@ -306,3 +306,48 @@ func TestMarkdownDrawsFailedPhases(t *testing.T) {
 		t.Errorf("%d charts once crash passed, want 1", n)
 	}
 }
+
+// TestBlocksDrawsASection: the block-character timeline fits the width,
+// marks the violating copies and the selected one, and keeps each copy's
+// attempt for a view to open.
+func TestBlocksDrawsASection(t *testing.T) {
+	c, rec := raceRecords(time.Unix(1_800_000_000, 0), "ok")
+	for i, a := range rec.Attempts {
+		a.ID = int64(i + 1)
+	}
+	tl := NewTimeline(c, rec)
+	burst := tl.Section(1, "burst")
+	lines := burst.Blocks(Colors(false), 80, 3)
+	var text []string
+	copies := 0
+	for _, l := range lines {
+		if w := len([]rune(l.Text)); w > 80 {
+			t.Errorf("line wider than 80 (%d): %q", w, l.Text)
+		}
+		if l.AttemptID != 0 {
+			copies++
+		}
+		text = append(text, l.Text)
+	}
+	all := strings.Join(text, "\n")
+	if copies != 20 {
+		t.Errorf("%d copy lines, want 20:\n%s", copies, all)
+	}
+	for _, want := range []string{"✗ delivery 1 · stripe invoice.paid — burst", "✗ copies 1–20: the event was processed 20 times",
+		"▶ copy 2  ✗", "  copy 1  ✗", "╎ last bytes", "+100000 by copies 1–20 ✗ extra", "balance", "░", "110000"} {
+		if !strings.Contains(all, want) {
+			t.Errorf("the blocks lack %q:\n%s", want, all)
+		}
+	}
+	crash := strings.Join(func() []string {
+		var s []string
+		for _, l := range tl.Section(1, "crash").Blocks(Colors(false), 60, 0) {
+			s = append(s, l.Text)
+		}
+		return s
+	}(), "\n")
+	if !strings.Contains(crash, "✕") || !strings.Contains(crash, "↑") || !strings.Contains(crash, "killed") {
+		t.Errorf("the crash blocks lack the kill, the restart or the killed copy:\n%s", crash)
+	}
+	t.Logf("\n%s\n%s", all, crash)
+}

@@ -150,6 +150,8 @@ func (m *model) route(msg tea.Msg) tea.Cmd {
 		return m.push(newRuns(m.env))
 	case openRunMsg:
 		return m.push(newRun(m.env, msg.id))
+	case openAttemptMsg:
+		return m.push(newAttempt(m.env, msg.a))
 	case openReplayMsg:
 		return m.openReplay(msg)
 	case quickReplayMsg:

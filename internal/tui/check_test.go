@@ -275,3 +275,30 @@ func TestCheckPartialReport(t *testing.T) {
 	h.keys("G", "c")
 	h.contains("✗ dups", "duplicates did the work again", "check stopped: the check ran longer than --max-time 1s")
 }
+
+// TestCheckTimelineOpensACopy: a finished check shows its timelines under
+// the report, the violating copies marked; tab selects a copy (the view
+// follows it), enter opens its attempt; the run view of the stored run
+// does the same.
+func TestCheckTimelineOpensACopy(t *testing.T) {
+	srv := naiveHandler()
+	defer srv.Close()
+	h := newHarness(t, fixtureStore(t), 100, 40)
+	h.env.check = checkFunc(h, srv)
+	h.keys("G", "c")
+	h.contains("✗ dups", "tab select copy", "enter open copy")
+	h.keys("tab")
+	h.contains("timeline", "first", "▶ copy 1", "settle")
+	h.keys("tab")
+	h.contains("✗ copy 2 (same event id", "▶ copy 2  ✗", "+1 by copy 2 ✗ extra")
+	h.keys("enter")
+	h.contains("attempt 2 · dups copy 2 · delivery 1", "answer     200", "answer body (2 bytes)", "ok")
+	h.keys("esc")
+	h.contains("▶ copy 2  ✗")
+	h.keys("esc", "R", "enter")
+	h.contains("run 1  check")
+	h.keys("shift+tab")
+	h.contains("▶ copy 3 ", "+1 by copy 3 ✗ extra")
+	h.keys("enter")
+	h.contains("attempt 3 · dups copy 3")
+}

@@ -86,7 +86,9 @@ type checkModel struct {
 	c       *report.Check
 	err     error
 	vp      viewport.Model
-	ran     bool // a check was started (by the flags' check or the form's)
+	// tl is the finished run's timelines, under its report.
+	tl  timelinePicker
+	ran bool // a check was started (by the flags' check or the form's)
 	// form sets the check up in place (c without check flags); nil once
 	// the check runs, or when tui was given check flags.
 	form *checkForm
@@ -144,6 +146,9 @@ func (m *checkModel) Keys() []key.Binding {
 		return []key.Binding{key.NewBinding(key.WithKeys("esc"), key.WithHelp("esc", "stop")), k.Quit}
 	}
 	if m.c != nil {
+		if len(m.tl.ids) > 0 {
+			return append([]key.Binding{k.Up, k.Down}, append(pickerKeys, k.Save, k.Back, k.Quit)...)
+		}
 		return []key.Binding{k.Up, k.Down, k.PageDown, k.Save, k.Back, k.Quit}
 	}
 	return []key.Binding{k.Back, k.Quit}
@@ -190,10 +195,20 @@ func (m *checkModel) Update(msg tea.Msg) tea.Cmd {
 		}
 		m.refresh()
 		m.vp.GotoTop()
-		if msg.err != nil {
-			return tea.Batch(failed(msg.err), send(changedMsg{}))
+		var tl tea.Cmd
+		if m.c != nil && m.c.RunID != 0 && m.env.st != nil {
+			tl = loadTimeline(m.env.st, m.c.RunID, m.c, nil)
 		}
-		return tea.Batch(status(fmt.Sprintf("check %s: verdict %s (run %d)", describeIDs(m.ids), msg.c.Verdict, msg.c.RunID)), send(changedMsg{}))
+		if msg.err != nil {
+			return tea.Batch(failed(msg.err), send(changedMsg{}), tl)
+		}
+		return tea.Batch(status(fmt.Sprintf("check %s: verdict %s (run %d)", describeIDs(m.ids), msg.c.Verdict, msg.c.RunID)), send(changedMsg{}), tl)
+	case timelineMsg:
+		if m.c == nil || msg.run != m.c.RunID || msg.err != nil {
+			return nil
+		}
+		m.tl.set(msg)
+		m.refresh()
 	case spinner.TickMsg:
 		if !m.running {
 			return nil
@@ -218,6 +233,9 @@ func (m *checkModel) Update(msg tea.Msg) tea.Cmd {
 		case key.Matches(msg, k.Save) && m.c != nil:
 			return saveReports(m.env, m.c)
 		default:
+			if cmd, ok := m.tl.key(m.env, msg, &m.vp, m.refresh); ok {
+				return cmd
+			}
 			return scroll(&m.vp, k, msg)
 		}
 	}
@@ -286,7 +304,14 @@ func stepText(s check.Step) string {
 }
 
 func (m *checkModel) refresh() {
-	m.vp.SetContent(wrapReport(m.content(), max(10, m.width)))
+	w := max(10, m.width)
+	text := wrapReport(m.content(), w)
+	if m.c != nil {
+		if tl := m.tl.render(report.Colors(m.env.color), w, strings.Count(text, "\n")+2); tl != "" {
+			text += "\n\n" + tl
+		}
+	}
+	m.vp.SetContent(text)
 	if m.running {
 		m.vp.GotoBottom()
 	}

@@ -220,15 +220,22 @@ type runModel struct {
 	as   []*store.Attempt
 	vp   viewport.Model
 	text string
+	// tl is a check or keycheck run's timelines, under its report.
+	tl timelinePicker
 }
 
 func newRun(e *env, id int64) *runModel { return &runModel{env: e, id: id, vp: viewport.New(0, 0)} }
 
-func (m *runModel) Init() tea.Cmd   { return loadRun(m.env.st, m.id) }
+func (m *runModel) Init() tea.Cmd {
+	return tea.Batch(loadRun(m.env.st, m.id), loadTimeline(m.env.st, m.id, nil, nil))
+}
 func (m *runModel) Title() string   { return fmt.Sprintf("run %d", m.id) }
 func (m *runModel) Capturing() bool { return false }
 func (m *runModel) Keys() []key.Binding {
 	k := m.env.keys
+	if len(m.tl.ids) > 0 {
+		return append([]key.Binding{k.Up, k.Down}, append(pickerKeys, k.Back, k.Help, k.Quit)...)
+	}
 	return []key.Binding{k.Up, k.Down, k.PageDown, k.Back, k.Help, k.Quit}
 }
 
@@ -238,9 +245,20 @@ func (m *runModel) Status() string {
 
 func (m *runModel) SetSize(w, h int) {
 	m.vp.Width, m.vp.Height = w, h
-	if m.run != nil {
-		m.vp.SetContent(wrapReport(m.content(), max(10, m.vp.Width)))
+	m.setContent()
+}
+
+// setContent draws the run, then its timelines (already as wide as the view).
+func (m *runModel) setContent() {
+	if m.run == nil {
+		return
 	}
+	w := max(10, m.vp.Width)
+	text := wrapReport(m.content(), w)
+	if tl := m.tl.render(report.Colors(m.env.color), w, strings.Count(text, "\n")+2); tl != "" {
+		text += "\n\n" + tl
+	}
+	m.vp.SetContent(text)
 }
 
 func (m *runModel) Update(msg tea.Msg) tea.Cmd {
@@ -253,14 +271,23 @@ func (m *runModel) Update(msg tea.Msg) tea.Cmd {
 			return failed(msg.err)
 		}
 		m.run, m.as = msg.run, msg.attempts
-		m.vp.SetContent(wrapReport(m.content(), max(10, m.vp.Width)))
+		m.setContent()
+	case timelineMsg:
+		if msg.run != m.id || msg.err != nil {
+			return nil
+		}
+		m.tl.set(msg)
+		m.setContent()
 	case changedMsg:
 		if m.run != nil && m.run.FinishedAt.IsZero() {
-			return loadRun(m.env.st, m.id)
+			return tea.Batch(loadRun(m.env.st, m.id), loadTimeline(m.env.st, m.id, nil, nil))
 		}
 	case tea.KeyMsg:
 		if key.Matches(msg, m.env.keys.Back) {
 			return m.env.nav(backMsg{})
+		}
+		if cmd, ok := m.tl.key(m.env, msg, &m.vp, m.setContent); ok {
+			return cmd
 		}
 		return scroll(&m.vp, m.env.keys, msg)
 	case tea.MouseMsg:
