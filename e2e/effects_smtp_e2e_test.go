@@ -75,6 +75,28 @@ func TestCheckSMTPSinkPythonSmtplib(t *testing.T) {
 	}
 }
 
+// A handler that sends a receipt on every delivery but gives each the event
+// id as its X-Bird-Idempotency-Key is correct with Bird, which sends one
+// email per key: the sink counts the repeats once and the report says so.
+func TestCheckSMTPSinkBirdIdempotencyKey(t *testing.T) {
+	t.Parallel() // waits on processes and probes, not on CPU: see TestMain
+	sink := freeAddr(t)
+	base := startPython(t, "testdata/handlers/receipt.py", sink, "birdkey")
+	db := filepath.Join(t.TempDir(), "h.db")
+	id := checkStripeDelivery(t, db)
+	r, c := checkRunJSON(t, db, smtpCheckArgs(base, sink, id)...)
+	if r.Code != 0 || c == nil {
+		t.Fatalf("want exit 0, got %d\n%s\n%s", r.Code, r.Stdout, r.Stderr)
+	}
+	if dups := checkPhase(t, c, "dups"); dups.Status != report.Pass {
+		t.Fatalf("dups: %s %s", dups.Status, dups.Message)
+	}
+	notes := strings.Join(c.Notes, "\n")
+	if !strings.Contains(notes, "repeating an X-Bird-Idempotency-Key it had already seen, not counted as effects (Bird sends one email per key): \"Your receipt\" to ada@example.com ×") {
+		t.Fatalf("the report should say the repeats were not counted: %q", c.Notes)
+	}
+}
+
 // goMailHandler is a Go handler sending its receipt with net/smtp (AUTH
 // PLAIN) to the SMTP server at smtpAddr: once per event id when dedupe, else
 // once per delivery. Welcome emails to another address are sent each time

@@ -213,6 +213,7 @@ func Run(ctx context.Context, o Options) (*report.Check, error) {
 	r.c.FinishedAt = time.Now()
 	if err == nil {
 		r.sinkNote()
+		r.mailRepeatsNote()
 	}
 	r.settleNote()
 	if err != nil && errors.Is(ctx.Err(), context.Canceled) {
@@ -354,6 +355,42 @@ func (r *runner) unmatchedNote() {
 		return
 	}
 	r.note("the sink received %d calls that match no %s, not counted as effects: %s", n, r.name(InputSinkMatch), strings.Join(parts, ", "))
+}
+
+// mailRepeatsNote says how many messages the SMTP sink did not count for
+// repeating an X-Bird-Idempotency-Key: sent again, safely, since Bird sends
+// one email per key.
+func (r *runner) mailRepeatsNote() {
+	if r.o.SMTP == nil {
+		return
+	}
+	var order []string
+	count := map[string]int{}
+	n := 0
+	for _, m := range r.o.SMTP.Mails() {
+		if !m.Repeat {
+			continue
+		}
+		n++
+		k := fmt.Sprintf("%q to %s", m.Subject, strings.Join(m.To, ", "))
+		if count[k] == 0 {
+			order = append(order, k)
+		}
+		count[k]++
+	}
+	if n == 0 {
+		return
+	}
+	parts := make([]string, 0, len(order))
+	for i, k := range order {
+		if i == 5 {
+			parts = append(parts, fmt.Sprintf("and %d more", len(order)-5))
+			break
+		}
+		parts = append(parts, fmt.Sprintf("%s ×%d", k, count[k]))
+	}
+	r.note("the SMTP sink received %d messages repeating an %s it had already seen, not counted as effects (Bird sends one email per key): %s",
+		n, probe.MailIdempotencyHeader, strings.Join(parts, ", "))
 }
 
 // repeatsNote lists the sink calls that repeated an idempotency key: the

@@ -10,6 +10,7 @@ import (
 	"net"
 	"regexp"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/emersion/go-sasl"
@@ -40,7 +41,17 @@ type Mail struct {
 	To      []string  `json:"to"`
 	Subject string    `json:"subject"`
 	Size    int64     `json:"size"`
+	// IdempotencyKey is the message's X-Bird-Idempotency-Key header, ""
+	// when it has none.
+	IdempotencyKey string `json:"idempotency_key,omitempty"`
+	// Repeat: an earlier message carried the same X-Bird-Idempotency-Key.
+	// Bird sends one email per key, so the sink does not count it.
+	Repeat bool `json:"repeat,omitempty"`
 }
+
+// MailIdempotencyHeader is the message header Bird's email API dedupes on:
+// messages sharing its value are sent once.
+const MailIdempotencyHeader = "X-Bird-Idempotency-Key"
 
 // MailPattern selects the messages the SMTP sink counts: a field (to, from
 // or subject) and a glob whose * matches any run of characters, compared
@@ -109,6 +120,9 @@ type SMTPSink struct {
 
 	// mails are the messages accepted; those SetMatch selects count.
 	mails received[Mail]
+
+	mu   sync.Mutex
+	keys map[string]bool // X-Bird-Idempotency-Key values seen
 }
 
 // StartSMTPSink listens on addr (host:port; port 0 picks a free one) and
@@ -168,8 +182,10 @@ func (s *SMTPSink) SetMatch(ps []MailPattern) {
 	s.mails.setMatch(m)
 }
 
-// Counts reports whether m is a message the sink counts (see SetMatch).
-func (s *SMTPSink) Counts(m Mail) bool { return s.mails.matches(m) }
+// Counts reports whether m is a message the sink counts (see SetMatch):
+// never one that repeats an X-Bird-Idempotency-Key (Mail.Repeat), which Bird
+// would not send again.
+func (s *SMTPSink) Counts(m Mail) bool { return !m.Repeat && s.mails.matches(m) }
 
 // Counted is the number of messages the sink counts.
 func (s *SMTPSink) Counted() int { return s.mails.counted(s.Counts) }
@@ -248,8 +264,8 @@ func (c *smtpSession) Rcpt(to string, _ *smtp.RcptOptions) error {
 }
 
 // mailHeaderFields are the header fields of a message the sink keeps: the
-// ones a report names.
-var mailHeaderFields = []string{"Subject"}
+// ones a report names, and Bird's idempotency key.
+var mailHeaderFields = []string{"Subject", MailIdempotencyHeader}
 
 // Data reads the message (the fields of its header section a report names,
 // the rest discarded as it arrives) and counts it.
@@ -257,12 +273,22 @@ func (c *smtpSession) Data(r io.Reader) error {
 	cr := &countingReader{r: r}
 	br := bufio.NewReaderSize(cr, 4096)
 	fields, _ := readMailFields(br, mailHeaderFields)
-	subject := decodeHeader(fields["Subject"])
+	subject, key := decodeHeader(fields["Subject"]), fields[MailIdempotencyHeader]
 	if _, err := io.Copy(io.Discard, br); err != nil {
 		return err // too large (552) or the client went away: not accepted
 	}
-	m := Mail{At: time.Now(), From: c.from, To: append([]string(nil), c.to...), Subject: shorten(subject, maxMailSubject), Size: cr.n}
-	c.s.mails.add(m)
+	m := Mail{At: time.Now(), From: c.from, To: append([]string(nil), c.to...), Subject: shorten(subject, maxMailSubject), Size: cr.n,
+		IdempotencyKey: shorten(key, maxMailSubject)}
+	c.s.mu.Lock()
+	if key != "" {
+		m.Repeat = c.s.keys[key]
+		if c.s.keys == nil {
+			c.s.keys = map[string]bool{}
+		}
+		c.s.keys[key] = true
+	}
+	c.s.mails.add(m) // under mu: messages are recorded in the order their keys were seen
+	c.s.mu.Unlock()
 	return nil
 }
 

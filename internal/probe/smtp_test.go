@@ -142,3 +142,33 @@ func TestParseMailPattern(t *testing.T) {
 		}
 	}
 }
+
+// TestSMTPSinkBirdIdempotencyKey: Bird sends one email per
+// X-Bird-Idempotency-Key, so a message repeating a key (in any header case)
+// is recorded, marked a repeat and not counted; messages without the header
+// or with another key all count.
+func TestSMTPSinkBirdIdempotencyKey(t *testing.T) {
+	s := startTestSMTP(t)
+	send := func(header string) {
+		t.Helper()
+		msg := "From: shop@example.com\r\nTo: ada@example.com\r\n" + header + "Subject: Your receipt\r\n\r\nThanks.\r\n"
+		if err := smtp.SendMail(s.Addr(), nil, "shop@example.com", []string{"ada@example.com"}, []byte(msg)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	send("X-Bird-Idempotency-Key: evt_1\r\n")
+	send("x-bird-idempotency-key: evt_1\r\n")
+	send("X-Bird-Idempotency-Key: evt_2\r\n")
+	send("")
+	send("")
+	if n := s.Counted(); n != 4 {
+		t.Fatalf("counted %d, want 4 (the second evt_1 is Bird's duplicate)", n)
+	}
+	ms := s.Mails()
+	if len(ms) != 5 || ms[0].Repeat || !ms[1].Repeat || ms[1].IdempotencyKey != "evt_1" || ms[2].Repeat || ms[4].Repeat {
+		t.Fatalf("mails %+v", ms)
+	}
+	if v, _ := s.Probe().Read(context.Background()); v.Text != "4" {
+		t.Fatalf("probe %v, want 4", v)
+	}
+}

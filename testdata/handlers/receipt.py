@@ -3,7 +3,9 @@ Django's SMTP backend does), logging in with AUTH.
 
 argv: PORT (0 = any, printed as "listening PORT") SMTP_HOST:SMTP_PORT VARIANT
 VARIANT: "dedupe" remembers each event id (under a lock, before sending) and
-sends one receipt per event; "naive" sends a receipt for every delivery.
+sends one receipt per event; "naive" sends a receipt for every delivery;
+"birdkey" sends one for every delivery too, each carrying the event id in an
+X-Bird-Idempotency-Key header, which Bird's email API sends once per key.
 """
 import json
 import smtplib
@@ -24,6 +26,8 @@ def send_receipt(event):
     msg["From"] = "shop@example.com"
     msg["To"] = obj.get("customer_email") or "alice@example.com"
     msg["Subject"] = "Your receipt"
+    if variant == "birdkey":
+        msg["X-Bird-Idempotency-Key"] = event["id"]
     msg.set_content("Thanks for your payment of %s.\n" % obj.get("amount_paid"))
     with smtplib.SMTP(smtp_host, int(smtp_port), timeout=10) as s:
         s.ehlo()
