@@ -245,7 +245,7 @@ func TestCheckLastWithProviderFilter(t *testing.T) {
 		t.Fatalf("the stray request should be named as such: exit %d %q\n%s", r.Code, c.Warnings, r.Stderr)
 	}
 	r = runBin(t, db, nil, "check", "--provider", "stripe", "7", "--to", url, "--probe-cmd", "echo 1")
-	if r.Code != 2 || !strings.Contains(r.Stderr, "narrow --last and --event-id") {
+	if r.Code != 2 || !strings.Contains(r.Stderr, "narrow --last, --event-id and --one-per-type") {
 		t.Fatalf("--provider without --last: want a usage error, got %d %s", r.Code, r.Stderr)
 	}
 }

@@ -235,7 +235,7 @@ func TestReportBadTargetIsAUsageError(t *testing.T) {
 	db := filepath.Join(t.TempDir(), "h.db")
 	checkStripeDelivery(t, db)
 	for _, tt := range []struct{ arg, want string }{
-		{"html=out.html", `report format "html" is not one of text, json, junit, markdown`},
+		{"pdf=out.pdf", `report format "pdf" is not one of text, json, junit, markdown, html`},
 		{"junit=", "empty path"},
 	} {
 		r := runBin(t, db, nil, "check", "--last", "--to", "http://127.0.0.1:9/x", "--probe-cmd", "echo 1", "--report", tt.arg)
