@@ -64,7 +64,7 @@ func TestCheckShowsPhasesAndReport(t *testing.T) {
 	h.contains("✗ dups", "duplicates did the work again", "FAIL  1 violation")
 	h.keys("s")
 	h.contains("saved the report as ")
-	for _, ext := range []string{".md", ".xml", ".json"} {
+	for _, ext := range []string{".md", ".xml", ".json", ".html"} {
 		matches, _ := filepath.Glob(filepath.Join(h.env.exportDir, "hookreplay-check-*"+ext))
 		if len(matches) != 1 {
 			t.Errorf("no %s report saved: %v", ext, matches)
@@ -73,6 +73,9 @@ func TestCheckShowsPhasesAndReport(t *testing.T) {
 		b, _ := os.ReadFile(matches[0])
 		if !strings.Contains(string(b), "dups") {
 			t.Errorf("%s report lacks the dups phase", ext)
+		}
+		if ext == ".html" && !strings.Contains(string(b), `<svg class="tl"`) {
+			t.Errorf("the saved HTML report has no timeline")
 		}
 	}
 	// The run is stored: the runs view lists it and re-renders its report.

@@ -231,7 +231,9 @@ func (m *checkModel) Update(msg tea.Msg) tea.Cmd {
 		case key.Matches(msg, k.Back):
 			return m.env.nav(backMsg{})
 		case key.Matches(msg, k.Save) && m.c != nil:
-			return saveReports(m.env, m.c)
+			c := *m.c
+			c.Timeline = m.tl.tl
+			return saveReports(m.env, &c)
 		default:
 			if cmd, ok := m.tl.key(m.env, msg, &m.vp, m.refresh); ok {
 				return cmd
@@ -490,7 +492,7 @@ func saveReports(e *env, c *report.Check) tea.Cmd {
 		for _, f := range []struct {
 			format report.Format
 			ext    string
-		}{{report.FormatMarkdown, ".md"}, {report.FormatJUnit, ".xml"}, {report.FormatJSON, ".json"}} {
+		}{{report.FormatMarkdown, ".md"}, {report.FormatJUnit, ".xml"}, {report.FormatJSON, ".json"}, {report.FormatHTML, ".html"}} {
 			if err := report.WriteFile(f.format, base+f.ext, c); err != nil {
 				return statusMsg{err: err}
 			}
