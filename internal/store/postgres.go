@@ -89,15 +89,7 @@ func openPostgres(ctx context.Context, raw string, o options) (*Store, error) {
 	db := sql.OpenDB(pgConnector{Connector: stdlib.GetConnector(*cfg), t: t, d: d})
 	db.SetMaxIdleConns(4)
 	s := &Store{db: pool{DB: db, d: d}, path: raw, pg: t}
-	if err := db.PingContext(ctx); err != nil {
-		db.Close()
-		return nil, fmt.Errorf("open store %s: %s", display, d.redact(connectErr(t, err)))
-	}
-	if err := s.migrate(ctx); err != nil {
-		db.Close()
-		return nil, fmt.Errorf("open store %s: %s", display, d.redact(oneLine(err)))
-	}
-	if err := s.checkTrust(ctx, o.dropForeign); err != nil {
+	if err := s.openPostgresSchema(ctx, o); err != nil {
 		db.Close()
 		var fe *ForeignObjectsError
 		if errors.As(err, &fe) {
@@ -106,6 +98,37 @@ func openPostgres(ctx context.Context, raw string, o options) (*Store, error) {
 		return nil, fmt.Errorf("open store %s: %s", display, d.redact(oneLine(err)))
 	}
 	return s, nil
+}
+
+// openPostgresSchema checks the store's schema, migrating it when it is
+// not current. A current schema — every open but the first after an
+// upgrade — costs one round trip once connected: one statement, sent with
+// the simple protocol (no prepare), reads its version and what pgtrust.go
+// refuses. Anything else (no schema yet, an older or newer one, a role
+// that may not read it) takes the long way, which says what is wrong.
+func (s *Store) openPostgresSchema(ctx context.Context, o options) error {
+	q := `SELECT version, (SELECT pg_catalog.string_agg(f, E'\x1f') FROM (` + pgForeignQuery() + `) AS f(f))
+		FROM ` + s.pg.schemaName() + `.hookreplay_schema`
+	var v int
+	var foreign sql.NullString
+	err := s.db.QueryRowContext(ctx, q, pgx.QueryExecModeSimpleProtocol).Scan(&v, &foreign)
+	var pe *pgconn.PgError
+	if err != nil && !errors.As(err, &pe) { // not the server's answer: the connection failed
+		return errors.New(connectErr(s.pg, err))
+	}
+	if err == nil && v == len(pgMigrations) {
+		if !foreign.Valid {
+			return nil
+		}
+		if o.dropForeign == nil {
+			return &ForeignObjectsError{Objects: strings.Split(foreign.String, "\x1f")}
+		}
+		return s.checkTrustPostgres(ctx, o.dropForeign)
+	}
+	if err := s.migrate(ctx); err != nil {
+		return err
+	}
+	return s.checkTrust(ctx, o.dropForeign)
 }
 
 // pgConnector is pgx's connector with its failures worded by connectErr:

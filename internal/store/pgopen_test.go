@@ -1,0 +1,110 @@
+package store
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"net/url"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/hookreplay/hookreplay/internal/testkit"
+)
+
+// flights counts the round trips of the connections through it: each time
+// the client sends after the server has answered (or first) is one.
+type flights struct {
+	mu   sync.Mutex
+	n    int
+	last map[net.Conn]bool // true: the server spoke last on this connection
+}
+
+// pgProxy forwards loopback connections to the server of dsn and counts
+// their round trips; it returns the proxy's address.
+func pgProxy(t *testing.T, dsn string, f *flights) string {
+	t.Helper()
+	cfg, err := pgx.ParseConfig(dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	network, addr := "tcp", fmt.Sprintf("%s:%d", cfg.Host, cfg.Port)
+	if strings.HasPrefix(cfg.Host, "/") {
+		network, addr = "unix", fmt.Sprintf("%s/.s.PGSQL.%d", cfg.Host, cfg.Port)
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ln.Close() })
+	f.last = map[net.Conn]bool{}
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			s, err := net.Dial(network, addr)
+			if err != nil {
+				c.Close()
+				return
+			}
+			f.mu.Lock()
+			f.last[c] = true
+			f.mu.Unlock()
+			pipe := func(dst, src net.Conn, client bool) {
+				buf := make([]byte, 64<<10)
+				for {
+					n, err := src.Read(buf)
+					if n > 0 {
+						f.mu.Lock()
+						if client && f.last[c] {
+							f.n++
+						}
+						f.last[c] = !client
+						f.mu.Unlock()
+						dst.Write(buf[:n])
+					}
+					if err != nil {
+						dst.Close()
+						return
+					}
+				}
+			}
+			go pipe(s, c, true)
+			go pipe(c, s, false)
+		}
+	}()
+	return ln.Addr().String()
+}
+
+// TestPostgresOpenIsOneRoundTrip: opening a store whose schema is current
+// costs the connection's start-up and one round trip (9 in all before: a
+// ping, then the version and the trust check read as prepared statements,
+// each a prepare and an execute).
+func TestPostgresOpenIsOneRoundTrip(t *testing.T) {
+	loc := testkit.PostgresSchema(t, "openrt")
+	deliveriesOpen(t, loc).Close()
+	cfg, err := pgx.ParseConfig(loc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var f flights
+	addr := pgProxy(t, loc, &f)
+	u := url.URL{Scheme: "postgres", User: url.User(cfg.User), Host: addr, Path: "/" + cfg.Database,
+		RawQuery: "sslmode=disable&search_path=" + url.QueryEscape(cfg.RuntimeParams["search_path"])}
+	s, err := Open(context.Background(), u.String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.mu.Lock()
+	n := f.n
+	f.mu.Unlock()
+	s.Close()
+	// The start-up (with trust authentication: one exchange) and the query.
+	if n != 2 {
+		t.Errorf("opening a current store took %d round trips, want 2 (start-up, then one statement)", n)
+	}
+}
