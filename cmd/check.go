@@ -481,10 +481,12 @@ func checkRun(ctx context.Context, o *checkOptions) error {
 		return checkWriteReports(o, emptyShardReport(o, u), false)
 	}
 	var obs check.Observer
+	var multi *multiProgress
 	if !o.Quiet {
 		hb := newHeartbeat(o.IO.ErrOut, heartbeatEvery)
 		defer hb.stop()
-		obs = checkProgress{w: hb, hb: hb}
+		multi = newMultiProgress(hb, o.IO.ErrTerminal())
+		obs = checkProgress{w: hb, hb: hb, multi: multi}
 	}
 	if o.MaxTime <= 0 {
 		o.MaxTime = defaultCheckMaxTime
@@ -492,6 +494,7 @@ func checkRun(ctx context.Context, o *checkOptions) error {
 	ctx, cancel := context.WithTimeout(ctx, o.MaxTime)
 	defer cancel()
 	c, err := checkEngine(ctx, o, u, st, ds, obs)
+	multi.stop()
 	if err != nil && c == nil {
 		return err
 	}

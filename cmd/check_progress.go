@@ -24,6 +24,9 @@ type checkProgress struct {
 	// hb, when set, is w: it prints a line when nothing was printed for a
 	// while, naming the phase the run is in.
 	hb *heartbeat
+	// multi, when set, takes the deliveries' lines over once the run
+	// checks several at once.
+	multi *multiProgress
 }
 
 // PhaseStarted tells the heartbeat which phase the run is in.
@@ -31,9 +34,32 @@ func (p checkProgress) PhaseStarted(s check.PhaseStart) {
 	if p.hb != nil {
 		p.hb.phase(s)
 	}
+	if s.DeliveryID != 0 && p.multi.on() {
+		p.multi.step(s.DeliveryID, fmt.Sprintf("%-8s delivery %d", s.Phase, s.DeliveryID))
+	}
 }
 
-var _ check.Observer = checkProgress{}
+// DeliveryDone shows a delivery's outcome when several run at once.
+func (p checkProgress) DeliveryDone(d report.DeliveryResult) {
+	if p.multi.on() {
+		p.multi.done(d)
+	}
+}
+
+// emit writes a step's line, or hands it to multi while several
+// deliveries run at once.
+func (p checkProgress) emit(id int64, format string, a ...any) {
+	if id != 0 && p.multi.on() {
+		p.multi.step(id, fmt.Sprintf(format, a...))
+		return
+	}
+	p.line(format, a...)
+}
+
+var (
+	_ check.Observer         = checkProgress{}
+	_ check.DeliveryObserver = checkProgress{}
+)
 
 func (p checkProgress) line(format string, a ...any) {
 	// A line quotes answers and errors of the handler: text from outside.
@@ -48,27 +74,27 @@ func (p checkProgress) Step(s check.Step) {
 	}
 	switch s.Phase {
 	case check.PhaseFirst:
-		p.line("first    delivery %d: %s in %s, %s", s.DeliveryID, check.AttemptText(first), check.RoundDuration(first.Latency), check.EffectText(s.Effect))
+		p.emit(s.DeliveryID, "first    delivery %d: %s in %s, %s", s.DeliveryID, check.AttemptText(first), check.RoundDuration(first.Latency), check.EffectText(s.Effect))
 	case "control":
-		p.line("control  delivery %d: %s, %s", s.DeliveryID, check.AttemptText(first), check.EffectText(s.Effect))
+		p.emit(s.DeliveryID, "control  delivery %d: %s, %s", s.DeliveryID, check.AttemptText(first), check.EffectText(s.Effect))
 	case check.PhaseDups:
 		changed := ""
 		if s.Changed {
 			changed = ", probes changed"
 		}
-		p.line("dups     delivery %d copy %d: %s%s", s.DeliveryID, s.N, check.AttemptText(first), changed)
+		p.emit(s.DeliveryID, "dups     delivery %d copy %d: %s%s", s.DeliveryID, s.N, check.AttemptText(first), changed)
 	case check.PhaseBurst:
-		p.line("burst    delivery %d round %d: %d copies (spread %s), %s → %s", s.DeliveryID, s.N, len(s.Attempts), check.RoundDuration(s.Spread), check.StatusCounts(s.Attempts...), s.Status)
+		p.emit(s.DeliveryID, "burst    delivery %d round %d: %d copies (spread %s), %s → %s", s.DeliveryID, s.N, len(s.Attempts), check.RoundDuration(s.Spread), check.StatusCounts(s.Attempts...), s.Status)
 	case check.PhaseLost:
 		retry := store.Attempt{}
 		if len(s.Attempts) > 1 {
 			retry = s.Attempts[1]
 		}
-		p.line("lost     delivery %d trial %d (%s): retry %s → %s", s.DeliveryID, s.N, s.What, check.AttemptText(retry), s.Status)
+		p.emit(s.DeliveryID, "lost     delivery %d trial %d (%s): retry %s → %s", s.DeliveryID, s.N, s.What, check.AttemptText(retry), s.Status)
 	case check.PhaseTamper:
-		p.line("tamper   delivery %d copy %d: %s", s.DeliveryID, s.N, check.AttemptText(first))
+		p.emit(s.DeliveryID, "tamper   delivery %d copy %d: %s", s.DeliveryID, s.N, check.AttemptText(first))
 	case check.PhaseCrash:
-		p.line("crash    delivery %d trial %d: %s → %s", s.DeliveryID, s.N, s.What, s.Status)
+		p.emit(s.DeliveryID, "crash    delivery %d trial %d: %s → %s", s.DeliveryID, s.N, s.What, s.Status)
 	case check.PhaseOrder:
 		p.line("order    %s → %s", s.What, strings.Join(s.Values, "; "))
 	}
@@ -77,10 +103,12 @@ func (p checkProgress) Step(s check.Step) {
 // Note writes a line for effects that landed later than --settle.
 func (p checkProgress) Note(n check.Note) {
 	switch n.Kind {
+	case check.NoteSchedule:
+		p.multi.begin(n.Jobs, n.Deliveries)
 	case check.NoteLateEffect:
-		p.line("settle   delivery %d %s: a probe changed %s after sending, later than --settle %s", n.DeliveryID, n.Phase, report.Duration(n.After), report.Duration(n.Settle))
+		p.emit(n.DeliveryID, "settle   delivery %d %s: a probe changed %s after sending, later than --settle %s", n.DeliveryID, n.Phase, report.Duration(n.After), report.Duration(n.Settle))
 	case check.NoteEstimate:
-		p.line("crash    delivery %d calibrated: %s", n.DeliveryID, strings.Replace(n.Text, "the run has", "--max-time has", 1))
+		p.emit(n.DeliveryID, "crash    delivery %d calibrated: %s", n.DeliveryID, strings.Replace(n.Text, "the run has", "--max-time has", 1))
 	}
 }
 

@@ -5,10 +5,13 @@ package e2e
 // --jobs 1 gives it, phase by phase.
 
 import (
+	"encoding/json"
 	"fmt"
+	"path/filepath"
 	"regexp"
 	"sort"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -114,5 +117,50 @@ func TestCheckJobsSameVerdicts(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// Ctrl-C while deliveries run side by side writes the report of every
+// delivery: each one's judged phases as judged, the phase in progress
+// interrupted; the progress showed the deliveries in flight and a total.
+func TestCheckJobsInterruptWritesEveryDelivery(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	db := filepath.Join(dir, "h.db")
+	ids := jobsDeliveries(t, db)[:3]
+	// Each copy takes 300 ms inside the handler: the signal comes while
+	// the deliveries' dups are sending.
+	url, dsn := checkWallet(t, wallet.Fixed, func(o *wallet.Options) { o.Delay = 300 * time.Millisecond; o.Variant = wallet.Slow })
+	jsonPath := filepath.Join(dir, "r.json")
+	args := append([]string{"check", "--to", url, "--probe-sql", scopedBalanceSQL, "--dsn", dsn, "--secret", checkSecret, "--settle", "100ms",
+		"--phases", "first,dups", "--jobs", "3", "--report", "json=" + jsonPath}, ids...)
+	p := startBin(t, db, args...)
+	waitStderr(t, p, "in flight", 20*time.Second)
+	time.Sleep(300 * time.Millisecond)
+	p.cmd.Process.Signal(syscall.SIGINT)
+	select {
+	case <-p.done:
+	case <-time.After(15 * time.Second):
+		t.Fatal("check did not stop within 15s of SIGINT")
+	}
+	_, stderr := p.Output()
+	if code := p.cmd.ProcessState.ExitCode(); code != 130 {
+		t.Fatalf("exit %d, want 130\n%s", code, stderr)
+	}
+	var rc report.Check
+	if err := json.Unmarshal([]byte(readFile(t, jsonPath)), &rc); err != nil {
+		t.Fatalf("no JSON report: %v\n%s", err, stderr)
+	}
+	if rc.Verdict != report.VerdictInterrupted || len(rc.Deliveries) != 3 {
+		t.Fatalf("verdict %s, %d deliveries, want interrupted with all 3\n%s", rc.Verdict, len(rc.Deliveries), checkDump(&rc))
+	}
+	for _, d := range rc.Deliveries {
+		last := d.Phases[len(d.Phases)-1]
+		if last.Status != report.Interrupted && last.Status != report.Pass {
+			t.Errorf("delivery %d: %s %s, want pass or interrupted", d.DeliveryID, last.Phase, last.Status)
+		}
+	}
+	if !strings.Contains(stderr, "0 of 3 judged") {
+		t.Errorf("the progress should show a total:\n%s", stderr)
 	}
 }

@@ -99,6 +99,10 @@ const (
 	// NoteEstimate: the crash phase calibrated and expects to take After
 	// (Text says so, with its trials and what a trial costs).
 	NoteEstimate
+	// NoteSchedule says how a run over several deliveries is scheduled
+	// (Text), Jobs of them at once, Deliveries in all; sent before any is
+	// checked.
+	NoteSchedule
 )
 
 // Note is something the run learned along the way.
@@ -109,6 +113,16 @@ type Note struct {
 	Phase      string
 	After      time.Duration
 	Settle     time.Duration
+	// Jobs and Deliveries: NoteSchedule's deliveries checked at once, and
+	// in all.
+	Jobs, Deliveries int
+}
+
+// DeliveryObserver is an Observer that also hears when every phase of a
+// delivery is judged, in a run that checks several side by side: progress
+// can then show each delivery's outcome as it comes, whatever the order.
+type DeliveryObserver interface {
+	DeliveryDone(report.DeliveryResult)
 }
 
 // NopObserver ignores everything: the Observer of a run whose Options have none.

@@ -155,7 +155,9 @@ func (s *schedule) note(r *runner) {
 	if shared > 0 && len(s.groups) > 1 {
 		parts = append(parts, fmt.Sprintf("%d of them read the same values as another (a probe that is not scoped, or the same %s) and ran one after another", shared, "scoped value"))
 	}
-	r.note("%s", strings.Join(parts, "; "))
+	text := strings.Join(parts, "; ")
+	r.c.Notes = append(r.c.Notes, text)
+	r.obs.Note(Note{Kind: NoteSchedule, Text: text, Jobs: s.jobs, Deliveries: n})
 }
 
 // runScheduled checks every delivery by s: each group in a runner of its
@@ -196,6 +198,11 @@ func (r *runner) runScheduled(ctx context.Context, s *schedule) error {
 						break
 					}
 					results[i] = dr
+					if err == nil && dr != nil {
+						if o, ok := r.obs.(DeliveryObserver); ok {
+							o.DeliveryDone(*dr)
+						}
+					}
 					if err != nil {
 						cancel(err)
 						break
@@ -300,3 +307,14 @@ func (s *syncObserver) Reading(rd Reading)      { s.mu.Lock(); defer s.mu.Unlock
 func (s *syncObserver) Step(st Step)            { s.mu.Lock(); defer s.mu.Unlock(); s.o.Step(st) }
 func (s *syncObserver) PhaseDone(p PhaseEnd)    { s.mu.Lock(); defer s.mu.Unlock(); s.o.PhaseDone(p) }
 func (s *syncObserver) Note(n Note)             { s.mu.Lock(); defer s.mu.Unlock(); s.o.Note(n) }
+
+// DeliveryDone passes the outcome on when the Observer wants it.
+func (s *syncObserver) DeliveryDone(d report.DeliveryResult) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if o, ok := s.o.(DeliveryObserver); ok {
+		o.DeliveryDone(d)
+	}
+}
+
+var _ DeliveryObserver = (*syncObserver)(nil)

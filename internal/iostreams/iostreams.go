@@ -19,6 +19,7 @@ type IO struct {
 	ErrOut io.Writer
 
 	outTTY  bool
+	errTTY  bool
 	colorOn bool
 
 	pager     string // see StartPager
@@ -32,7 +33,8 @@ type IO struct {
 func System() *IO {
 	tty := isatty.IsTerminal(os.Stdout.Fd()) || isatty.IsCygwinTerminal(os.Stdout.Fd())
 	_, noColor := os.LookupEnv("NO_COLOR")
-	return &IO{In: os.Stdin, Out: os.Stdout, ErrOut: os.Stderr, outTTY: tty, colorOn: tty && !noColor, pager: pagerFromEnv()}
+	errTTY := isatty.IsTerminal(os.Stderr.Fd()) || isatty.IsCygwinTerminal(os.Stderr.Fd())
+	return &IO{In: os.Stdin, Out: os.Stdout, ErrOut: os.Stderr, outTTY: tty, errTTY: errTTY, colorOn: tty && !noColor, pager: pagerFromEnv()}
 }
 
 // Test returns streams backed by buffers: (io, stdin, stdout, stderr).
@@ -43,6 +45,13 @@ func Test() (*IO, *bytes.Buffer, *bytes.Buffer, *bytes.Buffer) {
 
 // IsTerminal reports whether stdout is a terminal.
 func (s *IO) IsTerminal() bool { return s.outTTY }
+
+// ErrTerminal reports whether stderr is a terminal: progress may then be
+// redrawn in place.
+func (s *IO) ErrTerminal() bool { return s.errTTY }
+
+// SetErrTerminal overrides stderr's terminal detection (tests).
+func (s *IO) SetErrTerminal(b bool) { s.errTTY = b }
 
 // SetTerminal overrides terminal detection (tests).
 func (s *IO) SetTerminal(b bool) { s.outTTY = b }
