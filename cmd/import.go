@@ -141,8 +141,11 @@ func importRun(ctx context.Context, o *importOptions) error {
 			return b, err
 		},
 		Note: func(s string) { fmt.Fprintf(o.IO.ErrOut, "import %s: %s\n", shown, s) }}
-	if format == exchange.JSONL {
-		return importJSONL(ctx, o, br, shown, ro)
+	switch format {
+	case exchange.JSONL:
+		return importStream(ctx, o, shown, format, func(fn func(*store.Delivery) error) error { return exchange.EachJSONL(br, ro, fn) })
+	case exchange.HAR:
+		return importStream(ctx, o, shown, format, func(fn func(*store.Delivery) error) error { return exchange.EachHAR(br, ro, fn) })
 	}
 	if size > exchange.MaxFile {
 		return usageErr("import %s: %d MiB is larger than the %d MiB one %s import reads; split it", shown, size>>20, exchange.MaxFile>>20, format)
@@ -183,12 +186,13 @@ func importRun(ctx context.Context, o *importOptions) error {
 	return importDone(o, shown, ids)
 }
 
-// importJSONL streams a JSONL import (what export writes, whatever the
-// store's size): each line is parsed and added as it is read, in one
-// transaction committed at the end, so a bad line still adds nothing. The
-// store is opened with the first delivery: a file bad from its first line
-// creates no database.
-func importJSONL(ctx context.Context, o *importOptions, r io.Reader, name string, ro exchange.ReadOptions) error {
+// importStream streams a JSONL import (what export writes, whatever the
+// store's size) or a HAR file: each delivery is parsed and added as it is
+// read (each reads them one at a time into fn), in one transaction
+// committed at the end, so a bad one still adds nothing. The store is
+// opened with the first delivery: a file bad from its start creates no
+// database.
+func importStream(ctx context.Context, o *importOptions, name string, format exchange.Format, each func(fn func(*store.Delivery) error) error) error {
 	var st *store.Store
 	var im *store.Importer
 	defer func() {
@@ -201,7 +205,7 @@ func importJSONL(ctx context.Context, o *importOptions, r io.Reader, name string
 	}()
 	var ids []int64
 	var setup error // the store's, not the file's
-	err := exchange.EachJSONL(r, ro, func(d *store.Delivery) error {
+	err := each(func(d *store.Delivery) error {
 		if st == nil {
 			if st, setup = o.Store(); setup != nil {
 				st = nil
@@ -226,10 +230,13 @@ func importJSONL(ctx context.Context, o *importOptions, r io.Reader, name string
 		return setup
 	}
 	if err != nil {
-		return usageErr("import %s (%s): %v", name, exchange.JSONL, err)
+		return usageErr("import %s (%s): %v", name, format, err)
+	}
+	if len(ids) == 0 && format == exchange.JSONL {
+		return usageErr("import %s: no deliveries in it (want one JSON object per line, as 'hookreplay export' writes)", name)
 	}
 	if len(ids) == 0 {
-		return usageErr("import %s: no deliveries in it (want one JSON object per line, as 'hookreplay export' writes)", name)
+		return usageErr("import %s: no deliveries in it", name)
 	}
 	err = im.Commit()
 	im = nil

@@ -101,31 +101,12 @@ type harTimings struct {
 
 // readHAR reads every entry of a HAR file as a delivery.
 func readHAR(data []byte, o ReadOptions) ([]*store.Delivery, error) {
-	var f harFile
-	if err := json.Unmarshal(data, &f); err != nil {
-		return nil, fmt.Errorf("not a HAR file: %v", jsonError(err))
-	}
-	if f.Log.Entries == nil {
-		return nil, errors.New(`not a HAR file: no "log.entries"`)
-	}
-	out := make([]*store.Delivery, 0, len(f.Log.Entries))
-	skipped := 0
-	for i, e := range f.Log.Entries {
-		if notRequest(e.Request.URL) {
-			// A page's devtools HAR lists data: images and the like.
-			skipped++
-			continue
-		}
-		d, err := harDelivery(e, o)
-		if err != nil {
-			return nil, fmt.Errorf("entry %d (%s %s): %v", i+1, message.Printable(e.Request.Method), message.Printable(e.Request.URL), err)
-		}
+	var out []*store.Delivery
+	err := EachHAR(bytes.NewReader(data), o, func(d *store.Delivery) error {
 		out = append(out, d)
-	}
-	if skipped > 0 {
-		o.note("left out %d HAR entries that are not HTTP requests (data:, blob:, ws: ... URLs)", skipped)
-	}
-	return out, nil
+		return nil
+	})
+	return out, err
 }
 
 // notRequest reports whether a HAR entry's URL names something that was

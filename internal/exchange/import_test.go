@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/hookreplay/hookreplay/internal/store"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files under testdata/import")
@@ -162,5 +164,36 @@ func TestHARLeavesOutNonRequests(t *testing.T) {
 	}
 	if len(notes) != 1 || !strings.Contains(notes[0], "left out 2 HAR entries") {
 		t.Errorf("notes %q", notes)
+	}
+}
+
+// EachHAR reads entries in any key order, skips what is not a request and
+// what it does not read, and words a broken file as Read did.
+func TestEachHARStreams(t *testing.T) {
+	har := `{"log":{"pages":[{"id":"p","title":{"deep":[1,2,{"x":null}]}}],"entries":[` +
+		`{"request":{"method":"POST","url":"https://h/a","httpVersion":"HTTP/1.1","headers":[],"postData":{"mimeType":"text/plain","text":"one"}}},` +
+		`{"request":{"method":"GET","url":"data:image/png;base64,AAAA","headers":[]}},` +
+		`{"request":{"url":"https://h/b","method":"PUT","headers":[],"postData":{"mimeType":"text/plain","text":"two"}}}],"version":"1.2"}}`
+	var got []string
+	var notes []string
+	err := EachHAR(strings.NewReader(har), ReadOptions{Name: "x.har", Note: func(s string) { notes = append(notes, s) }}, func(d *store.Delivery) error {
+		got = append(got, d.Method+" "+d.Target+" "+string(d.Body)+" "+d.Origin)
+		return nil
+	})
+	if err != nil || strings.Join(got, "|") != "POST /a one har:x.har|PUT /b two har:x.har" || len(notes) != 1 {
+		t.Fatalf("EachHAR = %q, %v, notes %q", got, err, notes)
+	}
+	for in, want := range map[string]string{
+		`{"log":{"version":"1.2"}}`:           `no "log.entries"`,
+		`{"log":{"entries":{}}}`:              `"log.entries" is not a list`,
+		`{"log":{"entries":[{"request":`:      "not a HAR file",
+		`[1,2]`:                               `want a JSON object with "log"`,
+		`{"log":{"entries":[]}} trailing`:     "text after its JSON",
+		`{"log":{"entries":[{"request":5}]}}`: "not a HAR file",
+	} {
+		err := EachHAR(strings.NewReader(in), ReadOptions{}, func(*store.Delivery) error { return nil })
+		if err == nil || !strings.Contains(err.Error(), want) || strings.Contains(err.Error(), "\n") {
+			t.Errorf("EachHAR(%s) = %v, want %q", in, err, want)
+		}
 	}
 }
