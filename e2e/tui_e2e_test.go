@@ -297,7 +297,10 @@ func TestTUIE2ECaptureTUI(t *testing.T) {
 	if p := <-paths; p != "/base/hooks/github" {
 		t.Errorf("r replayed to %s, want where capture forwarded it", p)
 	}
+	// Wait for the list before q: an Escape and a q that reach the TUI in
+	// one read are one key, alt+q (seen under load: the replay view stayed).
 	tm.keys("Escape")
+	tm.waitGone("› replay")
 	tm.keys("q")
 	tm.waitFor("capture exited 0")
 	if r := runBin(t, db, nil, "list"); !strings.Contains(r.Stdout, "push") {
