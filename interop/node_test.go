@@ -124,14 +124,19 @@ func TestMain(m *testing.M) {
 
 // sdkOp is one request to a case script: verify a delivery, or sign a body.
 type sdkOp struct {
-	Op        string            `json:"op"` // "verify" or "sign"
-	Body      string            `json:"body"`
-	Headers   map[string]string `json:"headers,omitempty"` // lower-case names
-	Secret    string            `json:"secret"`
-	URL       string            `json:"url,omitempty"`
-	Method    string            `json:"method,omitempty"`
-	ID        string            `json:"id,omitempty"`
-	Timestamp int64             `json:"timestamp,omitempty"`
+	Op      string            `json:"op"` // "verify" or "sign"
+	Body    string            `json:"body"`
+	Headers map[string]string `json:"headers,omitempty"` // lower-case names
+	Secret  string            `json:"secret"`
+	URL     string            `json:"url,omitempty"`
+	// Target is the request target, path and query (Mercado Pago signs
+	// the query's data.id).
+	Target string `json:"target,omitempty"`
+	// Tolerance, in seconds, asks an SDK that takes one to apply it.
+	Tolerance int64  `json:"tolerance,omitempty"`
+	Method    string `json:"method,omitempty"`
+	ID        string `json:"id,omitempty"`
+	Timestamp int64  `json:"timestamp,omitempty"`
 }
 
 // sdkResult is a case script's answer to one sdkOp.
