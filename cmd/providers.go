@@ -59,6 +59,10 @@ func signsURL(s verify.Scheme) bool { return s.SignsURL() }
 
 func hasSamples(s verify.Scheme) bool { return len(s.Samples()) > 0 }
 
+// sendable: the providers send can sign for: those with samples, and the
+// declared ones (with --body).
+func sendable(s verify.Scheme) bool { return hasSamples(s) || verify.Declared(s) }
+
 func identityInBody(s verify.Scheme) bool { return s.IdentityInBody() }
 
 func identityInHeader(s verify.Scheme) bool { return recognised(s) && !s.IdentityInBody() }

@@ -154,11 +154,14 @@ func sendValidate(o *sendOptions) error {
 	if o.KeepID && o.BodyPath == "" {
 		return usageErr("--keep-id keeps the event id of a body given with --body")
 	}
-	p, err := providerFlag(o.Provider, hasSamples)
+	p, err := providerFlag(o.Provider, sendable)
 	if err != nil {
 		return err
 	}
 	o.Provider = p
+	if s, err := verify.SchemeFor(p); err == nil && !hasSamples(s) && o.BodyPath == "" {
+		return usageErr("--provider %s is declared and has no sample events: give the body to send with --body FILE", p)
+	}
 	if o.BodyPath != "" {
 		if o.Provider == "" {
 			return usageErr("--body: pass --provider (one of %s) to sign it as that provider would", providers(hasSamples))
@@ -184,7 +187,7 @@ func sendValidate(o *sendOptions) error {
 	}
 	o.Provider = strings.ToLower(o.Provider)
 	s, err := verify.SchemeFor(o.Provider)
-	if err != nil || !hasSamples(s) {
+	if err != nil || !sendable(s) {
 		return usageErr("unknown provider %q (known: %s)", o.Provider, providers(hasSamples))
 	}
 	if o.BodyPath == "" {

@@ -226,3 +226,39 @@ func TestProvidersCommand(t *testing.T) {
 }
 
 func regexpMatch(re, s string) bool { return regexp.MustCompile(re).MatchString(s) }
+
+// send signs a body of the user's own as a declared provider: a fresh
+// event id (the handler's own check of the signature passes), or the body's
+// with --keep-id; without --body it says there are no samples.
+func TestSendDeclared(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "hookreplay.yaml"), []byte(acmeYAML), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	os.WriteFile(filepath.Join(dir, "ev.json"), []byte(`{"id":"evt_mine","type":"charge.succeeded"}`), 0o600)
+	h := &acmeHandler{seen: map[string]bool{}}
+	base := serveHandler(t, h)
+	for _, keep := range []bool{false, true} {
+		args := []string{"send", "--provider", "acme", "--body", "ev.json", "--secret", acmeSecret, "--to", base + "/webhooks/acme", "--json"}
+		if keep {
+			args = append(args, "--keep-id")
+		}
+		r := runIn(t, dir, args...)
+		var j struct {
+			EventID string `json:"event_id"`
+			Event   string
+			Status  int
+		}
+		if err := json.Unmarshal([]byte(r.Stdout), &j); err != nil || r.Code != 0 || j.Status != 200 || j.Event != "charge.succeeded" ||
+			(j.EventID == "evt_mine") != keep || !strings.HasPrefix(j.EventID, "evt_") {
+			t.Fatalf("send (keep-id %v): exit %d %+v %v\n%s%s", keep, r.Code, j, err, r.Stdout, r.Stderr)
+		}
+	}
+	if h.work != 2 {
+		t.Fatalf("the handler worked %d events, want 2", h.work)
+	}
+	if r := runIn(t, dir, "send", "--provider", "acme", "--secret", "s", "--to", base); r.Code != 2 || !strings.Contains(r.Stderr, "--provider acme is declared and has no sample events: give the body to send with --body FILE") {
+		t.Fatalf("send without a body: exit %d %s", r.Code, r.Stderr)
+	}
+}

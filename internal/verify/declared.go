@@ -401,8 +401,18 @@ func (s *declaredScheme) Retries() Schedule {
 func (s *declaredScheme) MarkRetry(*message.Request, int)   {}
 func (s *declaredScheme) Challenge(*message.Request) string { return "" }
 func (s *declaredScheme) Samples() []Fixture                { return nil }
-func (s *declaredScheme) Sample(*message.Request, string, string, time.Time) error {
-	return fmt.Errorf("%s is declared: it has no sample events (send a captured delivery with replay instead)", s.d.Name)
+
+// Sample dresses a body of the user's own (send --body): a JSON body is
+// sent as application/json, and an event type kept in a header is set when
+// the event is named. The event id and signature follow (Build).
+func (s *declaredScheme) Sample(r *message.Request, event, _ string, _ time.Time) error {
+	if len(r.Body) > 0 && json.Valid(r.Body) && !r.Headers.Has("Content-Type") {
+		addHeaders(r, "Content-Type", "application/json")
+	}
+	if s.kind != nil && s.kind.header != "" && event != "" {
+		r.Headers = r.Headers.Set(s.kind.header, event)
+	}
+	return nil
 }
 
 func (s *declaredScheme) NewEventID() string {
