@@ -12,6 +12,7 @@ import (
 
 	"github.com/hookreplay/hookreplay/cmd"
 	"github.com/hookreplay/hookreplay/internal/message"
+	"github.com/hookreplay/hookreplay/internal/panics"
 	"github.com/hookreplay/hookreplay/internal/termquery"
 )
 
@@ -21,7 +22,7 @@ func main() {
 	termquery.Restore()
 	ctx, got, stop := notifyContext()
 	stopProfile := startProfile()
-	ee := cmd.Execute(ctx)
+	ee := execute(func() *cmd.ExitError { return cmd.Execute(ctx) })
 	stop()
 	stopProfile()
 	if ee == nil {
@@ -39,6 +40,26 @@ func main() {
 		fmt.Fprintln(os.Stderr, "hookreplay: "+message.PrintableText(msg))
 	}
 	os.Exit(ee.Code)
+}
+
+// execute runs the command. A panic that reaches it (a bug of hookreplay's,
+// or of a library called on this goroutine) ends the command as one line and
+// exit code 2 rather than a goroutine dump; the engines catch their own
+// (internal/panics) so that their reports are still written.
+// HOOKREPLAY_TRACEBACK=1 lets the panic through with its stack: the
+// end-to-end tests set it, so a bug is never hidden from them.
+func execute(run func() *cmd.ExitError) (ee *cmd.ExitError) {
+	if os.Getenv("HOOKREPLAY_TRACEBACK") != "" {
+		return run()
+	}
+	var err error
+	defer func() {
+		if err != nil {
+			ee = &cmd.ExitError{Code: 2, Err: fmt.Errorf("internal error, %w: please report it (HOOKREPLAY_TRACEBACK=1 shows the stack)", err)}
+		}
+	}()
+	defer panics.Catch(&err)
+	return run()
 }
 
 // stopSignals are the signals that stop a command the way Ctrl-C does:

@@ -41,6 +41,9 @@ func TestMain(m *testing.M) {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(2)
 	}
+	// A panic reaching main keeps its stack here (main.go's execute), so
+	// runBin's check for one still sees it: a bug is never hidden.
+	os.Setenv("HOOKREPLAY_TRACEBACK", "1")
 	root, err := testkit.RepoRoot()
 	if err == nil {
 		err = os.Chdir(root)
