@@ -232,6 +232,10 @@ func checkOptionsFromConfig(ctx context.Context, base *checkOptions, c *config.C
 	if d.Last || len(d.EventIDs) > 0 {
 		o.OnlyProvider, o.OnlyType = d.Provider, d.Type
 	}
+	if d.OnePerType { // as check --one-per-type --provider P --type T --since S
+		o.OnePerType = true
+		o.OnlyProvider, o.OnlyType, o.OnlySince = d.Provider, d.Type, d.Since
+	}
 	o.To, o.Serve, o.ResetCmd = c.To, c.Serve, c.Reset
 	o.DedupeTTL, o.ForgetCmd = c.DedupeTTL, c.Forget
 	configProbes(o, c.Probes)

@@ -6,6 +6,7 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/hookreplay/hookreplay/internal/iostreams"
 )
@@ -145,5 +146,33 @@ func TestConfigToAndFlagToAgree(t *testing.T) {
 		if flagCode != 0 || fromFlag == nil || fromFlag.To != tc.want {
 			t.Errorf("--to %s: exit %d %q, want To %s", tc.to, flagCode, flagMsg, tc.want)
 		}
+	}
+}
+
+// A config's one_per_type is check --one-per-type with its filters.
+func TestCheckConfigOnePerType(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "ci.yaml")
+	yaml := `checks:
+  nightly:
+    deliveries: {one_per_type: true, provider: Stripe, type: 'invoice.*', since: 24h}
+    to: http://127.0.0.1:8081/hook
+    probes: {n: {cmd: echo 1}}
+`
+	if err := os.WriteFile(path, []byte(yaml), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	got, code, msg := checkOptionsFrom(t, "--config", path)
+	if code != 0 || len(got) != 1 {
+		t.Fatalf("exit %d %q", code, msg)
+	}
+	if o := got[0]; !o.OnePerType || o.OnlyProvider != "stripe" || o.OnlyType != "invoice.*" || o.OnlySince != 24*time.Hour || len(o.IDs) != 0 {
+		t.Errorf("one_per_type: %+v", o.deliverySelector)
+	}
+	bad := strings.Replace(yaml, "since: 24h", "limit: 3", 1)
+	if err := os.WriteFile(path, []byte(bad), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if _, code, msg := checkOptionsFrom(t, "--config", path); code != 2 || !strings.Contains(msg, "one_per_type takes the newest delivery of each type") {
+		t.Errorf("one_per_type with limit: exit %d %q", code, msg)
 	}
 }

@@ -93,13 +93,16 @@ type Deliveries struct {
 	Type     string
 	Since    time.Duration
 	Limit    int
+	// OnePerType takes the newest delivery of each provider and event type
+	// that Provider, Type and Since match (check --one-per-type).
+	OnePerType bool
 }
 
 // Filtered reports whether the store filters select deliveries by
 // themselves; with last or event_id, provider and type narrow those instead
 // (as check's --provider and --type narrow --last and --event-id).
 func (d Deliveries) Filtered() bool {
-	return (d.Provider != "" || d.Type != "" || d.Since > 0) && !d.Last && len(d.EventIDs) == 0
+	return (d.Provider != "" || d.Type != "" || d.Since > 0) && !d.Last && len(d.EventIDs) == 0 && !d.OnePerType
 }
 
 // Probe is one named side-effect probe: exactly one of SQL (with DSN), Cmd,
@@ -497,8 +500,8 @@ func (p *parser) check(name string, key, n *yaml.Node) (*Check, error) {
 		return nil, p.errf(key, "%s: no probes: name at least one (probes: {balance: {sql: ..., dsn: ...}}) so hookreplay can see what the handler changes", what)
 	}
 	d := c.Deliveries
-	if len(d.From) == 0 && len(d.IDs) == 0 && !d.Last && len(d.EventIDs) == 0 && !d.Filtered() {
-		return nil, p.errf(key, "%s: which deliveries? add deliveries: {from: FILE.jsonl} (or ids, last, event_id, provider, type, since)", what)
+	if len(d.From) == 0 && len(d.IDs) == 0 && !d.Last && len(d.EventIDs) == 0 && !d.Filtered() && !d.OnePerType {
+		return nil, p.errf(key, "%s: which deliveries? add deliveries: {from: FILE.jsonl} (or ids, last, event_id, one_per_type, provider, type, since)", what)
 	}
 	if c.Settle > 0 && c.SettleMax > 0 && c.SettleMax < c.Settle {
 		return nil, p.errf(key, "%s: settle_max must be at least settle", what)

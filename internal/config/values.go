@@ -202,7 +202,7 @@ func (p *parser) noLiteralPassword(what string, n *yaml.Node, s string) error {
 	return nil
 }
 
-var deliveryKeys = []string{"from", "ids", "last", "event_id", "provider", "type", "since", "limit"}
+var deliveryKeys = []string{"from", "ids", "last", "event_id", "one_per_type", "provider", "type", "since", "limit"}
 
 func (p *parser) deliveries(check string, n *yaml.Node, d *Deliveries) error {
 	what := check + ": deliveries"
@@ -248,6 +248,8 @@ func (p *parser) deliveries(check string, n *yaml.Node, d *Deliveries) error {
 			d.Since, err = p.duration(what+": since", v, true)
 		case "limit":
 			d.Limit, err = p.intIn(what+": limit", v, 1, 1000)
+		case "one_per_type":
+			d.OnePerType, err = p.bool(what+": one_per_type", v)
 		}
 		return err
 	})
@@ -256,6 +258,9 @@ func (p *parser) deliveries(check string, n *yaml.Node, d *Deliveries) error {
 	}
 	if (d.Last || len(d.EventIDs) > 0) && (d.Since > 0 || d.Limit > 0) {
 		return p.errf(n, "%s: last and event_id name deliveries themselves: only provider and type narrow them (leave out since and limit)", what)
+	}
+	if d.OnePerType && (d.Last || len(d.EventIDs) > 0 || d.Limit > 0) {
+		return p.errf(n, "%s: one_per_type takes the newest delivery of each type that provider, type and since match: leave out last, event_id and limit", what)
 	}
 	if d.Limit > 0 && !d.Filtered() {
 		return p.errf(n, "%s: limit applies to provider, type or since: give one of them", what)
