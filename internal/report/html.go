@@ -81,9 +81,12 @@ func writeHTML(w io.Writer, p htmlPage, tl *Timeline) error {
 	p.Script, p.Style = template.JS(htmlScript), template.CSS(htmlStyle)
 	sum := sha256.Sum256([]byte(htmlScript))
 	p.CSP = "default-src 'none'; style-src 'unsafe-inline'; img-src data:; script-src 'sha256-" + base64.StdEncoding.EncodeToString(sum[:]) + "'"
-	if tl == nil || len(tl.Sections) == 0 {
+	switch {
+	case tl == nil:
 		p.Empty = "no timeline: timelines are drawn from a run's records in the store (check, keycheck, runs show ID --report html=FILE), and this report was not rendered from them"
-	} else {
+	case len(tl.Sections) == 0:
+		p.Empty = "no timeline: the run sent nothing and read no probe"
+	default:
 		for i := range tl.Sections {
 			p.Sections = append(p.Sections, layoutSection(&tl.Sections[i], i))
 		}
@@ -373,6 +376,9 @@ func outcomeClass(o string) string {
 func copyTip(s *TimelineSection, c TimelineCopy) string {
 	var b bytes.Buffer
 	fmt.Fprintf(&b, "copy %d", c.Copy)
+	if s.DeliveryID == 0 && c.DeliveryID != 0 {
+		fmt.Fprintf(&b, " of delivery %d", c.DeliveryID)
+	}
 	if c.Request != "" {
 		fmt.Fprintf(&b, " · %s", c.Request)
 	}

@@ -72,7 +72,10 @@ const (
 // killed, refused or failed.
 type TimelineCopy struct {
 	AttemptID int64
-	Copy      int
+	// DeliveryID is the delivery the copy was of (the order phase sends
+	// several in one section).
+	DeliveryID int64
+	Copy       int
 	EventID   string
 	Start     time.Time
 	LastByte  time.Time
@@ -258,6 +261,10 @@ func newTimeline(rec TimelineRecords) *Timeline {
 	}
 	index := map[sectionKey]int{}
 	section := func(id int64, phase string) *TimelineSection {
+		if phase == "order" {
+			// The order phase spans deliveries: one section, as the report has one result.
+			id = 0
+		}
 		k := sectionKey{id, phase}
 		i, ok := index[k]
 		if !ok {
@@ -294,7 +301,7 @@ func detailTime(a *store.Attempt, key string) (time.Time, bool) {
 }
 
 func timelineCopy(a *store.Attempt) TimelineCopy {
-	c := TimelineCopy{AttemptID: a.ID, Copy: a.Copy, EventID: safe(a.EventID), Start: a.SentAt, LastByte: a.CompletedAt,
+	c := TimelineCopy{AttemptID: a.ID, DeliveryID: a.DeliveryID, Copy: a.Copy, EventID: safe(a.EventID), Start: a.SentAt, LastByte: a.CompletedAt,
 		Status: a.Status, Outcome: replay.Outcome(*a)}
 	if c.LastByte.IsZero() {
 		c.LastByte = c.Start

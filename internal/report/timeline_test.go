@@ -351,3 +351,30 @@ func TestBlocksDrawsASection(t *testing.T) {
 	}
 	t.Logf("\n%s\n%s", all, crash)
 }
+
+// TestTimelineOrderIsOneSection: the order phase sends copies of several
+// deliveries and reads between them; its timeline is one section, as its
+// result is one, and each copy's tip names its delivery.
+func TestTimelineOrderIsOneSection(t *testing.T) {
+	t0 := time.Unix(1_800_000_000, 0)
+	n := 1.0
+	rec := TimelineRecords{Run: &store.Run{ID: 1}}
+	for i, d := range []int64{2, 1, 1, 2} {
+		at := t0.Add(time.Duration(i) * 10 * time.Millisecond)
+		rec.Attempts = append(rec.Attempts, &store.Attempt{ID: int64(i + 1), DeliveryID: d, Phase: "order", Copy: i + 1, SentAt: at, CompletedAt: at, Status: 200})
+		rec.Readings = append(rec.Readings, &store.ProbeReading{DeliveryID: d, Phase: "order", Point: "after", Probe: "state", Value: "1", Numeric: &n, ReadAt: at.Add(time.Millisecond)})
+	}
+	rec.Readings = append(rec.Readings, &store.ProbeReading{Phase: "order", Point: "final", Probe: "state", Value: "2", ReadAt: t0.Add(time.Second)})
+	c := &Check{Order: &PhaseResult{Phase: "order", Status: Fail, Violations: []Violation{{Message: "orderings ended in different states"}}}}
+	tl := NewTimeline(c, rec)
+	if len(tl.Sections) != 1 || tl.Sections[0].Phase != "order" || tl.Sections[0].Status != Fail || len(tl.Sections[0].Copies) != 4 || len(tl.Sections[0].Probes[0].Steps) != 5 {
+		t.Fatalf("order timeline: %+v", tl.Sections)
+	}
+	var buf bytes.Buffer
+	if err := HTML(&buf, c, tl); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(buf.String(), "copy 1 of delivery 2") {
+		t.Error("an order copy's tip does not name its delivery")
+	}
+}
