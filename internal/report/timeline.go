@@ -76,12 +76,12 @@ type TimelineCopy struct {
 	// several in one section).
 	DeliveryID int64
 	Copy       int
-	EventID   string
-	Start     time.Time
-	LastByte  time.Time
-	End       time.Time
-	Outcome   string // "2xx" … "5xx", or an Outcome* constant
-	Status    int
+	EventID    string
+	Start      time.Time
+	LastByte   time.Time
+	End        time.Time
+	Outcome    string // "2xx" … "5xx", or an Outcome* constant
+	Status     int
 	// Request says what was sent ("POST /v1/payments", the event id, an edit).
 	Request string
 	// Note is the error or what was done to the copy (the edit).
