@@ -251,15 +251,18 @@ func sendList(o *sendOptions) error {
 }
 
 type sendJSON struct {
-	Provider  string `json:"provider"`
-	Event     string `json:"event"`
-	EventID   string `json:"event_id"`
-	To        string `json:"to"`
-	Via       string `json:"via,omitempty"`
-	SentTo    string `json:"sent_to"`
-	Status    int    `json:"status"`
-	LatencyMS int64  `json:"latency_ms"`
-	Error     string `json:"error,omitempty"`
+	Provider string `json:"provider"`
+	Event    string `json:"event"`
+	EventID  string `json:"event_id"`
+	// EventIDs lists every event id when the delivery carries several (a
+	// WhatsApp batch); EventID is the first.
+	EventIDs  []string `json:"event_ids,omitempty"`
+	To        string   `json:"to"`
+	Via       string   `json:"via,omitempty"`
+	SentTo    string   `json:"sent_to"`
+	Status    int      `json:"status"`
+	LatencyMS int64    `json:"latency_ms"`
+	Error     string   `json:"error,omitempty"`
 }
 
 func sendRun(ctx context.Context, o *sendOptions) error {
@@ -295,7 +298,7 @@ func sendRun(ctx context.Context, o *sendOptions) error {
 	}
 	sentTo := replay.FullURL(u, req.Target)
 	if o.JSON {
-		j := sendJSON{Provider: o.Provider, Event: event, EventID: id.EventID, To: o.To, Via: o.Via, SentTo: sentTo,
+		j := sendJSON{Provider: o.Provider, Event: event, EventID: id.EventID, EventIDs: report.SeveralEventIDs(id.EventID, id.Extra), To: o.To, Via: o.Via, SentTo: sentTo,
 			Status: a.Status, LatencyMS: a.Latency.Milliseconds(), Error: a.Err}
 		enc := report.NewJSONEncoder(o.IO.Out)
 		enc.SetIndent("", "  ")
@@ -317,7 +320,7 @@ func sendRun(ctx context.Context, o *sendOptions) error {
 	if o.Via != "" {
 		via = " via capture"
 	}
-	line := fmt.Sprintf("sent %s %s %s to %s%s: %d %s in %s", o.Provider, event, id.EventID, sentTo, via,
+	line := fmt.Sprintf("sent %s %s %s to %s%s: %d %s in %s", o.Provider, event, report.EventIDLabel(id.EventID, report.SeveralEventIDs(id.EventID, id.Extra), 0), sentTo, via,
 		a.Status, http.StatusText(a.Status), report.Duration(a.Latency))
 	if a.Status < 200 || a.Status > 299 {
 		return failErr("%s%s", line, sendBodyHint(a.ResponseBody))

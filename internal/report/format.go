@@ -124,6 +124,28 @@ func EventIDLabel(eventID string, several []string, width int) string {
 	return id + suffix
 }
 
+// maxListedEventIDs is how many of a delivery's event ids a report line
+// lists before it says how many more there are (Meta batches up to 1000).
+const maxListedEventIDs = 10
+
+// EventIDList lists several event ids on one line: "a, b, c", cut after
+// maxListedEventIDs with "and N more".
+func EventIDList(ids []string) string {
+	shown := ids
+	if len(shown) > maxListedEventIDs {
+		shown = shown[:maxListedEventIDs]
+	}
+	parts := make([]string, len(shown))
+	for i, id := range shown {
+		parts[i] = safe(id)
+	}
+	s := strings.Join(parts, ", ")
+	if n := len(ids) - len(shown); n > 0 {
+		s += fmt.Sprintf(" and %d more", n)
+	}
+	return s
+}
+
 // deliveryTitle names a delivery: "delivery 3 · stripe invoice.paid · evt_1".
 func deliveryTitle(d *DeliveryResult) string {
 	parts := []string{fmt.Sprintf("delivery %d", d.DeliveryID)}

@@ -92,6 +92,9 @@ func JUnit(w io.Writer, c *Check) error {
 			Properties: props(junitProperty{"delivery_id", fmt.Sprint(d.DeliveryID)},
 				junitProperty{"provider", safe(d.Provider)}, junitProperty{"event_type", safe(d.EventType)},
 				junitProperty{"event_id", safe(d.EventID)})}
+		if len(d.EventIDs) > 1 {
+			s.Properties = append(s.Properties, junitProperty{"event_ids", safe(strings.Join(d.EventIDs, " "))})
+		}
 		var out []string
 		for _, e := range d.Effect {
 			out = append(out, fmt.Sprintf("effect of the first copy: %s: %s", safe(e.Probe), deltaText(e)))

@@ -133,6 +133,9 @@ func Text(w io.Writer, c *Check, colorOn bool) error {
 		seen.delivery()
 		fmt.Fprintln(b)
 		fmt.Fprintln(b, p.Bold(deliveryTitle(d)))
+		if len(d.EventIDs) > 1 {
+			fmt.Fprintf(b, "  %s %s\n", p.Faint(fmt.Sprintf("event ids (%d, each fresh in a fresh event):", len(d.EventIDs))), EventIDList(d.EventIDs))
+		}
 		for _, e := range d.Effect {
 			fmt.Fprintf(b, "  %s %s: %s\n", p.Faint("effect of the first copy:"), safe(e.Probe), deltaText(e))
 		}
