@@ -133,6 +133,12 @@ func identityPlace(t *testing.T, provider string, s sigSeen) string {
 			ids += strconv.FormatFloat(e["eventId"].(float64), 'f', -1, 64) + " "
 		}
 		return ids
+	case "discord":
+		var m map[string]any
+		if err := json.Unmarshal(s.Body, &m); err != nil {
+			t.Fatalf("discord body is not JSON: %v", err)
+		}
+		return m["id"].(string)
 	case "razorpay":
 		return s.Header.Get("X-Razorpay-Event-Id")
 	case "paddle":

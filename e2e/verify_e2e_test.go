@@ -7,6 +7,7 @@ package e2e
 
 import (
 	"bytes"
+	"crypto/ed25519"
 	"crypto/hmac"
 	"crypto/sha1"
 	"crypto/sha256"
@@ -52,6 +53,7 @@ var sigSecrets = map[string]string{
 	"razorpay":    "rzp-webhook-secret-2041",
 	"bird":        "bird-signing-key-e2e-7d1f",
 	"hubspot":     "8d1c5e0a-3f2b-4c7d-9e6a-1b2c3d4e5f60",
+	"discord":     "4032fea2deb70c36ee1a85d0bee7d917bf15e5f3610b7e80a0932f975b15321263390c5bd70d3ca43c848918f1ff962206849e06fff691fe66843e707d978e19",
 }
 
 // sigSeen is one request a sigHandler received.
@@ -255,6 +257,14 @@ func (h *sigHandler) check(provider string, r *http.Request, body []byte) string
 		m.Write([]byte(ts))
 		if r.Header.Get("X-HubSpot-Signature-v3") != base64.StdEncoding.EncodeToString(m.Sum(nil)) {
 			return "bad X-HubSpot-Signature-v3"
+		}
+	case "discord":
+		// Discord's documented check: Ed25519 over timestamp + body with the public key.
+		key, _ := hex.DecodeString(secret)
+		sig, _ := hex.DecodeString(r.Header.Get("X-Signature-Ed25519"))
+		msg := append([]byte(r.Header.Get("X-Signature-Timestamp")), body...)
+		if len(key) != ed25519.PrivateKeySize || len(sig) != ed25519.SignatureSize || !ed25519.Verify(ed25519.PrivateKey(key).Public().(ed25519.PublicKey), msg, sig) {
+			return "bad X-Signature-Ed25519"
 		}
 	default:
 		return "unknown provider " + provider

@@ -143,12 +143,14 @@ type Options struct {
 const defaultProviderTimeout = 10 * time.Second
 
 type runner struct {
-	o       Options
-	obs     Observer
-	c       *report.Check
-	runID   int64
-	target  replay.Target
-	answers []time.Duration
+	o Options
+	// publicKeyOnly: the key given verifies and cannot sign (verifyOnlyKey).
+	publicKeyOnly bool
+	obs           Observer
+	c             *report.Check
+	runID         int64
+	target        replay.Target
+	answers       []time.Duration
 	// dupsPassed: the delivery's sequential duplicates were recognised.
 	dupsPassed map[int64]bool
 	// answered holds each delivery's answered copies, for latency.
@@ -203,7 +205,12 @@ func Run(ctx context.Context, o Options) (*report.Check, error) {
 	if err := checkSecret(o); err != nil {
 		return nil, err
 	}
+	o, verifyOnly := verifyOnlyKey(o)
 	r := newRunner(o)
+	if verifyOnly != "" {
+		r.publicKeyOnly = true
+		r.note("%s", verifyOnly)
+	}
 	r.controlPhases = r.controlPhasesToRun()
 	r.routeWarnings()
 	if err := r.startRun(ctx); err != nil {
@@ -558,7 +565,8 @@ func checkSecret(o Options) error {
 		if !verify.Known(d.Scheme) || d.Req == nil {
 			continue
 		}
-		if _, err := verify.ResignWith(d.Scheme, d.Req, o.Secret, time.Now(), verify.Options{URL: replay.FullURL(o.Target, d.Req.Target)}); err != nil {
+		_, err := verify.ResignWith(d.Scheme, d.Req, o.Secret, time.Now(), verify.Options{URL: replay.FullURL(o.Target, d.Req.Target)})
+		if err != nil && !errors.Is(err, verify.ErrPublicKeyOnly) {
 			return &SetupError{Err: &SecretError{DeliveryID: d.ID, Provider: d.Provider, Err: err}}
 		}
 		if err := capturedSignature(d, o.Secret); err != nil {
@@ -566,6 +574,26 @@ func checkSecret(o Options) error {
 		}
 	}
 	return nil
+}
+
+// verifyOnlyKey drops a key that verifies but cannot sign (the public key
+// of a key-pair scheme such as Discord's) from the run's signing secret:
+// checkSecret has verified the captured signatures with it, and the run goes
+// on as a run without a secret (copies keep their captured signature, the
+// phases needing a fresh one are skipped), saying so in one line.
+func verifyOnlyKey(o Options) (Options, string) {
+	if o.Secret == "" {
+		return o, ""
+	}
+	for _, d := range o.Deliveries {
+		if verify.Known(d.Scheme) && !verify.CanSign(d.Scheme, o.Secret) {
+			o.Secret = ""
+			return o, fmt.Sprintf("%s signs with a private key and the key given is a public key: it verified the captured signature, "+
+				"but copies keep that signature and the phases needing a fresh one are skipped "+
+				"(to run them, configure the handler with the public key of a test key pair and give its private key)", d.Scheme.Title())
+		}
+	}
+	return o, ""
 }
 
 // capturedSignature verifies d's own captured signature with secret, its

@@ -232,6 +232,9 @@ func (r *runner) freshReason(d *Delivery) string {
 	if !verify.Known(d.Scheme) || d.EventID == "" {
 		return "the delivery has no event id hookreplay knows how to change (provider " + orGeneric(d.Provider) + ")"
 	}
+	if r.o.Secret == "" && d.Scheme.IdentitySigned() && r.publicKeyOnly {
+		return fmt.Sprintf("a fresh event id would break the %s signature, and the key given is a public key, which cannot sign", d.Provider)
+	}
 	if r.o.Secret == "" && d.Scheme.IdentitySigned() {
 		return fmt.Sprintf("a fresh event id would break the %s signature: give %s to enable it", d.Provider, r.name(InputSecretSources))
 	}

@@ -97,8 +97,11 @@ type prepared struct {
 	edit   string
 	url    string // full URL the copy is sent to (Twilio signs it)
 	host   string // Host header the copy carries ("": the target's)
-	mu     sync.Mutex
-	next   int // copy numbers handed out so far
+	// keepSig: the secret is a public key that verifies and cannot sign
+	// (a key-pair scheme's), so copies keep their captured signature.
+	keepSig bool
+	mu      sync.Mutex
+	next    int // copy numbers handed out so far
 }
 
 func (p *prepared) nextCopy() int {
@@ -282,7 +285,7 @@ func (r *run) wireFor(pd *prepared) (wire, error) {
 		return wire{b: pd.raw, method: methodOf(pd.raw)}, nil
 	}
 	req := pd.req
-	if r.j.plan.Secret != "" {
+	if r.j.plan.Secret != "" && !pd.keepSig {
 		s, err := verify.ResignWith(pd.scheme, req, r.j.plan.Secret, r.j.plan.Now(), verify.Options{URL: pd.url})
 		if err != nil {
 			return wire{}, fmt.Errorf("re-sign: %w", err)

@@ -135,6 +135,13 @@ func prepareDelivery(p Plan, d *store.Delivery, now time.Time) (pd *prepared, wa
 			warnings = append(warnings, fmt.Sprintf("delivery %d: --raw keeps the stored request-target %s (the path of --to is not used)", d.ID, d.Target))
 		}
 	}
+	if p.Secret != "" && !verify.CanSign(pd.scheme, p.Secret) {
+		// A key-pair scheme's public key: it verifies, and cannot sign.
+		pd.keepSig = true
+		warnings = append(warnings, fmt.Sprintf("delivery %d: %s signs with a private key and the key given is a public key: copies keep their captured signature "+
+			"(to re-sign them, configure the handler with the public key of a test key pair and give its private key)", d.ID, pd.scheme.Title()))
+		return pd, append(warnings, signatureWarnings(p, pd, now)...), nil
+	}
 	if p.Secret != "" {
 		// Fail early (before anything is sent) when copies cannot be signed.
 		if _, err := verify.ResignWith(pd.scheme, pd.req, p.Secret, now, verify.Options{URL: pd.url}); err != nil {

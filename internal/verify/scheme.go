@@ -123,6 +123,7 @@ var schemes = []Scheme{
 	squareScheme{},
 	razorpayScheme,
 	hubspotScheme{},
+	discordScheme{},
 	genericScheme{},
 }
 

@@ -19,6 +19,13 @@ var testSecrets = map[string]string{
 	"twilio":   "12345",
 	"standard": "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw",
 	"svix":     "whsec_C2FVsBQIhrscChlQIMV+b5sSYspob7oD",
+	// A test key pair's private key (seed and public key, hex): Discord signs with it.
+	"discord": "4032fea2deb70c36ee1a85d0bee7d917bf15e5f3610b7e80a0932f975b15321263390c5bd70d3ca43c848918f1ff962206849e06fff691fe66843e707d978e19",
+}
+
+// wrongKeys are well-formed keys of other key pairs, for the key-pair schemes.
+var wrongKeys = map[string]string{
+	"discord": "5f02878033ca984046c530d2f98e8c133ebb4216b22cb7547ce4909717af9088",
 }
 
 // secretOf is provider's test secret; a provider without its own format
@@ -68,6 +75,9 @@ func TestFixturesSignAndVerify(t *testing.T) {
 			}
 			// Wrong secret, tampered body.
 			wrong := "whsec_" + "QUJDREVGR0hJSktMTU5PUFFSU1RVVldY"
+			if w, ok := wrongKeys[f.Provider]; ok {
+				wrong = w // a key-pair scheme: another pair's public key
+			}
 			if r, err := Verify(req, f.Provider, wrong, opt); err != nil || r.Valid || r.Reason != "signature mismatch" {
 				t.Fatalf("wrong secret: %+v %v", r, err)
 			}
