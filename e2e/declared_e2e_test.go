@@ -262,3 +262,32 @@ func TestSendDeclared(t *testing.T) {
 		t.Fatalf("send without a body: exit %d %s", r.Code, r.Stderr)
 	}
 }
+
+// The TUI sees a declared provider: its list names the provider and event
+// type, and its signature tab verifies with tui --secret.
+func TestTUIShowsDeclaredProvider(t *testing.T) {
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "hookreplay.yaml"), []byte(acmeYAML), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	body := `{"id":"evt_tui_acme","type":"refund.created"}`
+	raw := fmt.Sprintf("POST /webhooks/acme HTTP/1.1\r\nHost: example.com\r\nContent-Type: application/json\r\nAcme-Signature: %s\r\nContent-Length: %d\r\n\r\n%s",
+		acmeSign(time.Now(), []byte(body)), len(body), body)
+	if err := os.WriteFile(filepath.Join(dir, "acme.http"), []byte(raw), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	db := filepath.Join(dir, "h.db")
+	if r := runIn(t, dir, "--db", db, "import", "acme.http"); r.Code != 0 {
+		t.Fatalf("import: exit %d %s", r.Code, r.Stderr)
+	}
+	tm := tuiTmux(t, fmt.Sprintf("cd %s && NO_COLOR=1 %s --db %s tui --secret %s; echo \"tui exited $?\"; sleep 600", dir, binPath, db, acmeSecret))
+	tm.waitFor("acme", "refund.created")
+	tm.keys("Enter")
+	tm.waitFor("[1 headers]")
+	tm.keys("5")
+	tm.waitFor("with tui --secret", "valid (acme, sha256", "evt_tui_acme")
+	tm.keys("Escape")
+	tm.waitFor("1/1 deliveries")
+	tm.keys("q")
+	tm.waitFor("tui exited 0")
+}
