@@ -50,7 +50,11 @@ func (s *TimelineSection) Mermaid() string {
 	}
 	var b strings.Builder
 	b.WriteString("```mermaid\ngantt\n")
-	fmt.Fprintf(&b, "    title %s (ms from the phase's start)\n", mermaidText(s.Label()))
+	title := s.Phase
+	if s.Title != "" {
+		title += " — " + s.Title
+	}
+	fmt.Fprintf(&b, "    title %s (ms from the phase's start)\n", mermaidText(title))
 	b.WriteString("    dateFormat x\n")
 	if s.End.Sub(s.Start) < time.Second {
 		b.WriteString("    axisFormat %L ms\n")
