@@ -163,5 +163,7 @@ func (r *runner) burstSend(ctx context.Context, reqs []*message.Request) []store
 			defer r.flight.Release(r.flightCap)
 		}
 	}
+	r.clk.sendBegin()
+	defer r.clk.sendEnd()
 	return replay.Burst(ctx, r.target, reqs, replay.SendOptions{})
 }

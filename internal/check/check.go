@@ -185,6 +185,8 @@ type runner struct {
 	// once (nil: one at a time).
 	flight    *semaphore.Weighted
 	flightCap int64
+	// clk keeps where the time went (timing.go); o.Probes are timed by it.
+	clk *clock
 }
 
 // Run performs the check and returns its report. A *SetupError (or a context
@@ -284,6 +286,8 @@ func newRunner(o Options) *runner {
 		r.c.ProbeDefs = o.ProbeDefs
 	}
 	r.target = replay.Target{URL: o.Target, Timeout: r.attemptTimeout(), TLS: o.TLS}
+	r.clk = &clock{}
+	r.o.Probes = r.clk.retimed(o.Probes)
 	return r
 }
 

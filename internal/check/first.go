@@ -42,7 +42,7 @@ type firstResult struct {
 // given one) and measures its effect E, which every later phase is judged
 // against.
 func (r *runner) first(ctx context.Context, d *Delivery) (*firstResult, error) {
-	start := time.Now()
+	start, clk := time.Now(), r.clk.snapshot()
 	fr := &firstResult{}
 	ph := &report.PhaseResult{Phase: PhaseFirst}
 	fr.res = ph
@@ -86,7 +86,7 @@ func (r *runner) first(ctx context.Context, d *Delivery) (*firstResult, error) {
 	ph.Attempts = 1
 	ph.Statuses = countStatuses(nil, a)
 	ph.Effects = r.effects(ctx, d, PhaseFirst, before, after)
-	ph.Duration = time.Since(start)
+	ph.Duration, ph.Timing = time.Since(start), r.clk.since(clk)
 	r.step(Step{Phase: PhaseFirst, DeliveryID: d.ID, N: 1, Attempts: []store.Attempt{a}, Effect: fr.effect, Changed: anyChanged(fr.effect)})
 	if err := r.judgeFirst(ctx, d, fr); err != nil {
 		return nil, err

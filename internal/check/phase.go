@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/hookreplay/hookreplay/internal/report"
 )
@@ -203,6 +204,7 @@ func (r *runner) deliveryPhase(ctx context.Context, p phase, d *Delivery, fr *fi
 		return res, nil
 	}
 	res, _ := r.unmet(p)
+	clk, ran, started := r.clk.snapshot(), false, time.Now()
 	switch {
 	case res != nil:
 	case p.fresh && !fr.fresh:
@@ -211,6 +213,7 @@ func (r *runner) deliveryPhase(ctx context.Context, p phase, d *Delivery, fr *fi
 		res = fr.res // run before every other phase, shown in its place
 	default:
 		r.phaseStarted(d, p.name)
+		ran = true
 		var err error
 		if res, err = r.stillArriving(ctx, d, p); err != nil {
 			return nil, err
@@ -230,6 +233,14 @@ func (r *runner) deliveryPhase(ctx context.Context, p phase, d *Delivery, fr *fi
 	}
 	if res == nil {
 		return nil, nil
+	}
+	if ran && res.Timing == nil {
+		// The phase's time includes the quiet wait before it and the
+		// control event it may send first, as its timing does.
+		res.Timing = r.clk.since(clk)
+		if res.Duration > 0 {
+			res.Duration = time.Since(started)
+		}
 	}
 	if p.control {
 		r.sharedKeyWarning(d, res)
@@ -264,12 +275,14 @@ func (r *runner) all(ctx context.Context) error {
 		}
 		if res == nil {
 			r.phaseStarted(nil, p.name)
+			clk := r.clk.snapshot()
 			var err error
 			if res, err = p.all(r, ctx); err != nil {
 				res := r.errored(p.name, err)
 				r.c.Order = &res
 				return err
 			}
+			res.Timing = r.clk.since(clk)
 		}
 		r.phaseDone(nil, res)
 		r.c.Order = res

@@ -49,6 +49,8 @@ func (r *runner) sent() {
 // One read confirms it: a probe that moved meanwhile (work of an earlier
 // phase still landing) makes it wait for a quiet period after all.
 func (r *runner) readQuiet(ctx context.Context, d *Delivery, phase, point string) (reading, error) {
+	r.clk.settleBegin()
+	defer r.clk.settleEnd()
 	if r.lastQuiet != nil && r.quietGen == r.gen.Load() {
 		vals, err := probe.ReadAll(ctx, r.o.Probes)
 		if err != nil {
@@ -111,6 +113,8 @@ func (r *runner) readChangedWithin(ctx context.Context, d *Delivery, phase, poin
 }
 
 func (r *runner) readUntil(ctx context.Context, d *Delivery, phase, point string, from *reading, changeWait time.Duration) (reading, error) {
+	r.clk.settleBegin()
+	defer r.clk.settleEnd()
 	start := time.Now()
 	gen := r.gen.Load()
 	var seen time.Time
@@ -189,6 +193,8 @@ func (r *runner) readUntil(ctx context.Context, d *Delivery, phase, point string
 // first delivery's effects already took longer than --settle; for a handler
 // whose effects land at once it watches 2 × the effective settle.
 func (r *runner) calibrate(ctx context.Context, d *Delivery, phase, point string, sent time.Time, rd reading) (reading, error) {
+	r.clk.settleBegin()
+	defer r.clk.settleEnd()
 	window := 4 * r.o.Settle
 	if window < time.Second {
 		window = time.Second

@@ -190,7 +190,7 @@ func (r *runner) runScheduled(ctx context.Context, s *schedule) error {
 					if ctx.Err() != nil {
 						break
 					}
-					ch.o.Probes, ch.lastQuiet = s.probes[i], nil
+					ch.o.Probes, ch.lastQuiet = ch.clk.retimed(s.probes[i]), nil
 					dr, err := ch.delivery(ctx, r.o.Deliveries[i])
 					if err != nil && parent.Err() == nil && errors.Is(err, context.Canceled) {
 						// Stopped by another delivery's error: not judged,

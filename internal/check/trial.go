@@ -246,7 +246,9 @@ func (r *runner) send(ctx context.Context, req *message.Request, opt replay.Send
 	if r.flight != nil && r.flight.Acquire(ctx, 1) == nil {
 		defer r.flight.Release(1)
 	}
+	r.clk.sendBegin()
 	a := replay.Send(ctx, r.target, req, opt)
+	r.clk.sendEnd()
 	r.sent()
 	return a
 }

@@ -104,6 +104,20 @@ type PhaseResult struct {
 	BurstSpread time.Duration `json:"burst_spread_ns,omitempty"`
 	Effects     []Effect      `json:"effects,omitempty"` // sink calls and emails seen during the phase
 	Duration    time.Duration `json:"duration_ns"`
+	// Timing says where the phase's time went (nil in reports of runs
+	// before it was recorded).
+	Timing *PhaseTiming `json:"timing,omitempty"`
+}
+
+// PhaseTiming is where a phase's time went: sending copies and waiting
+// for their answers, waiting for the probes to settle (the polls
+// included), and reading the probes (every reading, settling's polls and
+// the peeks after single copies; Reads of them).
+type PhaseTiming struct {
+	Sending    time.Duration `json:"sending_ns"`
+	Settling   time.Duration `json:"settling_ns"`
+	ProbeReads time.Duration `json:"probe_reads_ns"`
+	Reads      int           `json:"reads"`
 }
 
 // Violation is one thing the handler did wrong, precisely located.

@@ -250,7 +250,11 @@ func phaseFacts(ph *PhaseResult) string {
 		f = append(f, "spread "+Duration(ph.BurstSpread))
 	}
 	if ph.Duration > 0 {
-		f = append(f, Duration(ph.Duration))
+		d := Duration(ph.Duration)
+		if t := ph.Timing; t != nil {
+			d += fmt.Sprintf(": sending %s, settling %s, %s %s", Duration(t.Sending), Duration(t.Settling), plural(t.Reads, "probe reading", "probe readings"), Duration(t.ProbeReads))
+		}
+		f = append(f, d)
 	}
 	return strings.Join(f, ", ")
 }
