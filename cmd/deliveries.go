@@ -18,6 +18,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/hookreplay/hookreplay/internal/capture"
+	"github.com/hookreplay/hookreplay/internal/report"
 	"github.com/hookreplay/hookreplay/internal/store"
 )
 
@@ -185,6 +186,26 @@ func (s *deliverySelector) addEventIDFlag(fl *pflag.FlagSet, verb string) {
 	fl.StringArrayVar(&s.EventIDs, "event-id", nil, verb+" the (oldest) capture of this provider event id (repeatable)")
 }
 
+// maxBatchCandidates bounds the deliveries laterEventID reads whose body
+// holds the id it looks for.
+const maxBatchCandidates = 50
+
+// laterEventID finds the oldest delivery that carries event id e as one of
+// several (a WhatsApp POST batching messages, whose event_id is the first):
+// among the deliveries whose body holds e, the first that lists it.
+func (s *deliverySelector) laterEventID(ctx context.Context, st *store.Store, e string) ([]*store.Delivery, error) {
+	found, err := st.ListDeliveries(ctx, s.narrow(store.Filter{Text: e, Oldest: true, Limit: maxBatchCandidates}))
+	if err != nil {
+		return nil, err
+	}
+	for _, d := range found {
+		if slices.Contains(report.SeveralEventIDs(d.EventID, d.Identity), e) {
+			return []*store.Delivery{d}, nil
+		}
+	}
+	return nil, nil
+}
+
 // given is how many of the ways (IDs, --last, --event-id, --one-per-type)
 // were used.
 func (s *deliverySelector) given() int {
@@ -231,6 +252,9 @@ func (s *deliverySelector) load(ctx context.Context, st *store.Store) ([]*store.
 	}
 	for _, e := range s.EventIDs {
 		found, err := st.ListDeliveries(ctx, s.narrow(store.Filter{EventID: e, Oldest: true, Limit: 1}))
+		if err == nil && len(found) == 0 {
+			found, err = s.laterEventID(ctx, st, e)
+		}
 		if err != nil {
 			return nil, setupErr("%v", err)
 		}

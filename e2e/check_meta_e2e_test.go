@@ -8,6 +8,8 @@ package e2e
 import (
 	"encoding/json"
 	"fmt"
+	"io"
+	"net/http"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -124,5 +126,21 @@ func TestListShowsEveryWamid(t *testing.T) {
 		if !strings.Contains(show.Stdout, w) {
 			t.Fatalf("show lacks %s:\n%s", w, show.Stdout)
 		}
+	}
+	// --event-id finds the batch by any of its message ids.
+	base := serveHandler(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { io.Copy(io.Discard, r.Body) }))
+	rp := runBin(t, db, nil, "replay", "--event-id", all[2], "--to", base, "--json")
+	var run struct {
+		Run struct {
+			Options struct {
+				Deliveries []int64 `json:"deliveries"`
+			} `json:"options"`
+		} `json:"run"`
+	}
+	if rp.Code != 0 || json.Unmarshal([]byte(rp.Stdout), &run) != nil || fmt.Sprint(run.Run.Options.Deliveries) != "[1]" {
+		t.Fatalf("replay --event-id %s (the batch's third wamid): %+v", all[2], rp)
+	}
+	if rp := runBin(t, db, nil, "replay", "--event-id", "wamid.nope", "--to", base); rp.Code != 2 || !strings.Contains(rp.Stderr, `no captured delivery has event id "wamid.nope"`) {
+		t.Fatalf("an unknown wamid: %+v", rp)
 	}
 }
