@@ -54,7 +54,7 @@ func (s *TimelineSection) Mermaid() string {
 	if s.Title != "" {
 		title += " — " + s.Title
 	}
-	fmt.Fprintf(&b, "    title %s (ms from the phase's start)\n", mermaidText(title))
+	fmt.Fprintf(&b, "    title %s (ms from the phase's start)\n", truncate(mermaidText(title), 140))
 	b.WriteString("    dateFormat x\n")
 	if s.End.Sub(s.Start) < time.Second {
 		b.WriteString("    axisFormat %L ms\n")
@@ -144,7 +144,7 @@ func mermaidTag(violating bool, outcome string) string {
 
 // mermaidText keeps text a gantt line can hold: no colon, semicolon, hash
 // or backquote (Mermaid's separators and comments, Markdown's fence), no
-// line breaks.
+// line breaks, at most 140 characters.
 func mermaidText(s string) string {
 	s = strings.Map(func(r rune) rune {
 		switch r {
@@ -153,5 +153,5 @@ func mermaidText(s string) string {
 		}
 		return r
 	}, safe(s))
-	return truncate(strings.Join(strings.Fields(s), " "), 80)
+	return truncate(strings.Join(strings.Fields(s), " "), 140)
 }

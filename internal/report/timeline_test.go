@@ -280,7 +280,7 @@ func TestMarkdownDrawsFailedPhases(t *testing.T) {
 		t.Fatalf("%d mermaid blocks, want 2:\n%s", len(blocks), md)
 	}
 	burst, crash := blocks[0][1], blocks[1][1]
-	for _, want := range []string{"gantt\n", "dateFormat x\n", "axisFormat %L ms\n", "section copies\n", "    copy 1 200 ✗ :crit, 301, 314\n",
+	for _, want := range []string{"gantt\n", "    title burst — delivery 1 · stripe invoice.paid", "dateFormat x\n", "axisFormat %L ms\n", "section copies\n", "    copy 1 200 ✗ :crit, 301, 314\n",
 		"    round 1 last bytes :milestone, 302, 303\n", "section balance\n", "    +5000 by control copy 1 :milestone, 300, 301\n",
 		"    +100000 by copies 1–20 ✗ :crit, milestone, 430, 431\n"} {
 		if !strings.Contains(burst, want) {
