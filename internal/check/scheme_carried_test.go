@@ -1,8 +1,19 @@
 package check
 
 import (
+	"context"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"strings"
+	"sync"
+	"sync/atomic"
 	"testing"
+	"time"
 
+	"github.com/hookreplay/hookreplay/internal/message"
+	"github.com/hookreplay/hookreplay/internal/probe"
 	"github.com/hookreplay/hookreplay/internal/report"
 	"github.com/hookreplay/hookreplay/internal/verify"
 )
@@ -44,5 +55,71 @@ func TestCheckUsesTheCarriedScheme(t *testing.T) {
 				t.Errorf("%s: %s %s, want %s: %s", tc.kind, p, ph.Status, want, ph.Message)
 			}
 		}
+	}
+}
+
+// declHandler verifies a declared scheme's signature and does its work once
+// per event id in the body.
+type declHandler struct {
+	s      verify.Scheme
+	mu     sync.Mutex
+	seen   map[string]bool
+	effect atomic.Int64
+}
+
+func (h *declHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	body, _ := io.ReadAll(r.Body)
+	req := &message.Request{Method: r.Method, Target: r.URL.RequestURI(), Body: body}
+	for name, vs := range r.Header {
+		for _, v := range vs {
+			req.Headers = append(req.Headers, message.Header{Name: name, Value: v})
+		}
+	}
+	if res, err := verify.VerifyWith(h.s, req, testSecret, verify.Options{}); err != nil || !res.Valid {
+		http.Error(w, "bad signature", http.StatusUnauthorized)
+		return
+	}
+	id := h.s.Identity(req).EventID
+	h.mu.Lock()
+	if !h.seen[id] {
+		h.seen[id] = true
+		h.effect.Add(1)
+	}
+	h.mu.Unlock()
+}
+
+type declCounter struct{ h *declHandler }
+
+func (c declCounter) Name() string { return "count" }
+func (c declCounter) Read(context.Context) (probe.Value, error) {
+	return probe.NumValue(float64(c.h.effect.Load())), nil
+}
+
+// A declared provider that does not sign the body (it signs a request-id
+// header and the timestamp) has tamper forge what it signs: a changed body
+// would be a copy the provider's own check accepts, and a handler that
+// verifies signatures would be flagged as one that does not.
+func TestTamperForgesWhatADeclaredSchemeSigns(t *testing.T) {
+	s, err := verify.Declare(verify.Declaration{Name: "reqsig", SignatureHeader: "X-Sig", TimestampHeader: "X-Ts",
+		Signed: "{timestamp}:{header:X-Request-Id}", Tolerance: 300e9, EventID: "$.id"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := &declHandler{s: s, seen: map[string]bool{}}
+	srv := httptest.NewServer(h)
+	t.Cleanup(srv.Close)
+	u, _ := url.Parse(srv.URL + "/hook")
+	req := &message.Request{Method: "POST", Target: "/hook", Headers: message.Headers{{Name: "Content-Type", Value: "application/json"}, {Name: "X-Request-Id", Value: "req-20261206-a1"}},
+		Body: []byte(`{"id":"ev_1","amount":4900}`)}
+	if req, err = verify.SignWith(s, req, testSecret, verify.Options{}); err != nil {
+		t.Fatal(err)
+	}
+	d := Delivery{ID: 1, Provider: "reqsig", Scheme: s, EventID: "ev_1", Req: req}
+	o := Options{Target: u, Deliveries: []Delivery{d}, Probes: []probe.Probe{declCounter{h}}, Secret: testSecret,
+		N: 2, Burst: 3, BurstRounds: 1, Settle: 5 * time.Millisecond, SettleMax: 150 * time.Millisecond, Phases: []string{PhaseFirst, PhaseTamper}}
+	c := run(t, o)
+	tp := phaseOf(t, c, PhaseTamper)
+	if tp.Status != report.Pass || !strings.Contains(tp.Message, "X-Request-Id header was changed after signing") {
+		t.Fatalf("tamper %s: %s %+v", tp.Status, tp.Message, tp.Violations)
 	}
 }

@@ -121,6 +121,9 @@ func Declare(d Declaration) (Scheme, error) {
 	if err != nil {
 		return nil, err
 	}
+	if !s.bodySigned() {
+		return forgingDeclared{s}, nil
+	}
 	return s, nil
 }
 
@@ -303,6 +306,8 @@ func DeclarationOf(s Scheme) (Declaration, bool) {
 	switch d := s.(type) {
 	case *declaredScheme:
 		return d.d, true
+	case forgingDeclared:
+		return d.d, true
 	case builtinDeclaration:
 		return d.d, true
 	}
@@ -329,6 +334,11 @@ func (s *declaredScheme) separable() error {
 		}
 	}
 	return nil
+}
+
+// bodySigned reports whether the signature covers the body.
+func (s *declaredScheme) bodySigned() bool {
+	return hasPlaceholder(s.signed, "body") || hasPlaceholder(s.signed, "sha256") || hasPlaceholder(s.signed, "sha256hex")
 }
 
 func (s *declaredScheme) timestamped() bool {
@@ -700,4 +710,70 @@ func (b builtinDeclaration) Samples() []Fixture { return b.samples }
 
 func (b builtinDeclaration) Sample(r *message.Request, event, id string, now time.Time) error {
 	return b.sample(r, event, id, now)
+}
+
+// forgingDeclared is a declared scheme whose signature does not cover the
+// body ({timestamp}.{header:X-Request-Id}): a changed body is no forgery to
+// the provider, so check's tamper phase changes what is signed instead.
+type forgingDeclared struct{ *declaredScheme }
+
+var _ Forger = forgingDeclared{}
+
+// Forge changes the first signed header or query parameter req carries,
+// else the timestamp, by one character, keeping it well-formed.
+func (s forgingDeclared) Forge(req *message.Request) (string, bool) {
+	for _, p := range s.signed {
+		switch p.ph {
+		case "header":
+			if v := req.Headers.Get(p.arg); v != "" && !strings.EqualFold(p.arg, s.d.SignatureHeader) {
+				req.Headers = req.Headers.Set(p.arg, forgeText(v))
+				return "the " + p.arg + " header was changed after signing", true
+			}
+		case "query":
+			path, q, ok := strings.Cut(req.Target, "?")
+			if !ok {
+				continue
+			}
+			vals, err := url.ParseQuery(q)
+			if err != nil || vals.Get(p.arg) == "" {
+				continue
+			}
+			vals.Set(p.arg, forgeText(vals.Get(p.arg)))
+			req.Target = path + "?" + vals.Encode()
+			return "the query's " + p.arg + " was changed after signing", true
+		}
+	}
+	if hasPlaceholder(s.signed, "timestamp") {
+		if at, ok := s.SignedAt(req); ok {
+			ts := s.formatTime(at.Add(-time.Second))
+			if s.d.TimestampHeader != "" {
+				req.Headers = req.Headers.Set(s.d.TimestampHeader, ts)
+			} else {
+				vals, _ := splitFormat(s.format, strings.TrimSpace(req.Headers.Get(s.d.SignatureHeader)))
+				vals["timestamp"] = ts
+				req.Headers = req.Headers.Set(s.d.SignatureHeader, fillFormat(s.format, vals))
+			}
+			return "the signature's timestamp was moved 1s after signing", true
+		}
+	}
+	return "", false
+}
+
+// forgeText changes the last letter or digit of v into another of its kind.
+func forgeText(v string) string {
+	b := []byte(v)
+	for i := len(b) - 1; i >= 0; i-- {
+		switch c := b[i]; {
+		case c >= '0' && c <= '9':
+			b[i] = '0' + (c-'0'+1)%10
+			return string(b)
+		case c >= 'a' && c <= 'z':
+			b[i] = 'a' + (c-'a'+1)%26
+			return string(b)
+		case c >= 'A' && c <= 'Z':
+			b[i] = 'A' + (c-'A'+1)%26
+			return string(b)
+		}
+	}
+	return v + "0"
 }

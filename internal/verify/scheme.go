@@ -147,7 +147,7 @@ func all() []Scheme {
 func Register(ds []Scheme) error {
 	seen := map[string]bool{}
 	for _, s := range ds {
-		if _, ok := s.(*declaredScheme); !ok {
+		if !Declared(s) {
 			return fmt.Errorf("register %s: not a declared scheme", s.Name())
 		}
 		if seen[s.Name()] {
@@ -162,8 +162,11 @@ func Register(ds []Scheme) error {
 
 // Declared reports whether s was declared by the user rather than built in.
 func Declared(s Scheme) bool {
-	_, ok := s.(*declaredScheme)
-	return ok
+	switch s.(type) {
+	case *declaredScheme, forgingDeclared:
+		return true
+	}
+	return false
 }
 
 // Schemes returns the registered schemes in display order: built-ins
