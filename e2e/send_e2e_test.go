@@ -133,6 +133,16 @@ func identityPlace(t *testing.T, provider string, s sigSeen) string {
 			ids += strconv.FormatFloat(e["eventId"].(float64), 'f', -1, 64) + " "
 		}
 		return ids
+	case "sendgrid":
+		var events []map[string]any
+		if err := json.Unmarshal(s.Body, &events); err != nil {
+			t.Fatalf("sendgrid body is not a JSON array: %v", err)
+		}
+		ids := ""
+		for _, e := range events {
+			ids += e["sg_event_id"].(string) + " "
+		}
+		return ids
 	case "discord":
 		var m map[string]any
 		if err := json.Unmarshal(s.Body, &m); err != nil {

@@ -7,13 +7,16 @@ package e2e
 
 import (
 	"bytes"
+	"crypto/ecdsa"
 	"crypto/ed25519"
 	"crypto/hmac"
 	"crypto/sha1"
 	"crypto/sha256"
+	"crypto/x509"
 	"encoding/base64"
 	"encoding/hex"
 	"encoding/json"
+	"encoding/pem"
 	"fmt"
 	"io"
 	"net/http"
@@ -54,6 +57,7 @@ var sigSecrets = map[string]string{
 	"bird":        "bird-signing-key-e2e-7d1f",
 	"hubspot":     "8d1c5e0a-3f2b-4c7d-9e6a-1b2c3d4e5f60",
 	"discord":     "4032fea2deb70c36ee1a85d0bee7d917bf15e5f3610b7e80a0932f975b15321263390c5bd70d3ca43c848918f1ff962206849e06fff691fe66843e707d978e19",
+	"sendgrid":    "-----BEGIN PRIVATE KEY-----\nMIGHAgEAMBMGByqGSM49AgEGCCqGSM49AwEHBG0wawIBAQQg03mMHp33THN1+L14\neFG+9tvRKtSB6zelPP0aRJfBumGhRANCAATDw/Jw4XmX1oXo9U0WCVi0tm8XXvW7\nTZ8Kg0VQu1u12bZaJbgQedUI82LUNphHo0gWu6RZPGUC4vzAVphJw3zc\n-----END PRIVATE KEY-----\n",
 }
 
 // sigSeen is one request a sigHandler received.
@@ -265,6 +269,18 @@ func (h *sigHandler) check(provider string, r *http.Request, body []byte) string
 		msg := append([]byte(r.Header.Get("X-Signature-Timestamp")), body...)
 		if len(key) != ed25519.PrivateKeySize || len(sig) != ed25519.SignatureSize || !ed25519.Verify(ed25519.PrivateKey(key).Public().(ed25519.PublicKey), msg, sig) {
 			return "bad X-Signature-Ed25519"
+		}
+	case "sendgrid":
+		// SendGrid's documented check: ECDSA P-256 over SHA-256 of timestamp + body, base64 DER.
+		blk, _ := pem.Decode([]byte(secret))
+		k, err := x509.ParsePKCS8PrivateKey(blk.Bytes)
+		if err != nil {
+			return "sendgrid test key: " + err.Error()
+		}
+		sig, _ := base64.StdEncoding.DecodeString(r.Header.Get("X-Twilio-Email-Event-Webhook-Signature"))
+		sum := sha256.Sum256(append([]byte(r.Header.Get("X-Twilio-Email-Event-Webhook-Timestamp")), body...))
+		if !ecdsa.VerifyASN1(&k.(*ecdsa.PrivateKey).PublicKey, sum[:], sig) {
+			return "bad X-Twilio-Email-Event-Webhook-Signature"
 		}
 	default:
 		return "unknown provider " + provider

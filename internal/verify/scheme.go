@@ -124,6 +124,7 @@ var schemes = []Scheme{
 	razorpayScheme,
 	hubspotScheme{},
 	discordScheme{},
+	sendgridScheme{},
 	genericScheme{},
 }
 

@@ -19,13 +19,16 @@ var testSecrets = map[string]string{
 	"twilio":   "12345",
 	"standard": "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw",
 	"svix":     "whsec_C2FVsBQIhrscChlQIMV+b5sSYspob7oD",
+	// A test key pair's private key (PKCS#8 PEM): SendGrid signs with it.
+	"sendgrid": "-----BEGIN PRIVATE KEY-----\nMIGHAgEAMBMGByqGSM49AgEGCCqGSM49AwEHBG0wawIBAQQg03mMHp33THN1+L14\neFG+9tvRKtSB6zelPP0aRJfBumGhRANCAATDw/Jw4XmX1oXo9U0WCVi0tm8XXvW7\nTZ8Kg0VQu1u12bZaJbgQedUI82LUNphHo0gWu6RZPGUC4vzAVphJw3zc\n-----END PRIVATE KEY-----\n",
 	// A test key pair's private key (seed and public key, hex): Discord signs with it.
 	"discord": "4032fea2deb70c36ee1a85d0bee7d917bf15e5f3610b7e80a0932f975b15321263390c5bd70d3ca43c848918f1ff962206849e06fff691fe66843e707d978e19",
 }
 
 // wrongKeys are well-formed keys of other key pairs, for the key-pair schemes.
 var wrongKeys = map[string]string{
-	"discord": "5f02878033ca984046c530d2f98e8c133ebb4216b22cb7547ce4909717af9088",
+	"sendgrid": "MFkwEwYHKoZIzj0CAQYIKoZIzj0DAQcDQgAEpFq5qzN1+liNUV5NFAaHt/vyzJWnoSb3+pvUihyX8XZBA7rCukIWBGDLkF95AHE1yY5V/h6iOF7nEvjmBvX2Pg==",
+	"discord":  "5f02878033ca984046c530d2f98e8c133ebb4216b22cb7547ce4909717af9088",
 }
 
 // secretOf is provider's test secret; a provider without its own format
