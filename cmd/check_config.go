@@ -32,7 +32,7 @@ func addConfigFlag(fl *pflag.FlagSet, path *string) {
 
 // configModeFlags are the flags that may go with a config file: the rest
 // are settings of a check, which the file holds.
-var configModeFlags = []string{"config", "quiet"}
+var configModeFlags = []string{"config", "quiet", "jobs"}
 
 // checkConfigPath returns the config file this invocation runs, or "" when
 // it is a check typed on the command line: --config, or hookreplay.yaml in
@@ -245,6 +245,10 @@ func checkOptionsFromConfig(ctx context.Context, base *checkOptions, c *config.C
 	}
 	if c.Burst > 0 {
 		o.Burst = c.Burst
+	}
+	o.Jobs = c.Jobs
+	if base.Jobs > 0 { // --jobs: this machine's choice, for every check
+		o.Jobs = base.Jobs
 	}
 	if c.Settle > 0 {
 		o.Settle, o.SettleSet = c.Settle, true

@@ -48,6 +48,7 @@ func TestCheckConfigMapsOntoFlags(t *testing.T) {
     secret_env: HOOKREPLAY_CFG_SECRET
     copies: 4
     burst: 6
+    jobs: 3
     settle: 150ms
     settle_max: 2s
     provider_timeout: 3s
@@ -71,7 +72,7 @@ func TestCheckConfigMapsOntoFlags(t *testing.T) {
 		"--to", "http://127.0.0.1:8080/hook", "--serve", "./server", "--reset-cmd", "./reset",
 		"--probe-sql", "balance=SELECT 1", "--dsn", "postgres://u:pw@db/app", "--probe-cmd", "mails=echo 2",
 		"--probe-http", "api=http://127.0.0.1:9/count", "--sink", "calls=127.0.0.1:9100", "--sink-match", "POST /v1/send", "--phases", "first,dups,crash",
-		"--secret-env", "HOOKREPLAY_CFG_SECRET", "-n", "4", "--burst", "6", "--settle", "150ms", "--settle-max", "2s",
+		"--secret-env", "HOOKREPLAY_CFG_SECRET", "-n", "4", "--burst", "6", "--jobs", "3", "--settle", "150ms", "--settle-max", "2s",
 		"--provider-timeout", "3s", "--max-time", "90s", "--seed", "5", "--insecure", "--report", "junit=out.xml", "--report", "markdown=out.md")
 	if code != 0 || len(fromFlags) != 1 {
 		t.Fatalf("flags: exit %d %q", code, msg)
@@ -87,6 +88,11 @@ func TestCheckConfigMapsOntoFlags(t *testing.T) {
 	only, code, _ := checkOptionsFrom(t, "--config", path, "other")
 	if code != 0 || len(only) != 1 || only[0].To != "http://127.0.0.1:8081/hook" {
 		t.Errorf("check NAME: exit %d, %+v", code, only)
+	}
+	// --jobs is the machine's: it goes with a config file, for every check.
+	jobs, code, msg := checkOptionsFrom(t, "--config", path, "--jobs", "2")
+	if code != 0 || len(jobs) != 2 || jobs[0].Jobs != 2 || jobs[1].Jobs != 2 {
+		t.Errorf("--config with --jobs 2: exit %d %q, %+v", code, msg, jobs)
 	}
 	for _, tc := range []struct {
 		args []string

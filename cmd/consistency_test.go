@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/hookreplay/hookreplay/internal/check"
 	"github.com/hookreplay/hookreplay/internal/config"
 	"github.com/hookreplay/hookreplay/internal/iostreams"
 	"github.com/hookreplay/hookreplay/internal/store"
@@ -119,6 +120,9 @@ func TestDeleteByEventID(t *testing.T) {
 // A config check is validated as its command line is: copies and burst have
 // the flags' bounds.
 func TestConfigBoundsAreTheFlags(t *testing.T) {
+	if config.MaxJobs != check.MaxJobs {
+		t.Errorf("config jobs ≤ %d, --jobs ≤ %d", config.MaxJobs, check.MaxJobs)
+	}
 	if config.MaxCopies != maxCopies || config.MaxBurst != maxConcurrency {
 		t.Errorf("config copies ≤ %d, burst ≤ %d; flags -n ≤ %d, --burst ≤ %d", config.MaxCopies, config.MaxBurst, maxCopies, maxConcurrency)
 	}

@@ -70,6 +70,7 @@ type Check struct {
 
 	Copies          int           // 0: the default
 	Burst           int           // 0: the default
+	Jobs            int           // 0: the default (deliveries at once, scoped probes)
 	Settle          time.Duration // 0: the default
 	SettleMax       time.Duration // 0: the default
 	ProviderTimeout time.Duration // 0: the provider's
@@ -429,7 +430,7 @@ func (p *parser) distinctReports(f *File) error {
 }
 
 // Keys are the keys a check may have, in the order the guide documents them.
-var Keys = []string{"deliveries", "to", "serve", "reset", "probes", "phases", "secret_env", "copies", "burst",
+var Keys = []string{"deliveries", "to", "serve", "reset", "probes", "phases", "secret_env", "copies", "burst", "jobs",
 	"settle", "settle_max", "provider_timeout", "max_time", "seed", "insecure", "reports", "dedupe_ttl", "forget"}
 
 func (p *parser) check(name string, key, n *yaml.Node) (*Check, error) {
@@ -463,6 +464,8 @@ func (p *parser) check(name string, key, n *yaml.Node) (*Check, error) {
 			c.Copies, err = p.intIn(what+": copies", v, 1, MaxCopies)
 		case "burst":
 			c.Burst, err = p.intIn(what+": burst", v, 2, MaxBurst)
+		case "jobs":
+			c.Jobs, err = p.intIn(what+": jobs", v, 1, MaxJobs)
 		case "settle":
 			c.Settle, err = p.duration(what+": settle", v, false)
 		case "settle_max":
@@ -517,6 +520,8 @@ const (
 	MaxCopies = 100_000
 	// MaxBurst bounds burst (--burst): each copy is an open connection.
 	MaxBurst = 1024
+	// MaxJobs bounds jobs (--jobs): deliveries checked at once.
+	MaxJobs = 64
 )
 
 var envName = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)

@@ -71,3 +71,29 @@ func TestPostgresConnectErrorIsOneLine(t *testing.T) {
 		}
 	}
 }
+
+// On Postgres a scoped query binds its values as $1, $2 (in order, a
+// placeholder used twice bound twice) and shares the pool of the probe it
+// was scoped from.
+func TestPostgresScopedProbe(t *testing.T) {
+	dsn := pgSchema(t, "testdata/wallets.sql")
+	base, err := NewSQL(dsn, "SELECT balance FROM wallets WHERE customer = {{json:data.object.customer}} AND {{json:data.object.customer}} <> {{event.type}}")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer base.Close()
+	p, key, err := base.Scope(scopeVars(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(key, "$1") || !strings.Contains(key, "$3") {
+		t.Fatalf("key %q", key)
+	}
+	v, err := p.Read(context.Background())
+	if err != nil || v.Text != "5000" {
+		t.Fatalf("scoped read: %v %v", v, err)
+	}
+	if p.(*SQLProbe).db != nil || base.db == nil {
+		t.Fatal("the scoped probe should use its base's pool")
+	}
+}
