@@ -67,10 +67,12 @@ run's attempts.`,
 		Short: "Show one run and its attempts",
 		Long: `Shows one run and its attempts. A check run's report is kept in the store
 whole, so --report renders it again in any format without re-running the check
-(a JUnit file for a CI job that did not ask for one, the Markdown for a PR).`,
+(a JUnit file for a CI job that did not ask for one, the Markdown for a PR);
+html draws each phase as a timeline from the run's attempts and probe readings.`,
 		Example: `  hookreplay runs show 3
   hookreplay runs show 3 --json
   hookreplay runs show 7 --report junit=check.xml --report markdown=check.md
+  hookreplay runs show 7 --report html=run7.html
   hookreplay runs show 7 --report text=-`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
