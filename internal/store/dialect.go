@@ -6,6 +6,7 @@ import (
 	"database/sql/driver"
 	"errors"
 	"fmt"
+	"github.com/jackc/pgx/v5"
 	"io"
 	"net"
 	"regexp"
@@ -48,6 +49,11 @@ type dialect interface {
 	// the target column does not hold it exactly (NULL elsewhere): a
 	// delivery's summary is read without its raw request.
 	requestLine() string
+	// oneShot are the arguments that go before a read's own, for a
+	// statement a short-lived command runs once or twice: on Postgres, sent
+	// without preparing it first (one round trip instead of two; the server
+	// infers the parameters' types from the statement).
+	oneShot() []any
 }
 
 type sqliteDialect struct{}
@@ -79,6 +85,8 @@ func (sqliteDialect) lost(err error) error { return err }
 
 // requestLine: SQLite's target is the exact bytes.
 func (sqliteDialect) requestLine() string { return "NULL" }
+
+func (sqliteDialect) oneShot() []any { return nil }
 
 type postgresDialect struct {
 	secrets []string // the DSN's password, as written and decoded
@@ -228,6 +236,8 @@ func (postgresDialect) begin() string { return "BEGIN" }
 func (postgresDialect) requestLine() string {
 	return `(CASE WHEN strpos(target, chr(65533)) > 0 THEN substring(raw_request FROM 1 FOR position('\x0a'::bytea IN raw_request)) END)`
 }
+
+func (postgresDialect) oneShot() []any { return []any{pgx.QueryExecModeExec} }
 
 // args replaces, in string arguments, NUL and bytes that are not UTF-8 by
 // U+FFFD (as JSON does): a delivery's exact bytes are its raw request

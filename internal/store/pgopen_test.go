@@ -80,13 +80,20 @@ func pgProxy(t *testing.T, dsn string, f *flights) string {
 	return ln.Addr().String()
 }
 
-// TestPostgresOpenIsOneRoundTrip: opening a store whose schema is current
-// costs the connection's start-up and one round trip (9 in all before: a
-// ping, then the version and the trust check read as prepared statements,
-// each a prepare and an execute).
-func TestPostgresOpenIsOneRoundTrip(t *testing.T) {
+// TestPostgresOpenAndListRoundTrips: opening a store whose schema is
+// current costs the connection's start-up and one round trip (9 in all
+// before: a ping, then the version and the trust check read as prepared
+// statements, each a prepare and an execute), and a page of list one more
+// (3 before: the pool's ping of a connection just opened, a prepare, an
+// execute).
+func TestPostgresOpenAndListRoundTrips(t *testing.T) {
 	loc := testkit.PostgresSchema(t, "openrt")
-	deliveriesOpen(t, loc).Close()
+	ctx := context.Background()
+	s := deliveriesOpen(t, loc)
+	if err := s.ImportDeliveries(ctx, []*Delivery{benchDelivery(1), benchDelivery(2)}); err != nil {
+		t.Fatal(err)
+	}
+	s.Close()
 	cfg, err := pgx.ParseConfig(loc)
 	if err != nil {
 		t.Fatal(err)
@@ -95,16 +102,27 @@ func TestPostgresOpenIsOneRoundTrip(t *testing.T) {
 	addr := pgProxy(t, loc, &f)
 	u := url.URL{Scheme: "postgres", User: url.User(cfg.User), Host: addr, Path: "/" + cfg.Database,
 		RawQuery: "sslmode=disable&search_path=" + url.QueryEscape(cfg.RuntimeParams["search_path"])}
-	s, err := Open(context.Background(), u.String())
+	count := func() int {
+		f.mu.Lock()
+		defer f.mu.Unlock()
+		return f.n
+	}
+	s, err = Open(ctx, u.String())
 	if err != nil {
 		t.Fatal(err)
 	}
-	f.mu.Lock()
-	n := f.n
-	f.mu.Unlock()
-	s.Close()
+	defer s.Close()
 	// The start-up (with trust authentication: one exchange) and the query.
-	if n != 2 {
+	if n := count(); n != 2 {
 		t.Errorf("opening a current store took %d round trips, want 2 (start-up, then one statement)", n)
+	}
+	for page := 1; page <= 2; page++ {
+		rows := 0
+		if err := s.EachSummary(ctx, Filter{Provider: "stripe"}, Page{Limit: 50}, func(DeliverySummary) error { rows++; return nil }); err != nil || rows != 2 {
+			t.Fatalf("page %d: %d rows, %v", page, rows, err)
+		}
+		if n := count(); n != 2+page {
+			t.Errorf("after page %d of list: %d round trips in all, want %d (one per page)", page, n, 2+page)
+		}
 	}
 }

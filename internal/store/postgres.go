@@ -86,7 +86,7 @@ func openPostgres(ctx context.Context, raw string, o options) (*Store, error) {
 	}
 	t := &pgTarget{cfg: cfg, schema: schema, display: display, pwFrom: passwordFrom(raw, cfg)}
 	d.where = t.where()
-	db := sql.OpenDB(pgConnector{Connector: stdlib.GetConnector(*cfg), t: t, d: d})
+	db := sql.OpenDB(pgConnector{Connector: stdlib.GetConnector(*cfg, stdlib.OptionShouldPing(pingReused)), t: t, d: d})
 	db.SetMaxIdleConns(4)
 	s := &Store{db: pool{DB: db, d: d}, path: raw, pg: t}
 	if err := s.openPostgresSchema(ctx, o); err != nil {
@@ -129,6 +129,15 @@ func (s *Store) openPostgresSchema(ctx context.Context, o options) error {
 		return err
 	}
 	return s.checkTrust(ctx, o.dropForeign)
+}
+
+// pingReused is when the pool pings a connection before reusing it: after
+// a second idle, as pgx does by default — but not on the first reuse of a
+// connection just opened, whose idle time pgx counts from the zero time:
+// that ping was a round trip of its own in every short command (list
+// opened the store, then pinged before its query).
+func pingReused(_ context.Context, p stdlib.ShouldPingParams) bool {
+	return p.IdleDuration > time.Second && p.IdleDuration < 100*365*24*time.Hour
 }
 
 // pgConnector is pgx's connector with its failures worded by connectErr:

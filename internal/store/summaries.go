@@ -91,7 +91,7 @@ func (s *Store) EachSummary(ctx context.Context, f Filter, p Page, fn func(Deliv
 	if p.Limit > 0 {
 		q += fmt.Sprintf(" LIMIT %d", p.Limit)
 	}
-	rows, err := s.db.QueryContext(ctx, q, args...)
+	rows, err := s.db.QueryContext(ctx, q, append(s.db.d.oneShot(), args...)...)
 	if err != nil {
 		return fmt.Errorf("list deliveries: %w", err)
 	}
