@@ -22,8 +22,12 @@ import (
 // AckBody is capture's own answer: {"id":N}. A provider's URL-verification
 // handshake (Slack's url_verification) also gets its challenge back, as the
 // provider requires before it enables the URL, so an app can be pointed at
-// capture directly.
+// capture directly; Meta's GET verification gets hub.challenge as the whole
+// body (AckContentType says text/plain).
 func AckBody(d *store.Delivery) []byte {
+	if c := bareChallenge(d); c != "" {
+		return []byte(c)
+	}
 	if s, err := verify.SchemeFor(d.Provider); err == nil { // just detected: a name the registry knows
 		if c := s.Challenge(d.Request()); c != "" {
 			b, _ := json.Marshal(struct {
@@ -34,6 +38,26 @@ func AckBody(d *store.Delivery) []byte {
 		}
 	}
 	return fmt.Appendf(nil, `{"id":%d}`, d.ID)
+}
+
+// bareChallenge is the challenge d's provider wants back as the whole
+// answer (Meta's hub.challenge), "" when d is no such handshake.
+func bareChallenge(d *store.Delivery) string {
+	if s, err := verify.SchemeFor(d.Provider); err == nil {
+		if b, ok := s.(verify.BareChallenger); ok {
+			return b.BareChallenge(d.Request())
+		}
+	}
+	return ""
+}
+
+// AckContentType is the Content-Type of capture's own answer to d: JSON,
+// or plain text for a challenge echoed as the whole body.
+func AckContentType(d *store.Delivery) string {
+	if bareChallenge(d) != "" {
+		return "text/plain; charset=utf-8"
+	}
+	return "application/json"
 }
 
 // insert commits d (setting d.ID) and returns once it is durable.

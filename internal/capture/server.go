@@ -559,7 +559,7 @@ func (s *Server) serveRequest(c *conn, rec *recorder, br *bufio.Reader) bool {
 	var latency time.Duration
 	if s.fwd == nil {
 		d.ResponseStatus = s.opt.Status
-		d.ResponseHeaders = message.Headers{{Name: "Content-Type", Value: "application/json"}}
+		d.ResponseHeaders = message.Headers{{Name: "Content-Type", Value: AckContentType(d)}}
 		start := time.Now()
 		if err := s.insert(d); err != nil {
 			s.rejectUnstored(c, remote, req, err)

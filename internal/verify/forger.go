@@ -2,6 +2,15 @@ package verify
 
 import "github.com/hookreplay/hookreplay/internal/message"
 
+// BareChallenger is a Scheme whose provider's URL-verification handshake
+// wants its challenge back as the whole answer, in plain text (Meta's
+// hub.challenge), where Challenge's is echoed inside capture's JSON.
+type BareChallenger interface {
+	// BareChallenge is the text req asks to have echoed back as the whole
+	// body, "" when req is no such handshake.
+	BareChallenge(req *message.Request) string
+}
+
 // Forger is a Scheme whose signature does not cover the body (Mercado Pago
 // signs the query's data.id, the request id and a timestamp), so a copy whose
 // body was changed after signing is one the provider's own check accepts:

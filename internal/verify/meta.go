@@ -132,10 +132,29 @@ func (s metaScheme) Handshake(r *message.Request) string {
 	return "Meta's webhook verification request (GET hub.mode=subscribe, sent when the callback URL is set; the handler answers hub.challenge after checking hub.verify_token)"
 }
 
-// Challenge: Meta wants hub.challenge back as the bare body, which capture's
-// JSON acknowledgement is not; capture forwards the request to the handler,
-// which answers it.
+// Challenge: Meta wants hub.challenge back as the bare body, not inside
+// capture's JSON: see BareChallenge.
 func (metaScheme) Challenge(*message.Request) string { return "" }
+
+var _ BareChallenger = metaScheme{}
+
+// maxChallenge bounds the hub.challenge capture echoes: Meta's are short
+// numbers; a longer one is no handshake of Meta's.
+const maxChallenge = 256
+
+// BareChallenge: Meta enables a callback URL only when its GET answers
+// hub.challenge as the body.
+func (metaScheme) BareChallenge(r *message.Request) string {
+	if !metaHandshake(r) {
+		return ""
+	}
+	_, q, _ := strings.Cut(r.Target, "?")
+	v, _ := url.ParseQuery(q)
+	if c := v.Get("hub.challenge"); len(c) <= maxChallenge {
+		return c
+	}
+	return ""
+}
 
 // metaItems walks a Meta envelope: for each change its field and value,
 // for each messaging item its kind and the object carrying its mid.
