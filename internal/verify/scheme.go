@@ -16,7 +16,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"sync/atomic"
 	"time"
 
 	"github.com/hookreplay/hookreplay/internal/message"
@@ -126,48 +125,6 @@ var schemes = []Scheme{
 	discordScheme{},
 	sendgridScheme{},
 	genericScheme{},
-}
-
-// declared holds the schemes Register added (the user's declarations),
-// set once when a command starts; they come before the built-ins, so that
-// a declaration can claim a delivery a built-in would otherwise take.
-var declared atomic.Pointer[[]Scheme]
-
-// all is the registry in detection order: declared schemes, then schemes.
-func all() []Scheme {
-	d := declared.Load()
-	if d == nil || len(*d) == 0 {
-		return schemes
-	}
-	return append(slices.Clone(*d), schemes...)
-}
-
-// Register makes the declared schemes ds (each from Declare) part of the
-// registry, in place of any registered before: detection, SchemeFor,
-// Schemes and every list of providers see them from then on.
-func Register(ds []Scheme) error {
-	seen := map[string]bool{}
-	for _, s := range ds {
-		if !Declared(s) {
-			return fmt.Errorf("register %s: not a declared scheme", s.Name())
-		}
-		if seen[s.Name()] {
-			return fmt.Errorf("provider %s is declared twice", s.Name())
-		}
-		seen[s.Name()] = true
-	}
-	c := slices.Clone(ds)
-	declared.Store(&c)
-	return nil
-}
-
-// Declared reports whether s was declared by the user rather than built in.
-func Declared(s Scheme) bool {
-	switch s.(type) {
-	case *declaredScheme, forgingDeclared:
-		return true
-	}
-	return false
 }
 
 // Schemes returns the registered schemes in display order: built-ins
