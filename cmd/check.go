@@ -56,6 +56,9 @@ type checkOptions struct {
 	DedupeTTL time.Duration
 	ForgetCmd string
 	Serve     string
+	// KillCmd and StartCmd kill and restart, for crash, a handler not
+	// killable through --serve's process group (docker compose, systemd).
+	KillCmd, StartCmd string
 	// ProviderTimeout 0 means the provider's own.
 	ProviderTimeout time.Duration
 	// Timeout bounds each request; 0 is the provider timeout plus 5s.
@@ -206,7 +209,9 @@ func checkEngineFlags(fl *pflag.FlagSet, o *checkOptions, phases *string) {
 	fl.StringVar(&o.ResetCmd, "reset-cmd", "", "shell command restoring the handler's state (before each ordering; makes burst/lost/crash exact)")
 	fl.DurationVar(&o.DedupeTTL, "dedupe-ttl", 0, "how long the handler remembers an event id (e.g. 24h); retention fails when the provider retries for longer (default: read from the TTL of the Redis keys a fresh event creates)")
 	fl.StringVar(&o.ForgetCmd, "forget-cmd", "", "shell command making the handler forget event $HOOKREPLAY_EVENT_ID (e.g. redis-cli DEL evt:$HOOKREPLAY_EVENT_ID): retention then sends the late retry and judges it")
-	fl.StringVar(&o.Serve, "serve", "", "shell command starting the handler on --to's address; stopped afterwards (needed by crash)")
+	fl.StringVar(&o.Serve, "serve", "", "shell command starting the handler on --to's address; stopped afterwards (needed by crash, unless --kill-cmd and --start-cmd are given); a command that exits 0 leaving its server running is waited for")
+	fl.StringVar(&o.KillCmd, "kill-cmd", "", "shell command killing the handler for crash, e.g. 'docker compose kill -s SIGKILL app' (with --start-cmd; without --serve, the running handler is used and left running)")
+	fl.StringVar(&o.StartCmd, "start-cmd", "", "shell command starting the handler again after --kill-cmd, e.g. 'docker compose start app'; hookreplay waits until --to's address accepts connections")
 	fl.DurationVar(&o.ProviderTimeout, "provider-timeout", 0, "the provider's answer timeout, judged by latency (default: the provider's: "+timeoutsHelp()+")")
 	fl.DurationVar(&o.Timeout, "timeout", 0, "per request: connect, send and wait for the answer (default: --provider-timeout plus 5s)")
 	fl.DurationVar(&o.Settle, "settle", probe.DefaultSettle, "probes must hold still this long before a reading counts (asynchronous handlers); when not given, it comes down to 3× the time one event's effects took (at least 100ms) once the first delivery showed it")
@@ -267,7 +272,7 @@ func resolveCheckSecret(o *checkOptions) error {
 	}
 	// PGPASSWORD=… psql …: kept out of the run's options, which a team
 	// store shows to everyone who may read it.
-	for _, c := range []string{o.ResetCmd, o.Serve, o.ForgetCmd} {
+	for _, c := range []string{o.ResetCmd, o.Serve, o.ForgetCmd, o.KillCmd, o.StartCmd} {
 		o.secrets.AddCommand(c)
 	}
 	for _, c := range o.ProbeCmd {
@@ -362,6 +367,9 @@ func checkValidateEngine(o *checkOptions) (*url.URL, error) {
 	}
 	if o.SettleMax < o.Settle {
 		return nil, usageErr("--settle must be positive and --settle-max at least --settle")
+	}
+	if (o.KillCmd == "") != (o.StartCmd == "") {
+		return nil, usageErr("--kill-cmd and --start-cmd go together: crash kills the handler with one and starts it again with the other")
 	}
 	if phase, req, unmet := checkUnmet(o.Phases, checkGives(o)); unmet {
 		return nil, checkNeedErr(phase, req)
@@ -540,8 +548,8 @@ func checkEngine(ctx context.Context, o *checkOptions, u *url.URL, st *store.Sto
 	}
 	defer probes.Close()
 	var srv *check.Server
-	if o.Serve != "" {
-		srv = &check.Server{Cmd: o.Serve, Addr: hostPort(u)}
+	if o.Serve != "" || o.KillCmd != "" {
+		srv = &check.Server{Cmd: o.Serve, Addr: hostPort(u), KillCmd: o.KillCmd, StartCmd: o.StartCmd}
 	}
 	opts := check.Options{
 		Target: u, Probes: probes.Probes, ProbeDefs: checkProbeSpecs(o).Labels(), Sink: probes.Sink, SMTP: probes.SMTP, Secret: o.Secret, N: o.N, Burst: o.Burst, Phases: o.Phases,
@@ -590,6 +598,9 @@ func checkRunOptions(o *checkOptions) map[string]any {
 	}
 	if o.Serve != "" {
 		m["serve"] = redact(o.Serve)
+	}
+	if o.KillCmd != "" {
+		m["kill_cmd"], m["start_cmd"] = redact(o.KillCmd), redact(o.StartCmd)
 	}
 	if o.ForgetCmd != "" {
 		m["forget_cmd"] = redact(o.ForgetCmd)
@@ -708,7 +719,7 @@ func checkGives(o *checkOptions) func(check.Input) bool {
 		case check.InputSecret, check.InputSecretSources:
 			return o.Secret != ""
 		case check.InputServe:
-			return o.Serve != ""
+			return o.Serve != "" || o.KillCmd != ""
 		case check.InputReset:
 			return o.ResetCmd != ""
 		}

@@ -123,7 +123,7 @@ func checkFlag(in check.Input) string {
 	case check.InputSecretSources:
 		return "--secret (or --secret-env)"
 	case check.InputServe:
-		return "--serve CMD"
+		return "--serve CMD (or --kill-cmd and --start-cmd)"
 	case check.InputReset:
 		return "--reset-cmd"
 	case check.InputSettle:
@@ -205,16 +205,32 @@ func checkErrWords(err error) string {
 }
 
 func serveErrText(e *check.ServeError) string {
+	flag := "--serve"
+	if e.ByStartCmd {
+		flag = "--start-cmd"
+	}
 	var s string
 	switch e.Problem {
 	case check.ServeAddrInUse:
-		s = fmt.Sprintf("--serve: %s already accepts connections before the handler was started: stop whatever listens there, or drop --serve", e.Addr)
+		s = fmt.Sprintf("%s: %s already accepts connections before the handler was started: stop whatever listens there, or drop %s", flag, e.Addr, flag)
 	case check.ServeNoStart:
-		s = fmt.Sprintf("--serve %q: %v", e.Cmd, e.Err)
+		s = fmt.Sprintf("%s %q: %v", flag, e.Cmd, e.Err)
 	case check.ServeExited:
-		s = fmt.Sprintf("--serve %q exited (%s) before %s accepted connections; its output:\n%s", e.Cmd, e.State, e.Addr, e.Output)
+		s = fmt.Sprintf("%s %q exited (%s) before %s accepted connections; its output:\n%s", flag, e.Cmd, e.State, e.Addr, e.Output)
+	case check.ServeNotRunning:
+		s = fmt.Sprintf("--kill-cmd without --serve: nothing accepts connections on %s; start the handler first (or give --serve)", e.Addr)
+	case check.ServeKillFailed:
+		if e.Err != nil {
+			s = fmt.Sprintf("--kill-cmd: %v", e.Err)
+		} else {
+			s = fmt.Sprintf("--kill-cmd %q ran, but %s still accepted connections %s later: it did not stop the handler", e.Cmd, e.Addr, e.Timeout)
+		}
 	default:
-		s = fmt.Sprintf("--serve %q: nothing accepted connections on %s within %s; its output:\n%s", e.Cmd, e.Addr, e.Timeout, e.Output)
+		exited := ""
+		if e.State != "" {
+			exited = "it exited (" + e.State + ") and "
+		}
+		s = fmt.Sprintf("%s %q: %snothing accepted connections on %s within %s; its output:\n%s", flag, e.Cmd, exited, e.Addr, e.Timeout, e.Output)
 	}
 	if e.Restart {
 		return "crash phase: restart: " + s

@@ -6,11 +6,13 @@ package e2e
 
 import (
 	"fmt"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/hookreplay/hookreplay/examples/wallet"
 	"github.com/hookreplay/hookreplay/internal/report"
 )
 
@@ -80,4 +82,56 @@ func TestCheckCrashLostEmailHintsAnOutbox(t *testing.T) {
 	if strings.Contains(lost.Hint, "same transaction as the work") || !strings.Contains(lost.Hint, "outbox row") || !strings.Contains(lost.Hint, "worker") {
 		t.Fatalf("the fix for a lost email should be an outbox, not the transaction: %q", lost.Hint)
 	}
+}
+
+// A --serve wrapper that starts the server in the background and exits 0
+// (`nohup ./server & exit 0`, as npm scripts and init scripts do) is waited
+// for: check runs, and stops the server it left in the group at the end.
+func TestCheckServeWrapperThatExitsZero(t *testing.T) {
+	t.Parallel() // waits on processes and probes, not on CPU: see TestMain
+	db := filepath.Join(t.TempDir(), "h.db")
+	id := checkStripeDelivery(t, db)
+	addr := freeAddr(t)
+	walletDB := filepath.Join(t.TempDir(), "wallet.db")
+	serve := fmt.Sprintf("nohup %s demo serve %s --listen %s --db %s --secret %s --quiet >/dev/null 2>&1 & exit 0", binPath, wallet.Fixed, addr, walletDB, checkSecret)
+	r, c := checkRunJSON(t, db, "--to", "http://"+addr+"/webhooks/stripe", "--probe-sql", checkBalanceSQL, "--dsn", "sqlite:"+walletDB,
+		"--secret", checkSecret, "--settle", "50ms", "-n", "3", "--phases", "first,dups", "--serve", serve, fmt.Sprint(id))
+	if r.Code != 0 || c == nil {
+		t.Fatalf("want exit 0, got %d\n%s\n%s", r.Code, r.Stdout, r.Stderr)
+	}
+	waitClosed(t, addr) // the server the wrapper left was stopped
+}
+
+// A handler started by a wrapper that daemonizes (setsid: outside any
+// process group hookreplay could kill) is crashed with --kill-cmd and
+// started again with --start-cmd; the crash phase still finds the bug (the
+// event claimed before the work, killed between the two), and the handler
+// --serve started is stopped at the end with --kill-cmd.
+func TestCheckCrashWithKillAndStartCommands(t *testing.T) {
+	t.Parallel() // waits on processes and probes, not on CPU: see TestMain
+	dir := t.TempDir()
+	db := filepath.Join(dir, "h.db")
+	id := checkStripeDelivery(t, db)
+	addr := freeAddr(t)
+	walletDB := filepath.Join(dir, "wallet.db")
+	pidfile := filepath.Join(dir, "handler.pid")
+	wrapper := filepath.Join(dir, "start-handler")
+	script := fmt.Sprintf("#!/bin/sh\nsetsid %s demo serve %s --listen %s --db %s --secret %s --quiet </dev/null >/dev/null 2>&1 &\necho $! > %s\nexit 0\n",
+		binPath, wallet.ClaimFirst, addr, walletDB, checkSecret, pidfile)
+	if err := os.WriteFile(wrapper, []byte(script), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	kill := "kill -KILL $(cat " + pidfile + ")"
+	t.Cleanup(func() { exec.Command("sh", "-c", kill).Run() })
+	r, c := checkRunJSON(t, db, "--to", "http://"+addr+"/webhooks/stripe", "--probe-sql", checkBalanceSQL, "--dsn", "sqlite:"+walletDB,
+		"--secret", checkSecret, "--settle", "100ms", "--settle-max", "3s", "--phases", "first,crash",
+		"--serve", wrapper, "--kill-cmd", kill, "--start-cmd", wrapper, fmt.Sprint(id))
+	if r.Code != 1 || c == nil {
+		t.Fatalf("want exit 1, got %d\n%s\n%s", r.Code, r.Stdout, r.Stderr)
+	}
+	cr := checkPhase(t, c, "crash")
+	if cr.Status != report.Fail || !strings.Contains(cr.Violations[0].Message, "lost") {
+		t.Fatalf("crash should find the work lost: %s\n%s", cr.Status, checkDump(c))
+	}
+	waitClosed(t, addr) // --kill-cmd stopped what the wrapper left running
 }

@@ -210,18 +210,26 @@ func TestInterruptE2ECheckServeKill9FreesThePort(t *testing.T) {
 		t.Skip("the parent-death signal exists on Linux and FreeBSD only (docs/reliability.md)")
 	}
 	t.Parallel()
-	dir := t.TempDir()
-	db := filepath.Join(dir, "h.db")
-	id := checkStripeDelivery(t, db)
-	addr := freeAddr(t)
-	walletDB := filepath.Join(dir, "wallet.db")
-	serve := fmt.Sprintf("%s demo serve fixed --listen %s --db %s --secret %s --delay 300ms --quiet & wait", binPath, addr, walletDB, checkSecret)
-	p := startBin(t, db, "check", fmt.Sprint(id), "--to", "http://"+addr+"/webhooks/stripe", "--probe-sql", checkBalanceSQL,
-		"--dsn", "sqlite:"+walletDB, "--secret", checkSecret, "--settle", "100ms", "--phases", "first,dups", "--serve", serve)
-	t.Cleanup(func() { killServing(addr) }) // when the test fails, the orphan must not outlive it
-	waitStderr(t, p, "dups", 20*time.Second)
-	p.kill9()
-	waitClosed(t, addr)
+	// "& wait": the group's leader waits for the server; "& exit 0": a
+	// wrapper that exits, leaving the server in the group (a keeper guards
+	// it then).
+	for name, tail := range map[string]string{"wait": "& wait", "exit0": ">/dev/null 2>&1 & exit 0"} {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			dir := t.TempDir()
+			db := filepath.Join(dir, "h.db")
+			id := checkStripeDelivery(t, db)
+			addr := freeAddr(t)
+			walletDB := filepath.Join(dir, "wallet.db")
+			serve := fmt.Sprintf("%s demo serve fixed --listen %s --db %s --secret %s --delay 300ms --quiet %s", binPath, addr, walletDB, checkSecret, tail)
+			p := startBin(t, db, "check", fmt.Sprint(id), "--to", "http://"+addr+"/webhooks/stripe", "--probe-sql", checkBalanceSQL,
+				"--dsn", "sqlite:"+walletDB, "--secret", checkSecret, "--settle", "100ms", "--phases", "first,dups", "--serve", serve)
+			t.Cleanup(func() { killServing(addr) }) // when the test fails, the orphan must not outlive it
+			waitStderr(t, p, "dups", 20*time.Second)
+			p.kill9()
+			waitClosed(t, addr)
+		})
+	}
 }
 
 // killServing kills every process whose command line names addr (the

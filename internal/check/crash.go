@@ -230,6 +230,10 @@ func (r *runner) crash(ctx context.Context, d *Delivery, fr *firstResult) (*repo
 	ph.Duration = time.Since(start)
 	c.conclude()
 	c.answers.conclude(ph, "crash")
+	if took := r.o.Serve.KillTook(); took > 0 {
+		r.note("delivery %d: crash: each kill ran the kill command, which took up to %s: a kill landed up to that much after the moment it was aimed at (the first probe change, or a point of the warm answer time), and a kill classed mid-handling is one whose copy had no answer when the command ended",
+			d.ID, roundDur(took))
+	}
 	if c.recovered > 0 {
 		r.note("delivery %d: crash: the work of a killed copy appeared up to %s after the restart: the handler's queue outlived the process and handed the job out again, "+
 			"so a reading after a restart waits for the work up to %s %s", d.ID, roundDur(c.recovered), r.name(InputSettleMax), report.Duration(r.o.SettleMax))
@@ -433,9 +437,12 @@ func (c *crashPhase) killTrial(ctx context.Context, t *trial, i int, k killPlan)
 	} else {
 		sleepUntil(called.Add(c.lag + k.delay))
 	}
-	killAt := r.o.Serve.Kill()
+	killAt, killErr := r.o.Serve.Kill(ctx)
 	if !answered {
 		ct.a1 = <-sent
+	}
+	if killErr != nil {
+		return nil, &SetupError{Err: fmt.Errorf("crash phase: %w", killErr)}
 	}
 	ct.class = classifyKill(ct.a1, killAt, trigger != "")
 	when := killWhen(ct.a1, killAt, called)

@@ -103,7 +103,9 @@ func (c *crashPhase) learnRestart(ctx context.Context) error {
 		return err
 	}
 	start := time.Now()
-	r.o.Serve.Kill()
+	if _, err := r.o.Serve.Kill(ctx); err != nil {
+		return &SetupError{Err: fmt.Errorf("crash phase: %w", err)}
+	}
 	if err := c.restartServer(ctx); err != nil {
 		return err
 	}

@@ -169,6 +169,12 @@ const (
 	ServeExited
 	// ServeNotReady: nothing accepted connections on Addr within Timeout.
 	ServeNotReady
+	// ServeNotRunning: no command starts the handler (only a kill
+	// command restarts it), and nothing accepts connections on Addr.
+	ServeNotRunning
+	// ServeKillFailed: the kill command (Cmd) failed (Err), or Addr still
+	// accepted connections Timeout after it.
+	ServeKillFailed
 )
 
 // ServeError is a handler process (Server) that did not start serving.
@@ -176,13 +182,15 @@ const (
 // is the tail of what the process printed, indented.
 type ServeError struct {
 	Problem ServeProblem
-	Cmd     string
-	Addr    string
-	State   string
-	Timeout time.Duration
-	Output  string
-	Err     error
-	Restart bool
+	// ByStartCmd: Cmd is the Server's StartCmd (a restart after a kill).
+	ByStartCmd bool
+	Cmd        string
+	Addr       string
+	State      string
+	Timeout    time.Duration
+	Output     string
+	Err        error
+	Restart    bool
 }
 
 func (e *ServeError) Error() string {
@@ -194,8 +202,16 @@ func (e *ServeError) Error() string {
 		s = fmt.Sprintf("start the handler %q: %v", e.Cmd, e.Err)
 	case ServeExited:
 		s = fmt.Sprintf("the handler %q exited (%s) before %s accepted connections; its output:\n%s", e.Cmd, e.State, e.Addr, e.Output)
+	case ServeNotRunning:
+		s = fmt.Sprintf("nothing accepts connections on %s: start the handler first, or give the command that starts it", e.Addr)
+	case ServeKillFailed:
+		if e.Err != nil {
+			s = fmt.Sprintf("the kill command: %v", e.Err)
+		} else {
+			s = fmt.Sprintf("the kill command %q ran, but %s still accepted connections %s later: it did not stop the handler", e.Cmd, e.Addr, e.Timeout)
+		}
 	default:
-		s = fmt.Sprintf("the handler %q: nothing accepted connections on %s within %s; its output:\n%s", e.Cmd, e.Addr, e.Timeout, e.Output)
+		s = fmt.Sprintf("the handler %q: %snothing accepted connections on %s within %s; its output:\n%s", e.Cmd, exitedText(e.State), e.Addr, e.Timeout, e.Output)
 	}
 	if e.Restart {
 		return "crash phase: restart: " + s
@@ -286,4 +302,13 @@ func bodyText(b string) string {
 		return ""
 	}
 	return ": " + b
+}
+
+// exitedText says that a command waited for exited with state (exit status
+// 0), when it did.
+func exitedText(state string) string {
+	if state == "" {
+		return ""
+	}
+	return "it exited (" + state + ") and "
 }

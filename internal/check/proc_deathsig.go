@@ -28,3 +28,16 @@ func serveCommand(cmd string) *exec.Cmd {
 	c.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGUSR2}
 	return c
 }
+
+// keeperGuard waits in a process group whose leader exited, until the
+// parent-death signal makes it kill the group.
+const keeperGuard = `trap 'kill -KILL 0' USR2; while :; do sleep 3600 & wait $!; done`
+
+// serveKeeper is a guard that joins process group pgid, whose leader (the
+// --serve command) exited 0 leaving its server running there: the group
+// again dies with hookreplay, as it did while the leader lived.
+func serveKeeper(pgid int) *exec.Cmd {
+	c := exec.Command("sh", "-c", keeperGuard)
+	c.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pgid: pgid, Pdeathsig: syscall.SIGUSR2}
+	return c
+}

@@ -19,3 +19,18 @@ func signalGroup(c *exec.Cmd, kill bool) {
 	}
 	_ = syscall.Kill(-c.Process.Pid, sig)
 }
+
+// killGroup sends SIGTERM (kill false) or SIGKILL (kill true) to process
+// group pgid.
+func killGroup(pgid int, kill bool) {
+	sig := syscall.SIGTERM
+	if kill {
+		sig = syscall.SIGKILL
+	}
+	_ = syscall.Kill(-pgid, sig)
+}
+
+// groupAlive reports whether process group pgid has a member left.
+func groupAlive(pgid int) bool {
+	return syscall.Kill(-pgid, 0) == nil
+}

@@ -10,3 +10,9 @@ func ownGroup(*exec.Cmd) {}
 
 // signalGroup kills c (Windows has no SIGTERM: both stop it at once).
 func signalGroup(c *exec.Cmd, _ bool) { _ = c.Process.Kill() }
+
+// killGroup is a no-op on Windows: there are no process groups.
+func killGroup(int, bool) {}
+
+// groupAlive is false on Windows: there are no process groups.
+func groupAlive(int) bool { return false }
