@@ -89,7 +89,7 @@ schemes that sign one (` + providers(timestamped) + `).
 			return signRun(o)
 		},
 	}
-	cmd.Flags().StringVar(&o.Provider, "provider", "", "provider scheme: "+strings.Join(verify.Providers, ", "))
+	cmd.Flags().StringVar(&o.Provider, "provider", "", "provider scheme: "+strings.Join(verify.Providers, ", ")+", or one declared in hookreplay.yaml (hookreplay providers)")
 	cmd.Flags().StringVar(&o.Secret, "secret", "", "signing secret (prefer --secret-env)")
 	cmd.Flags().StringVar(&o.SecretEnv, "secret-env", "", "name of the environment variable holding the signing secret")
 	cmd.Flags().StringVar(&ts, "timestamp", "", "signing time: unix seconds or RFC 3339 (default now)")

@@ -56,7 +56,9 @@ captured last week still verifies. Without an ID, the request body is read
 from stdin and its headers come from --header 'Name: value' (the timestamp is
 judged against now).
 
-Providers: ` + providers(anyProvider) + `.
+Providers: ` + providers(anyProvider) + `, and those declared in
+hookreplay.yaml's providers: or with --declare (hookreplay providers lists
+them; docs/providers.md).
 The provider is detected from the headers unless --provider is given.
 ` + signsURLSentence() + ` it was configured with: pass it with --url.
 The generic provider is an HMAC of the raw body in a header you name:

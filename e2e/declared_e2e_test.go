@@ -291,3 +291,47 @@ func TestTUIShowsDeclaredProvider(t *testing.T) {
 	tm.keys("q")
 	tm.waitFor("tui exited 0")
 }
+
+// check --config FILE reads the declarations of that file (not of the
+// working directory), and its check selects the declared provider's
+// deliveries by name: the CI path.
+func TestCheckConfigWithDeclaredProvider(t *testing.T) {
+	t.Parallel()
+	dir, elsewhere := t.TempDir(), t.TempDir()
+	db := filepath.Join(dir, "h.db")
+	body := `{"id":"evt_ci_1","type":"charge.succeeded"}`
+	raw := fmt.Sprintf("POST /webhooks/acme HTTP/1.1\r\nHost: example.com\r\nContent-Type: application/json\r\nAcme-Signature: %s\r\nContent-Length: %d\r\n\r\n%s",
+		acmeSign(time.Now(), []byte(body)), len(body), body)
+	os.WriteFile(filepath.Join(dir, "acme.http"), []byte(raw), 0o600)
+	if r := runIn(t, dir, "--db", db, "--declare", "acme: {signature_header: Acme-Signature, format: \"t={timestamp},v1={signature}\", signed: \"{timestamp}.{body}\", event_id: $.id, event_type: $.type}", "import", "acme.http"); r.Code != 0 {
+		t.Fatalf("import: exit %d %s", r.Code, r.Stderr)
+	}
+	for _, tc := range []struct {
+		naive bool
+		code  int
+	}{{false, 0}, {true, 1}} {
+		h := &acmeHandler{naive: tc.naive, seen: map[string]bool{}}
+		base := serveHandler(t, h)
+		cfg := filepath.Join(dir, fmt.Sprintf("ci-%v.yaml", tc.naive))
+		yaml := acmeYAML + fmt.Sprintf(`checks:
+  acme:
+    deliveries: {last: true, provider: acme}
+    to: %s/webhooks/acme
+    probes:
+      charges: {http: "%s/work"}
+    phases: [first, dups, burst]
+    secret_env: ACME_SECRET
+    copies: 3
+    burst: 4
+    settle: 50ms
+`, base, base)
+		os.WriteFile(cfg, []byte(yaml), 0o600)
+		c := exec.Command(binPath, "--db", db, "check", "--config", cfg)
+		c.Dir = elsewhere // no hookreplay.yaml here: the declarations come from --config
+		c.Env = append(os.Environ(), "NO_COLOR=1", "ACME_SECRET="+acmeSecret)
+		out, _ := c.CombinedOutput()
+		if got := c.ProcessState.ExitCode(); got != tc.code || !strings.Contains(string(out), "charge.succeeded") {
+			t.Fatalf("naive=%v: exit %d, want %d\n%s", tc.naive, got, tc.code, out)
+		}
+	}
+}
