@@ -26,6 +26,22 @@ import (
 // '{{.State.Status}}').
 var placeholder = regexp.MustCompile(`\{\{\s*(json:[^{}\s]+|event\.type|event\.id|provider)\s*\}\}`)
 
+// quotedPlaceholder matches a placeholder written inside quotes of its
+// own, '{{json:…}}' (SQL's string literal, a shell word) or "{{json:…}}"
+// (a shell word): the value is quoted (bound) anyway, so the quotes go.
+var quotedPlaceholder = regexp.MustCompile(`'(\{\{\s*(?:json:[^{}\s]+|event\.type|event\.id|provider)\s*\}\})'|"(\{\{\s*(?:json:[^{}\s]+|event\.type|event\.id|provider)\s*\}\})"`)
+
+// unquoted drops the quotes around placeholders in spec; double quotes only
+// when dq (in SQL they name a column).
+func unquoted(spec string, dq bool) string {
+	return quotedPlaceholder.ReplaceAllStringFunc(spec, func(m string) string {
+		if m[0] == '"' && !dq {
+			return m
+		}
+		return m[1 : len(m)-1]
+	})
+}
+
 // Vars gives a placeholder's value for one delivery: ok is false when the
 // delivery has none (a JSON path its body lacks).
 type Vars func(name string) (value string, ok bool)
@@ -160,7 +176,7 @@ func shellQuote(s string) string { return "'" + strings.ReplaceAll(s, "'", `'\''
 
 // Scope of a command: the values as single-quoted words.
 func (p *CmdProbe) Scope(v Vars) (Probe, string, error) {
-	cmd, _, err := render(p.cmd, p.Name(), v, func(_ int, val string) string { return shellQuote(val) })
+	cmd, _, err := render(unquoted(p.cmd, true), p.Name(), v, func(_ int, val string) string { return shellQuote(val) })
 	if err != nil {
 		return nil, "", err
 	}
@@ -180,9 +196,10 @@ func (p *HTTPProbe) Scope(v Vars) (Probe, string, error) {
 }
 
 // Scope of a query: the values as bind parameters ($1… on Postgres, ? on
-// SQLite), never pasted into the SQL; the scoped probe shares p's pool.
+// SQLite), never pasted into the SQL ('{{…}}', quoted as a literal would
+// be, is bound the same); the scoped probe shares p's pool.
 func (p *SQLProbe) Scope(v Vars) (Probe, string, error) {
-	q, vals, err := render(p.query, p.Name(), v, func(i int, _ string) string {
+	q, vals, err := render(unquoted(p.query, false), p.Name(), v, func(i int, _ string) string {
 		if p.driver == "pgx" {
 			return "$" + strconv.Itoa(i+1)
 		}

@@ -70,6 +70,17 @@ func TestScopedSQLProbe(t *testing.T) {
 	if err != nil || v.Text != "5000" {
 		t.Fatalf("scoped read: %v %v", v, err)
 	}
+	quoted, err := NewSQL("sqlite:"+path, "SELECT balance FROM wallets WHERE customer = '{{json:data.object.customer}}'")
+	if err != nil {
+		t.Fatal(err)
+	}
+	qp, _, err := quoted.Scope(scopeVars(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if v, err := qp.Read(context.Background()); err != nil || v.Text != "5000" {
+		t.Fatalf("a placeholder written as a string literal is bound all the same: %v %v", v, err)
+	}
 	injected, _, err := ScopeAll(set.Probes[:1], EventVars([]byte(`{"data":{"object":{"customer":"x' OR '1'='1"}}}`), "", ""))
 	if err != nil {
 		t.Fatal(err)
@@ -89,7 +100,7 @@ func TestScopedCmdAndHTTPProbes(t *testing.T) {
 	var got string
 	web := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { got = r.URL.Query().Get("c"); w.Write([]byte("1")) }))
 	defer web.Close()
-	set, err := FromSpecs(context.Background(), Specs{Cmd: []string{"printf %s {{json:data.object.note}}"}, HTTP: []string{web.URL + "/b?c={{json:data.object.note}}"}})
+	set, err := FromSpecs(context.Background(), Specs{Cmd: []string{`printf %s "{{json:data.object.note}}"`}, HTTP: []string{web.URL + "/b?c={{json:data.object.note}}"}})
 	if err != nil {
 		t.Fatal(err)
 	}
