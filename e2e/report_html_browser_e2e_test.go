@@ -6,6 +6,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -69,6 +70,23 @@ func TestReportHTMLInChromium(t *testing.T) {
 	}
 	if n := hits.Load(); n != 0 {
 		t.Errorf("the page made %d requests to a server", n)
+	}
+
+	// Tapping a violating copy shows its request and answer in the tip.
+	tap := regexp.MustCompile(`script-src &#39;sha256-.*?&#39;`).ReplaceAllString(string(raw), "script-src &#39;unsafe-inline&#39;")
+	tap = strings.Replace(tap, "</body>", `<script>document.addEventListener("DOMContentLoaded", function () { setTimeout(function () {
+  document.querySelector("g.copy.viol").dispatchEvent(new MouseEvent("click", {bubbles: true}));
+  document.body.setAttribute("data-tip", document.getElementById("tip").hidden ? "hidden" : "shown");
+}, 0); });</script></body>`, 1)
+	tapPage := filepath.Join(t.TempDir(), "tap.html")
+	if err := os.WriteFile(tapPage, []byte(tap), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	dom, _ = chromiumDOM(t, bin, tapPage)
+	tip := regexp.MustCompile(`(?s)<div id="tip"[^>]*>(.*?)</div>`).FindStringSubmatch(dom)
+	if !strings.Contains(dom, `data-tip="shown"`) || tip == nil || !strings.Contains(tip[1], "copy 1") || !strings.Contains(tip[1], "answered 200") ||
+		!strings.Contains(tip[1], "a violation of this phase is attributed to this copy") {
+		t.Errorf("tapping a violating copy did not show its tip: %q", tip)
 	}
 }
 

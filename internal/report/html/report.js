@@ -20,12 +20,16 @@
       on = g; g.classList.add("on");
       tip.textContent = t.textContent; tip.hidden = false;
     }
-    document.querySelectorAll("g.copy").forEach(function (g) {
-      g.addEventListener("mouseenter", function () { show(g); });
-      g.addEventListener("focus", function () { show(g); });
-      g.addEventListener("click", function (e) { show(g); e.stopPropagation(); });
+    // One listener each for the whole page: a big run draws thousands of copies.
+    function copyOf(e) { return e.target && e.target.closest ? e.target.closest("g.copy") : null; }
+    document.addEventListener("mouseover", function (e) { var g = copyOf(e); if (g) { show(g); } });
+    document.addEventListener("focusin", function (e) { var g = copyOf(e); if (g) { show(g); } });
+    document.addEventListener("click", function (e) {
+      var g = copyOf(e);
+      if (g) { show(g); return; }
+      tip.hidden = true;
+      if (on) { on.classList.remove("on"); on = null; }
     });
-    document.addEventListener("click", function () { tip.hidden = true; if (on) { on.classList.remove("on"); on = null; } });
     var root = document.documentElement;
     root.setAttribute("data-ready", String(Math.round(performance.now())));
     root.setAttribute("data-height", String(root.scrollHeight));
