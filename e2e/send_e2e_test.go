@@ -115,7 +115,7 @@ func identityPlace(t *testing.T, provider string, s sigSeen) string {
 		return s.Header.Get("X-Shopify-Event-Id") + " " + s.Header.Get("X-Shopify-Webhook-Id")
 	case "standard":
 		return s.Header.Get("Webhook-Id")
-	case "svix":
+	case "svix", "resend", "clerk":
 		return s.Header.Get("Svix-Id")
 	case "square":
 		var m map[string]any
@@ -177,7 +177,7 @@ func TestSendE2ECatalogueVerifiesWithFreshIDs(t *testing.T) {
 	required := []string{"stripe checkout.session.completed", "stripe payment_intent.succeeded", "stripe invoice.paid",
 		"stripe customer.subscription.created", "stripe customer.subscription.updated", "stripe customer.subscription.deleted",
 		"github pull_request.opened", "github issues.opened", "github push", "github installation.created",
-		"shopify orders/create", "shopify app/uninstalled", "standard user.created", "svix user.created",
+		"shopify orders/create", "shopify app/uninstalled", "standard user.created", "clerk user.created", "resend email.delivered",
 		"slack message.channels", "twilio message.received"}
 	listed := map[string]bool{}
 	for _, f := range sigFixtures(t) {

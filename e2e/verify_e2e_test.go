@@ -46,6 +46,8 @@ var sigSecrets = map[string]string{
 	"twilio":   "e2e-auth-token",
 	"standard": "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw",
 	"svix":     "whsec_C2FVsBQIhrscChlQIMV+b5sSYspob7oD",
+	"resend":   "whsec_C2FVsBQIhrscChlQIMV+b5sSYspob7oD",
+	"clerk":    "whsec_C2FVsBQIhrscChlQIMV+b5sSYspob7oD",
 	// Meta's app secret is 32 hex digits.
 	"whatsapp":    "5f4dcc3b5aa765d61d8327deb882cf99",
 	"messenger":   "0cc175b9c0f1b6a831c399e269772661",
@@ -116,9 +118,9 @@ func (h *sigHandler) check(provider string, r *http.Request, body []byte) string
 		if err != nil {
 			return "stripe-go: " + err.Error()
 		}
-	case "standard", "svix":
+	case "standard", "svix", "resend", "clerk":
 		hd := r.Header.Clone()
-		if provider == "svix" {
+		if provider != "standard" {
 			for _, k := range []string{"id", "timestamp", "signature"} {
 				hd.Set("webhook-"+k, r.Header.Get("svix-"+k))
 			}

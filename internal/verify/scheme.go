@@ -118,6 +118,8 @@ var schemes = []Scheme{
 	twilioScheme{},
 	standardScheme{name: "standard", title: "Standard Webhooks", prefix: "webhook"},
 	standardScheme{name: "svix", title: "Svix", prefix: "svix"},
+	standardScheme{name: "resend", title: "Resend", prefix: "svix", sender: "resend"},
+	standardScheme{name: "clerk", title: "Clerk", prefix: "svix", sender: "clerk"},
 	paddleScheme{},
 	squareScheme{},
 	razorpayScheme,

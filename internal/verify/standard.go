@@ -14,13 +14,53 @@ import (
 // Svix, which differ only in the header prefix: <p>-id, <p>-timestamp,
 // <p>-signature: "v1,<base64> v1,<base64>", base64 HMAC-SHA256 of
 // "<id>.<timestamp>.<body>" keyed with the base64-decoded secret after whsec_.
+//
+// Senders built on Svix (Resend, Clerk) sign exactly as Svix does; they are
+// shown by their own names, told apart by the body (sender), and verified
+// and signed as Svix.
 type standardScheme struct {
-	name   string // "standard" or "svix"
-	title  string // "Standard Webhooks" or "Svix"
+	name   string // "standard", "svix", "resend", "clerk"
+	title  string // "Standard Webhooks", "Svix", "Resend", "Clerk"
 	prefix string // "webhook" or "svix"
+	// sender names the Svix customer whose body shape this scheme claims
+	// ("" for plain Svix and Standard Webhooks).
+	sender string
 }
 
-var _ Scheme = standardScheme{}
+var (
+	_ Scheme          = standardScheme{}
+	_ RequestDetector = standardScheme{}
+)
+
+// svixSender names the Svix customer whose events body is: Clerk's events
+// are {"object":"event", "type":…, "data":…}; Resend's have types
+// email.*, contact.* or domain.* and no "object". "" for any other.
+func svixSender(body []byte) string {
+	m := jsonObject(body)
+	t := str(m, "type")
+	switch {
+	case m == nil || t == "":
+		return ""
+	case str(m, "object") == "event" && m["data"] != nil:
+		return "clerk"
+	case m["object"] == nil && m["data"] != nil &&
+		(strings.HasPrefix(t, "email.") || strings.HasPrefix(t, "contact.") || strings.HasPrefix(t, "domain.")):
+		return "resend"
+	}
+	return ""
+}
+
+// DetectsRequest: Svix's headers, and for a Svix customer its body shape
+// (plain Svix claims what no customer does).
+func (s standardScheme) DetectsRequest(r *message.Request) bool {
+	if !s.Detects(r.Headers) {
+		return false
+	}
+	if s.prefix != "svix" {
+		return true
+	}
+	return svixSender(r.Body) == s.sender
+}
 
 func (s standardScheme) Name() string                     { return s.name }
 func (s standardScheme) Title() string                    { return s.title }
@@ -53,11 +93,19 @@ func (s standardScheme) Retries() Schedule {
 		at += d
 		offsets = append(offsets, at)
 	}
-	return Schedule{
+	sch := Schedule{
 		Retries: offsets,
 		Final:   "message marked Failed for the endpoint (operational webhook message.attempt.exhausted); an endpoint failing for 5 days is disabled",
 		Source:  "https://docs.svix.com/retries (immediately, then 5 s, 5 min, 30 min, 2 h, 5 h, 10 h, 10 h, each after the previous failure)",
 	}
+	switch s.sender {
+	case "resend":
+		sch.Final = "message marked failed; it can be replayed from the dashboard"
+		sch.Source = "https://resend.com/docs/webhooks/retries-and-replays (Svix's timetable: immediately, then 5 s, 5 min, 30 min, 2 h, 5 h, 10 h, 10 h)"
+	case "clerk":
+		sch.Source = "https://clerk.com/docs/webhooks/overview (delivered by Svix) and " + sch.Source
+	}
+	return sch
 }
 
 // Detects: Svix sends svix-* headers (and may add the webhook-* ones too),
@@ -177,6 +225,17 @@ func (s standardScheme) Reidentify(r *message.Request, newID string) error {
 }
 
 func (s standardScheme) Samples() []Fixture {
+	switch s.name {
+	case "svix":
+		return []Fixture{{s.name, "invoice.paid", s.name + "/invoice.paid.json", s.title + " invoice.paid"}}
+	case "clerk":
+		return []Fixture{{s.name, "user.created", s.name + "/user.created.json", "a user signed up with a verified email"}}
+	case "resend":
+		return []Fixture{
+			{s.name, "email.delivered", s.name + "/email.delivered.json", "a receipt email delivered to its recipient"},
+			{s.name, "email.bounced", s.name + "/email.bounced.json", "a receipt email bounced (mailbox does not exist)"},
+		}
+	}
 	return []Fixture{
 		{s.name, "invoice.paid", s.name + "/invoice.paid.json", s.title + " invoice.paid"},
 		{s.name, "user.created", s.name + "/user.created.json", "Clerk user.created: a user signed up with a verified email"},
