@@ -65,3 +65,23 @@ func TestCheckBirdHandlerFromDocs(t *testing.T) {
 		})
 	}
 }
+
+// A handler that verifies against a fixed public URL (as Bird's sample
+// passes 'https://domain.com/webhook/bird') refuses every copy hookreplay
+// signs for the URL it sends it to: a setup problem, exit 2, whose message
+// names that cause.
+func TestCheckBirdFixedURLIsASetupProblem(t *testing.T) {
+	t.Parallel() // waits on processes and probes, not on CPU: see TestMain
+	base := startPython(t, "testdata/handlers/bird.py", birdKey, "correct", "https://domain.com/webhook/bird")
+	db := filepath.Join(t.TempDir(), "h.db")
+	req, err := verify.BuildDeliveryTo("bird", "sms.inbound", birdKey, "https://domain.com/webhook/bird", time.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	id := checkInsert(t, db, req)
+	r := runBin(t, db, nil, "check", "--no-color", "--to", base+"/webhook/bird", "--probe-http", base+"/work", "--secret", birdKey,
+		"--settle", "50ms", "--phases", "first", fmt.Sprint(id))
+	if r.Code != 2 || !strings.Contains(r.Stderr+r.Stdout, "verifies against another URL than the one the copy was sent to") {
+		t.Fatalf("want exit 2 naming the URL: %+v", r)
+	}
+}

@@ -51,6 +51,16 @@ func (birdScheme) Tolerance() time.Duration { return 0 }
 // ResponseTimeout: Bird publishes none.
 func (birdScheme) ResponseTimeout() time.Duration { return 0 }
 
+var _ Refuser = birdScheme{}
+
+// LibraryRefusal: a handler written from Bird's sample code verifies
+// against the URL it is given, often a fixed public one, while hookreplay
+// signs each copy for the URL it sends it to.
+func (birdScheme) LibraryRefusal(*message.Request) string {
+	return "it verifies against another URL than the one the copy was sent to (hookreplay signs each copy for the URL it sends it to, as Bird signs the subscription's; " +
+		"a handler that verifies against a fixed public URL, or rebuilds it from X-Forwarded-* headers, computes another: let it build the URL from the request, or check it at that URL)"
+}
+
 func (birdScheme) SignedAt(r *message.Request) (time.Time, bool) {
 	n, err := strconv.ParseInt(strings.TrimSpace(r.Headers.Get(birdTS)), 10, 64)
 	if err != nil {

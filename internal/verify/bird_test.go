@@ -104,3 +104,21 @@ func TestBirdSignReidentify(t *testing.T) {
 		t.Fatal("a signature without Bird's timestamp header is not Bird's")
 	}
 }
+
+// Why a signature does not match: for a URL-signing scheme given a URL, the
+// URL first; for Mercado Pago, whose body is not signed, no body causes.
+func TestWhyMismatchURLAndUnsignedBody(t *testing.T) {
+	req := birdReq(birdHand("1726070400", "https://domain.com/webhook/bird", birdReq("", "").Body, false), "1726070400")
+	why := WhyMismatch(Lookup("bird"), req, birdKey, "--secret", Options{URL: "https://domain.com/other"})
+	if !strings.HasPrefix(why, "the URL given is not the one Bird signed") {
+		t.Errorf("bird with --url: %q", why)
+	}
+	mp := mpReq("/n?data.id=1", "ts=1,v1=00", "r1")
+	why = WhyMismatch(Lookup("mercadopago"), mp, mpTestSecret, "--secret", Options{})
+	if strings.Contains(why, "re-encoded") || !strings.Contains(why, "data.id or the x-request-id") {
+		t.Errorf("mercadopago: %q", why)
+	}
+	if why := WhyMismatch(Lookup("github"), &message.Request{Body: []byte("x")}, "s", "--secret", Options{URL: "https://x"}); strings.Contains(why, "URL") {
+		t.Errorf("github signs no URL: %q", why)
+	}
+}

@@ -305,6 +305,25 @@ func setQueryParam(target, key, value string) string {
 	return path + "?" + strings.Join(parts, "&")
 }
 
+var (
+	_ MismatchExplainer = mercadoPagoScheme{}
+	_ Refuser           = mercadoPagoScheme{}
+)
+
+// LibraryRefusal: Mercado Pago's manifest has rules of its own that a
+// handler may not follow.
+func (mercadoPagoScheme) LibraryRefusal(*message.Request) string {
+	return "it builds another manifest than Mercado Pago's docs give (data.id taken from somewhere else than the query string, an alphanumeric data.id not lower-cased, " +
+		"a part left in the manifest when the notification lacks it, or the x-signature parts not trimmed)"
+}
+
+// MismatchCauses: the body is not signed, so no re-encoding of it matters.
+func (mercadoPagoScheme) MismatchCauses(secretName string) string {
+	return "it was signed with another secret (check that " + secretName + " is the application's secret signature, from Your integrations → Webhooks; test and production have their own), " +
+		"or the query string's data.id or the x-request-id header changed on the way (a proxy that rewrites the query or drops headers), " +
+		"or the notification is not a Webhooks one (IPN and QR Code notifications are not signed this way)"
+}
+
 // Forge changes a correctly signed copy where the signature covers it: the
 // query's data.id (the body is not signed), one character of it.
 func (mercadoPagoScheme) Forge(r *message.Request) (string, bool) {

@@ -130,8 +130,26 @@ func Reencoded(s Scheme, req *message.Request, secret string, opt Options) strin
 // signature did not verify with secret (named secretName): the re-encoding
 // that explains it when one does, else the usual causes.
 func WhyMismatch(s Scheme, req *message.Request, secret, secretName string, opt Options) string {
+	if e, ok := s.(MismatchExplainer); ok {
+		return e.MismatchCauses(secretName)
+	}
 	if what := Reencoded(s, req, secret, opt); what != "" {
 		return "the body was re-encoded after it was signed: it verifies once that is undone (" + what + "); verify the bytes the provider sent, before any parser or proxy touched them"
 	}
-	return MismatchCauses(ByHookreplay, secretName)
+	causes := MismatchCauses(ByHookreplay, secretName)
+	if s.SignsURL() && opt.URL != "" {
+		// The URL is the likeliest: any difference in scheme, host, port,
+		// path or query breaks it.
+		causes = "the URL given is not the one " + s.Title() + " signed (it signs the URL it posts to exactly: scheme, host, path and query), or " + causes
+	}
+	return causes
+}
+
+// MismatchExplainer is a Scheme whose signature covers other parts of the
+// request than the usual ones (Mercado Pago's: the query's data.id and a
+// header, not the body), so the usual causes of a mismatch are not its.
+type MismatchExplainer interface {
+	// MismatchCauses words why a signature may not match, most likely
+	// first; secretName names the secret as the user gave it.
+	MismatchCauses(secretName string) string
 }

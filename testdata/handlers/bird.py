@@ -5,9 +5,10 @@ join messagebird-request-timestamp, the request URL and that digest with
 newlines, HMAC-SHA256 it with the signing key and compare. The URL is the
 one the handler is served at, built from the Host header and the path.
 
-argv: PORT (0 = any, printed as "listening PORT") SIGNING_KEY VARIANT
+argv: PORT (0 = any, printed as "listening PORT") SIGNING_KEY VARIANT [URL]
 VARIANT: "correct" works each message (payload.id) once; "naive" works every
-delivery. GET /work answers how many were worked.
+delivery. GET /work answers how many were worked. URL, when given, is the
+fixed URL to verify against, as the docs' example passes one.
 """
 import base64
 import hashlib
@@ -19,6 +20,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 signing_key = sys.argv[2].encode()
 variant = sys.argv[3]
+fixed_url = sys.argv[4] if len(sys.argv) > 4 else ""
 seen = set()
 lock = threading.Lock()
 work = 0
@@ -44,7 +46,7 @@ class Handler(BaseHTTPRequestHandler):
     def do_POST(self):
         global work
         body = self.rfile.read(int(self.headers.get("Content-Length", 0)))
-        url = "http://%s%s" % (self.headers.get("Host"), self.path)
+        url = fixed_url or "http://%s%s" % (self.headers.get("Host"), self.path)
         try:
             ok = verify(self.headers.get("messagebird-signature", ""),
                         self.headers.get("messagebird-request-timestamp", ""), url, body)
