@@ -11,6 +11,10 @@
 # of that database: the capture ones are dropped at the end, the 1M one (bench_1000k_<stamp>, filled
 # from 4,000 rows bench/fill writes, copied by the server) is kept between runs as store.sh keeps its
 # SQLite files. Needs psql (postgresql-client) for the schema housekeeping.
+# With BEFORE=COMMIT (lib.sh builds that hookreplay too) capture into Postgres and list on it
+# are also measured with that build, in the same rounds: what a change did, side by side.
+# The load average at the start and the end is a row of its own: on a shared machine the
+# ratios of one run are what holds, not its absolute figures.
 . "$(dirname "$0")/lib.sh"
 [ -n "${HR:-}" ] && [ -n "${HEY:-}" ] || setup
 
@@ -24,19 +28,23 @@ mkdir -p "$W"
 pg_url() { case $PG in *\?*) echo "$PG&search_path=$1" ;; *) echo "$PG?search_path=$1" ;; esac; }
 psql_q() { psql "$PG" -qtAc "$1"; }
 cap_schema=bench_capture_$$
-drop_capture_schema() { psql_q "DROP SCHEMA IF EXISTS $cap_schema CASCADE" >/dev/null 2>&1 || true; }
+drop_capture_schema() {
+	psql_q "DROP SCHEMA IF EXISTS $cap_schema CASCADE" >/dev/null 2>&1 || true
+	psql_q "DROP SCHEMA IF EXISTS ${cap_schema}_before CASCADE" >/dev/null 2>&1 || true
+}
 trap 'drop_capture_schema; bench_cleanup' EXIT
 
 body=bench/testdata/invoice.paid.json
 post_lua "$body" >"$W/post.lua"
 start_handler "$W/handler.addr"
 
+load_start=$(cut -d' ' -f1 /proc/loadavg)
 declare -A PORT PID
-# start_capture NAME DB: capture --forward into DB; sets PORT[NAME], PID[NAME].
+# start_capture NAME DB [FLAGS [BINARY]]: capture --forward into DB; sets PORT[NAME], PID[NAME].
 start_capture() {
 	local port
 	port=$(free_port)
-	bg "$HR" --db "$2" capture ${3:-} --listen "127.0.0.1:$port" --forward "http://$handler" --quiet >/dev/null 2>"$W/$1.err"
+	bg "${4:-$HR}" --db "$2" capture ${3:-} --listen "127.0.0.1:$port" --forward "http://$handler" --quiet >/dev/null 2>"$W/$1.err"
 	PORT[$1]=$port
 	PID[$1]=$BG
 	wait_port "$port"
@@ -48,12 +56,17 @@ start_capture sqlite "$W/capture.db"
 # when the server runs with fsync on, as SQLite's --sync full does.
 start_capture sqlitefull "$W/capture-full.db" "--sync full"
 start_capture postgres "$(pg_url "$cap_schema")"
+targets="sqlite sqlitefull postgres"
+if [ -n "${HR_BEFORE:-}" ]; then
+	start_capture postgresbefore "$(pg_url "${cap_schema}_before")" "" "$HR_BEFORE"
+	targets="$targets postgresbefore"
+fi
 log "team: the Postgres server has fsync=$(psql_q "SHOW fsync"), synchronous_commit on (hookreplay sets it)"
 
 log "team: capture --forward into SQLite, SQLite --sync full and Postgres, $ROUNDS round(s) of ${DUR}s at c=1 and c=16"
 for c in 1 16; do
 	for _ in $(seq "$ROUNDS"); do
-		for t in sqlite sqlitefull postgres; do
+		for t in $targets; do
 			read -r p rps <<<"$(wrk_run "$W/post.lua" "http://127.0.0.1:${PORT[$t]}/webhooks/stripe" "$c")"
 			echo "$p" >>"$W/p50.$t.$c"
 			echo "$rps" >>"$W/rps.$t.$c"
@@ -66,7 +79,11 @@ row "8 team" "capture --forward into Postgres vs into SQLite, p50 ms at c=1 (goa
 row "8 team" "capture --forward into Postgres vs into SQLite, p50 ms at c=16" "$(m p50.postgres.16)" "$(m p50.sqlite.16)"
 row "8 team" "capture --forward into Postgres vs into SQLite --sync full (a flush per commit), req/s at c=16" "$(m rps.postgres.16)" "$(m rps.sqlitefull.16)"
 row "8 team" "capture --forward into Postgres vs into SQLite --sync full (a flush per commit), p50 ms at c=1" "$(m p50.postgres.1)" "$(m p50.sqlitefull.1)"
-for t in sqlite sqlitefull postgres; do stop "${PID[$t]}"; done
+if [ -n "${HR_BEFORE:-}" ]; then
+	row "8 team" "capture --forward into Postgres, req/s at c=16: this build vs $BEFORE" "$(m rps.postgres.16)" "$(m rps.postgresbefore.16)"
+	row "8 team" "capture --forward into Postgres, p50 ms at c=1: this build vs $BEFORE" "$(m p50.postgres.1)" "$(m p50.postgresbefore.1)"
+fi
+for t in $targets; do stop "${PID[$t]}"; done
 drop_capture_schema
 
 # The 1M stores: Postgres in a kept schema, SQLite in store.sh's cache file.
@@ -111,6 +128,9 @@ row "8 team $k" "list (newest 50) on Postgres, ms vs goal 50 ms" "$(med5 "$HR" -
 row "8 team $k" "list (newest 50), ms: Postgres vs SQLite" "$(med5 "$HR" --db "$pgbig" list)" "$(med5 "$HR" --db "$lite" list)"
 row "8 team $k" "list's store work in process (open, newest 50 twice; bench/fill -list), ms: Postgres vs SQLite" \
 	"$(for _ in 1 2 3 4 5; do "$FILL" -db "$pgbig" -list; done | median)" "$(for _ in 1 2 3 4 5; do "$FILL" -db "$lite" -list; done | median)"
+if [ -n "${HR_BEFORE:-}" ]; then
+	row "8 team $k" "list (newest 50) on Postgres, ms: this build vs $BEFORE" "$(med5 "$HR" --db "$pgbig" list)" "$(med5 "$HR_BEFORE" --db "$pgbig" list)"
+fi
 row "8 team $k" "process start alone (hookreplay --version), ms" "$(med5 "$HR" --version)" 50
 if command -v pgbench >/dev/null; then
 	# what a new connection costs the server (a backend forked and set up), whoever asks
@@ -145,3 +165,4 @@ if command -v tmux >/dev/null; then
 	row "8 team $k" "TUI first screen in tmux, ms: Postgres vs SQLite" \
 		"$(for _ in 1 2 3; do tui_ms "$pgbig" "$newest"; done | median)" "$(for _ in 1 2 3; do tui_ms "$lite" "$N"; done | median)"
 fi
+row "8 team" "load average (1 min): at the start vs at the end of this run" "$load_start" "$(cut -d' ' -f1 /proc/loadavg)"
