@@ -149,6 +149,8 @@ func identityPlace(t *testing.T, provider string, s sigSeen) string {
 			t.Fatalf("discord body is not JSON: %v", err)
 		}
 		return m["id"].(string)
+	case "linear":
+		return s.Header.Get("Linear-Delivery")
 	case "razorpay":
 		return s.Header.Get("X-Razorpay-Event-Id")
 	case "paddle":

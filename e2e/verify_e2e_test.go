@@ -58,6 +58,7 @@ var sigSecrets = map[string]string{
 	"razorpay":    "rzp-webhook-secret-2041",
 	"bird":        "bird-signing-key-e2e-7d1f",
 	"hubspot":     "8d1c5e0a-3f2b-4c7d-9e6a-1b2c3d4e5f60",
+	"linear":      "lin_wh_4f1c9a7b2d8e6f0a3c5b7d9e1f2a4c6e",
 	"discord":     "4032fea2deb70c36ee1a85d0bee7d917bf15e5f3610b7e80a0932f975b15321263390c5bd70d3ca43c848918f1ff962206849e06fff691fe66843e707d978e19",
 	"sendgrid":    "-----BEGIN PRIVATE KEY-----\nMIGHAgEAMBMGByqGSM49AgEGCCqGSM49AwEHBG0wawIBAQQg03mMHp33THN1+L14\neFG+9tvRKtSB6zelPP0aRJfBumGhRANCAATDw/Jw4XmX1oXo9U0WCVi0tm8XXvW7\nTZ8Kg0VQu1u12bZaJbgQedUI82LUNphHo0gWu6RZPGUC4vzAVphJw3zc\n-----END PRIVATE KEY-----\n",
 }
@@ -283,6 +284,20 @@ func (h *sigHandler) check(provider string, r *http.Request, body []byte) string
 		sum := sha256.Sum256(append([]byte(r.Header.Get("X-Twilio-Email-Event-Webhook-Timestamp")), body...))
 		if !ecdsa.VerifyASN1(&k.(*ecdsa.PrivateKey).PublicKey, sum[:], sig) {
 			return "bad X-Twilio-Email-Event-Webhook-Signature"
+		}
+	case "linear":
+		// Linear's documented check: hex HMAC-SHA256 of the body, webhookTimestamp within a minute.
+		var m struct {
+			WebhookTimestamp int64 `json:"webhookTimestamp"`
+		}
+		json.Unmarshal(body, &m)
+		if d := time.Since(time.UnixMilli(m.WebhookTimestamp)); d > time.Minute || d < -time.Minute {
+			return "linear webhookTimestamp too old"
+		}
+		mac := hmac.New(sha256.New, []byte(secret))
+		mac.Write(body)
+		if r.Header.Get("Linear-Signature") != hex.EncodeToString(mac.Sum(nil)) {
+			return "bad Linear-Signature"
 		}
 	default:
 		return "unknown provider " + provider

@@ -126,6 +126,7 @@ var schemes = []Scheme{
 	hubspotScheme{},
 	discordScheme{},
 	sendgridScheme{},
+	linearScheme{},
 	genericScheme{},
 }
 

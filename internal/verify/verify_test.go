@@ -224,8 +224,9 @@ func TestReidentifyKeepsOtherBytes(t *testing.T) {
 				if bytes.Equal(c.Body, req.Body) {
 					t.Fatal("a fresh Twilio event kept the message sid")
 				}
-			} else if !bytes.Equal(c.Body, req.Body) {
-				t.Fatal("body changed")
+			} else if re, err := Resign(req, f.Provider, secretOf(f.Provider), t0.Add(time.Minute), Options{URL: testURL}); err != nil || !bytes.Equal(c.Body, re.Body) {
+				// Only what re-signing itself stamps (Linear's webhookTimestamp) may differ.
+				t.Fatalf("body changed beyond what re-signing stamps (%v)", err)
 			}
 			// Same header names in the same order.
 			if len(c.Headers) != len(req.Headers) {
