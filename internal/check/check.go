@@ -520,6 +520,7 @@ func (r *runner) run(ctx context.Context) error {
 			}
 			return r.all(ctx)
 		}
+		r.unscopedNote()
 	}
 	for _, d := range r.o.Deliveries {
 		if !needFirst { // only order was asked for

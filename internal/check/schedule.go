@@ -131,6 +131,15 @@ func (r *runner) scopedProbes() bool {
 	return false
 }
 
+// unscopedNote says why deliveries whose probes are not scoped were
+// checked one at a time, and how to check them side by side.
+func (r *runner) unscopedNote() {
+	if n := len(r.o.Deliveries); n >= 2 {
+		r.note("%d deliveries were checked one at a time: no probe is scoped to a delivery, so every reading shows every delivery's effects; "+
+			"a probe that names what each event is about ({{json:data.object.customer}}) lets deliveries about different things run side by side (docs/guide.md, \"Scoped probes\")", n)
+	}
+}
+
 // note says how the deliveries were scheduled.
 func (s *schedule) note(r *runner) {
 	n := len(r.o.Deliveries)

@@ -145,3 +145,15 @@ func TestScheduledMissingFieldIsSetupError(t *testing.T) {
 		t.Fatalf("got %v, %v", c, err)
 	}
 }
+
+// Deliveries whose probe is not scoped run one at a time, and the report
+// says why and how to run them side by side.
+func TestUnscopedDeliveriesSayWhy(t *testing.T) {
+	h, u := newHandler(t, "correct")
+	o := options(h, u, delivery(t, 1, 4900), delivery(t, 2, 4900))
+	o.Phases = []string{PhaseFirst}
+	c := run(t, o)
+	if notes := strings.Join(c.Notes, "\n"); !strings.Contains(notes, "2 deliveries were checked one at a time: no probe is scoped") || !strings.Contains(notes, "{{json:data.object.customer}}") {
+		t.Fatalf("notes: %q", c.Notes)
+	}
+}
