@@ -12,6 +12,7 @@ import (
 	"io"
 	"net/http"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -325,6 +326,69 @@ func TestKeycheckExplanationsFollowObservations(t *testing.T) {
 			if c.Status != tc.status || !strings.Contains(c.Why, tc.why) || strings.Contains(c.Why, "without its idempotency store") ||
 				strings.Contains(c.Why, "no answer (no answer") || !strings.Contains(c.Observed, "after 1s, the longest keycheck waits while the store is down") {
 				t.Fatalf("outage %s: %s | %s", c.Status, c.Why, c.Observed)
+			}
+		})
+	}
+}
+
+// An API whose store client ends the process when the store goes down
+// (testdata/keycheck/dies_with_store.py, as a Redis client without an error
+// listener does) is a finding of outage, not a setup error: it fails,
+// saying the API stopped answering and whether it came back; the checks
+// before it keep their results. Under --serve the API is started again and
+// the checks after it run; without, they are not run, and the report says
+// the probe was served by the dead API.
+func TestKeycheckAPIThatDiesWithItsStore(t *testing.T) {
+	t.Parallel()
+	py, err := exec.LookPath("python3")
+	if err != nil {
+		t.Skip("python3 is not installed")
+	}
+	script, err := filepath.Abs(filepath.Join("testdata", "keycheck", "dies_with_store.py"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, serve := range []bool{true, false} {
+		t.Run(fmt.Sprintf("serve=%v", serve), func(t *testing.T) {
+			t.Parallel()
+			dir := t.TempDir()
+			addr, down := freeAddr(t), filepath.Join(dir, "redis-down")
+			api := fmt.Sprintf("exec %s %s %s %s", py, script, addr, down)
+			args := []string{"keycheck", "--to", "http://" + addr + "/v1/messages", "--body", `{"text":"hi {{nonce}}"}`,
+				"--checks", "first,replay,outage,expiry", "--ttl", "200ms", "--timeout", "2s",
+				"--store-down-cmd", "touch " + down, "--store-up-cmd", "rm -f " + down,
+				"--probe-http", "count=http://" + addr + "/debug/count", "--settle", "50ms", "--json", "-q"}
+			if serve {
+				args = append(args, "--serve", api)
+			} else {
+				p := exec.Command("sh", "-c", api)
+				if err := p.Start(); err != nil {
+					t.Fatal(err)
+				}
+				t.Cleanup(func() { p.Process.Kill(); p.Wait() })
+				waitListening(t, addr, nil)
+			}
+			r := runBin(t, filepath.Join(dir, "h.db"), nil, args...)
+			var k report.KeyCheck
+			if err := json.Unmarshal([]byte(r.Stdout), &k); err != nil || r.Code != 1 {
+				t.Fatalf("want exit 1 and a report, got %d: %v\n%s\n%s", r.Code, err, r.Stdout, r.Stderr)
+			}
+			c := kcResult(t, &k, "outage")
+			if c.Status != report.Fail || !strings.Contains(c.Why, "stopped answering when its idempotency store went away") {
+				t.Fatalf("outage %s: %s | %s", c.Status, c.Why, c.Observed)
+			}
+			if rp := kcResult(t, &k, "replay"); rp.Status != report.Pass {
+				t.Fatalf("replay, before the outage, keeps its result: %s %s", rp.Status, rp.Why)
+			}
+			ex := kcResult(t, &k, "expiry")
+			if serve {
+				if !strings.Contains(c.Observed, "started it again") || ex.Status == report.Skip {
+					t.Fatalf("under --serve the API is started again and expiry runs: %s | expiry %s %s", c.Observed, ex.Status, ex.Why)
+				}
+				return
+			}
+			if !strings.Contains(c.Observed, "probe count: served by the API itself") || ex.Status != report.Skip || !strings.Contains(ex.Why, "did not come back") {
+				t.Fatalf("without --serve: %s | expiry %s %s", c.Observed, ex.Status, ex.Why)
 			}
 		})
 	}

@@ -204,6 +204,25 @@ func (s *Server) Kill(ctx context.Context) (time.Time, error) {
 // killCloseTimeout bounds the wait for Addr to close after KillCmd.
 const killCloseTimeout = 10 * time.Second
 
+// Running reports whether the process Start ran (or what it left in its
+// group) is still there: a handler that died on its own is not, and only
+// Start brings it back.
+func (s *Server) Running() bool {
+	s.mu.Lock()
+	done, pgid, keeper := s.done, s.pgid, s.keeper
+	s.mu.Unlock()
+	if done == nil {
+		return false
+	}
+	select {
+	case <-done:
+		// A keeper is a member too: with one, the group cannot tell.
+		return keeper != nil || groupAlive(pgid)
+	default:
+		return true
+	}
+}
+
 // KillTook is the longest a KillCmd took (0 without one): a kill lands up
 // to that much after the moment it was aimed at.
 func (s *Server) KillTook() time.Duration {

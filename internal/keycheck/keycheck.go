@@ -128,6 +128,9 @@ type runner struct {
 	// headerTried lists the other key headers keyIgnored tried (nil: not
 	// tried yet).
 	headerTried []string
+	// gone, when set, says why the API cannot be reached any more: the
+	// checks after are not run.
+	gone string
 	// keyHonoured: replay sent the same request again with the key and
 	// the probes did not move, so the API reads the key where it is sent;
 	// a burst in which every copy ran is then a race, not a key ignored.
@@ -276,6 +279,8 @@ func (r *runner) run(ctx context.Context) error {
 		switch {
 		case c.name != nameFirst && !firstOK:
 			res = &report.KeyCheckResult{Name: c.name, Status: report.Skip, Why: "not run: " + firstWhy}
+		case r.gone != "":
+			res = &report.KeyCheckResult{Name: c.name, Status: report.Skip, Why: "not run: " + r.gone}
 		default:
 			if why := r.unmet(c); why != "" {
 				res = &report.KeyCheckResult{Name: c.name, Status: report.Skip, Why: why}

@@ -3,9 +3,12 @@ package keycheck
 import (
 	"context"
 	"fmt"
+	"net"
+	"strings"
 	"time"
 
 	"github.com/hookreplay/hookreplay/internal/message"
+	"github.com/hookreplay/hookreplay/internal/probe"
 	"github.com/hookreplay/hookreplay/internal/replay"
 	"github.com/hookreplay/hookreplay/internal/report"
 	"github.com/hookreplay/hookreplay/internal/store"
@@ -48,7 +51,13 @@ func (r *runner) checkOutage(ctx context.Context) (*report.KeyCheckResult, error
 	waited := time.Since(sentAt)
 	var during reading
 	if err == nil {
+		if !answered(a) && !r.apiListening() {
+			return r.outageDied(ctx, res, a, true)
+		}
 		during, err = r.after(ctx, nameOutage, "while the store was down", from, false)
+		if err != nil && ctx.Err() == nil && !r.apiListening() {
+			return r.outageDied(ctx, res, a, true)
+		}
 	}
 	if err := r.shell(context.WithoutCancel(ctx), r.o.StoreUpCmd); err != nil {
 		return res, setupf("store-up command: %v", err)
@@ -58,6 +67,9 @@ func (r *runner) checkOutage(ctx context.Context) (*report.KeyCheckResult, error
 	}
 	res.Attempts = 1
 	to, err := r.after(ctx, nameOutage, "after the store came back", during, false)
+	if err != nil && ctx.Err() == nil && !r.apiListening() {
+		return r.outageDied(ctx, res, a, false)
+	}
 	if err != nil {
 		return res, err
 	}
@@ -115,4 +127,107 @@ func timedOut(a store.Attempt, waited, bound time.Duration) string {
 		return ""
 	}
 	return fmt.Sprintf(" after %s, the longest keycheck waits while the store is down", bound)
+}
+
+// comeBackTimeout bounds the wait for an API that stopped answering during
+// the outage to accept connections again once its store is back (or the
+// run's timeout, when shorter).
+const comeBackTimeout = 10 * time.Second
+
+// outageDied judges an API that stopped accepting connections while its
+// idempotency store was down (a is what the request got; storeDown: the
+// store is still down): its process died with the store, as one whose Redis client has no error listener does. The store
+// is started again; the API may come back by itself (a supervisor), else
+// the command that started it (serve) starts it again, else the checks
+// after this one cannot run. The probes are read again only from an API
+// that answers: one served by the dead process cannot be.
+func (r *runner) outageDied(ctx context.Context, res *report.KeyCheckResult, a store.Attempt, storeDown bool) (*report.KeyCheckResult, error) {
+	if storeDown {
+		if err := r.shell(context.WithoutCancel(ctx), r.o.StoreUpCmd); err != nil {
+			return res, setupf("store-up command: %v", err)
+		}
+	}
+	res.Attempts = 1
+	upAt := time.Now()
+	back := ""
+	wait := min(comeBackTimeout, r.o.Timeout)
+	if r.o.Serve != nil && !r.o.Serve.Running() {
+		wait = 0 // its process is gone: nothing brings it back by itself
+	}
+	for deadline := upAt.Add(wait); ; time.Sleep(20 * time.Millisecond) {
+		if r.apiListening() {
+			back = fmt.Sprintf("it accepted connections again %s after the store came back", time.Since(upAt).Round(10*time.Millisecond))
+			break
+		}
+		if !time.Now().Before(deadline) {
+			break
+		}
+	}
+	if back == "" && r.o.Serve != nil {
+		r.o.Serve.Stop()
+		if err := r.o.Serve.Start(ctx); err != nil {
+			return res, &SetupError{Err: fmt.Errorf("outage: starting the API again: %w", err)}
+		}
+		back = "it did not come back by itself; the command that started it started it again"
+	}
+	res.Observed = fmt.Sprintf("%s; the API stopped accepting connections while its store was down; %s", answerText(a), orText(back, fmt.Sprintf("it did not accept connections again within %s after the store came back", wait)))
+	res.Status = report.Fail
+	res.Why = "the API stopped answering when its idempotency store went away: its process died with the store (a store client whose connection errors are not handled ends the process, as a Redis client without an error listener does), " +
+		"so every request in flight is lost and none is answered until it is restarted — handle the store's errors and answer 503 (if the store-down command stops the API itself, that is the cause)"
+	if back == "" {
+		res.Observed += "; the probes were not read again"
+		if served := r.probesServedByAPI(); len(served) > 0 {
+			res.Observed += fmt.Sprintf(" (probe %s: served by the API itself, which is down)", strings.Join(served, ", "))
+		}
+		r.gone = "the API stopped answering in outage and did not come back"
+		r.gen++
+		return res, nil
+	}
+	r.gen++
+	if _, err := probe.ReadAll(ctx, r.o.Probes); err != nil {
+		res.Observed += "; the probes could not be read afterwards: " + err.Error()
+	}
+	return res, nil
+}
+
+// apiListening reports whether the API's address accepts connections.
+func (r *runner) apiListening() bool {
+	host := r.target.URL.Host
+	if r.target.URL.Port() == "" {
+		port := "80"
+		if r.target.URL.Scheme == "https" {
+			port = "443"
+		}
+		host = net.JoinHostPort(r.target.URL.Hostname(), port)
+	}
+	c, err := net.DialTimeout("tcp", host, 500*time.Millisecond)
+	if err != nil {
+		return false
+	}
+	c.Close()
+	return true
+}
+
+func orText(s, alt string) string {
+	if s != "" {
+		return s
+	}
+	return alt
+}
+
+// probesServedByAPI names the probes whose definition names the API's
+// address (an HTTP probe of its own debug route): a dead API takes them
+// with it.
+func (r *runner) probesServedByAPI() []string {
+	var out []string
+	for i, p := range r.o.Probes {
+		def := p.Name()
+		if i < len(r.o.ProbeDefs) {
+			def = r.o.ProbeDefs[i]
+		}
+		if strings.Contains(def, "//"+r.target.URL.Host+"/") || strings.HasSuffix(def, "//"+r.target.URL.Host) {
+			out = append(out, p.Name())
+		}
+	}
+	return out
 }
