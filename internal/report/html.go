@@ -88,7 +88,13 @@ func writeHTML(w io.Writer, p htmlPage, tl *Timeline) error {
 		p.Empty = "no timeline: the run sent nothing and read no probe"
 	default:
 		for i := range tl.Sections {
-			p.Sections = append(p.Sections, layoutSection(&tl.Sections[i], i))
+			h := layoutSection(&tl.Sections[i], i, 0)
+			for j, z := range zooms(&tl.Sections[i]) {
+				zh := layoutSection(&z, j, i+1)
+				zh.ID, zh.Label = "", z.Title
+				h.Zooms = append(h.Zooms, zh)
+			}
+			p.Sections = append(p.Sections, h)
 		}
 	}
 	var buf bytes.Buffer
@@ -127,6 +133,9 @@ type htmlSection struct {
 	CopiesBot  int
 	ProbesTop  int
 	Span       string
+	// Zooms draw short stretches of a long section closer: each burst
+	// round, each kill to the handler's restart.
+	Zooms []htmlSection
 }
 
 // px is an SVG coordinate, printed with one decimal: the page of a big run
@@ -146,6 +155,9 @@ type svgCopy struct {
 	Violating      bool
 	Label          string
 	Tip            string
+	// ID names the copy's row in its section; a zoom's row has no tip of
+	// its own but Ref, the ID of the row whose tip it shows.
+	ID, Ref string
 }
 
 type svgLine struct {
@@ -186,8 +198,11 @@ type svgChange struct {
 	Extra            bool
 }
 
-// layoutSection places s on the SVG: times to x, copies to rows, values to y.
-func layoutSection(s *TimelineSection, i int) htmlSection {
+// layoutSection places s, the i0-th section, on the SVG: times to x,
+// copies to rows, values to y. zoomOf, when not 0, is the number of the
+// section s is a zoom of (its rows show that section's tips).
+func layoutSection(s *TimelineSection, i0, zoomOf int) htmlSection {
+	i := i0
 	span := s.End.Sub(s.Start)
 	if span <= 0 {
 		span = time.Millisecond
@@ -212,7 +227,12 @@ func layoutSection(s *TimelineSection, i int) htmlSection {
 	for i, c := range s.Copies {
 		x0, x1 := x(c.Start), x(c.End)
 		r := svgCopy{Y: px(y), X: x0, W: max(x1-x0, 2), LastX: x(c.LastByte), Outcome: outcomeClass(c.Outcome),
-			Violating: c.Violating, Tip: copyTip(s, c)}
+			Violating: c.Violating, ID: fmt.Sprintf("s%dc%d", i0+1, c.Copy)}
+		if zoomOf > 0 {
+			r.ID, r.Ref = "", fmt.Sprintf("s%dc%d", zoomOf, c.Copy)
+		} else {
+			r.Tip = copyTip(s, c)
+		}
 		// Thin rows are labelled every fifth (and where they violate).
 		if rowH >= 14 || i%5 == 0 || c.Violating {
 			r.Label = fmt.Sprintf("copy %d", c.Copy)
@@ -423,4 +443,76 @@ func htmlMark(s Status) string {
 		return "·"
 	}
 	return "–"
+}
+
+// zooms are the stretches of s too short to see on its axis, each as a
+// section of its own on its own axis: a burst round's copies, and a kill
+// with the killed copy and what followed until a little after the restart.
+// Only a failed phase's are drawn (the story a reader came for; a big
+// passing run stays small), and only stretches under a fifth of s's span.
+func zooms(s *TimelineSection) []TimelineSection {
+	if !s.Failed() {
+		return nil
+	}
+	span := s.End.Sub(s.Start)
+	var out []TimelineSection
+	window := func(title string, from, to time.Time) {
+		if to.Sub(from) <= 0 || to.Sub(from) > span/5 {
+			return
+		}
+		pad := to.Sub(from) / 20
+		z := TimelineSection{Title: title, Phase: s.Phase, Status: s.Status, Start: from.Add(-pad), End: to.Add(pad)}
+		for _, c := range s.Copies {
+			if c.Start.Before(z.End) && !c.End.Before(z.Start) {
+				z.Copies = append(z.Copies, c)
+			}
+		}
+		for _, b := range s.Bursts {
+			if !b.Before(z.Start) && !b.After(z.End) {
+				z.Bursts = append(z.Bursts, b)
+			}
+		}
+		for _, m := range s.Marks {
+			if !m.At.Before(z.Start) && !m.At.After(z.End) {
+				z.Marks = append(z.Marks, m)
+			}
+		}
+		out = append(out, z)
+	}
+	for n := range s.Bursts {
+		var from, to time.Time
+		for _, c := range s.Copies {
+			if c.Round != n+1 {
+				continue
+			}
+			if from.IsZero() || c.Start.Before(from) {
+				from = c.Start
+			}
+			if c.End.After(to) {
+				to = c.End
+			}
+		}
+		window(fmt.Sprintf("round %d", n+1), from, to)
+	}
+	for _, m := range s.Marks {
+		if m.Kind != "kill" {
+			continue
+		}
+		var from, to time.Time
+		for _, c := range s.Copies {
+			if c.Copy == m.Copy {
+				from = c.Start
+			}
+		}
+		for _, r := range s.Marks {
+			if r.Kind == "restart" && r.Copy == m.Copy {
+				to = r.At
+			}
+		}
+		if from.IsZero() || to.IsZero() {
+			continue
+		}
+		window(fmt.Sprintf("the kill of copy %d to the restart", m.Copy), from, to.Add(to.Sub(from)/4))
+	}
+	return out
 }

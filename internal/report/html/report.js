@@ -14,7 +14,9 @@
   document.addEventListener("DOMContentLoaded", function () {
     var tip = document.getElementById("tip"), on = null;
     function show(g) {
-      var t = g.querySelector("title");
+      // A zoom's copy shows the tip of its row in the section's timeline.
+      var src = g.dataset.ref ? document.getElementById(g.dataset.ref) : g;
+      var t = src && src.querySelector("title");
       if (!t) { return; }
       if (on) { on.classList.remove("on"); }
       on = g; g.classList.add("on");
