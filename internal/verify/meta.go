@@ -3,6 +3,7 @@ package verify
 import (
 	"encoding/base64"
 	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"math"
 	"net/url"
@@ -107,9 +108,22 @@ func (s metaScheme) DetectsRequest(r *message.Request) bool {
 	if !h.Has(metaSig256) && !h.Has(metaSig1) && !strings.HasPrefix(strings.ToLower(h.Get("User-Agent")), metaUA) {
 		return false
 	}
-	m := jsonObject(r.Body)
-	_, hasEntry := m["entry"].([]any)
-	return hasEntry && str(m, "object") == s.object
+	obj, ok := metaObject(r.Body)
+	return ok && obj == s.object
+}
+
+// metaObject reads the "object" of Meta's {"object": …, "entry": [...]}
+// envelope without building the entries (detection asks it of every
+// signed request); ok is false for any other body.
+func metaObject(body []byte) (string, bool) {
+	var env struct {
+		Object string            `json:"object"`
+		Entry  []json.RawMessage `json:"entry"`
+	}
+	if json.Unmarshal(body, &env) != nil || env.Entry == nil {
+		return "", false
+	}
+	return env.Object, true
 }
 
 // metaHandshake reports whether r is Meta's verification request: a GET
@@ -135,6 +149,10 @@ func (s metaScheme) Handshake(r *message.Request) string {
 // Challenge: Meta wants hub.challenge back as the bare body, not inside
 // capture's JSON: see BareChallenge.
 func (metaScheme) Challenge(*message.Request) string { return "" }
+
+// maxMetaIDs is the most event ids a Meta delivery's identity lists: Meta
+// batches at most 1000 updates in one POST.
+const maxMetaIDs = 1000
 
 var _ BareChallenger = metaScheme{}
 
@@ -267,6 +285,10 @@ func (s metaScheme) Identity(r *message.Request) Identity {
 	ids := metaIDs(r)
 	if len(ids) > 0 {
 		id.EventID = ids[0]
+	}
+	if len(ids) > maxMetaIDs {
+		// A body claiming more is not Meta's; its identity stays bounded.
+		ids = ids[:maxMetaIDs]
 	}
 	if len(ids) > 1 {
 		id.Extra = map[string]string{ExtraEventIDs: strings.Join(ids, " ")}

@@ -2,6 +2,7 @@ package verify
 
 import (
 	"bytes"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -185,5 +186,28 @@ func TestMetaRetries(t *testing.T) {
 		if rs[i] <= rs[i-1] {
 			t.Fatalf("retries not increasing: %v", rs)
 		}
+	}
+}
+
+// A body claiming more messages than Meta batches keeps a bounded
+// identity: the first 1000 ids; re-identifying still renews every one.
+func TestMetaIdentityBounded(t *testing.T) {
+	var b strings.Builder
+	b.WriteString(`{"object":"whatsapp_business_account","entry":[{"id":"1","changes":[{"field":"messages","value":{"messages":[`)
+	for i := range 1500 {
+		if i > 0 {
+			b.WriteString(",")
+		}
+		fmt.Fprintf(&b, `{"id":"wamid.%04d","type":"text"}`, i)
+	}
+	b.WriteString(`]}}]}]}`)
+	req := &message.Request{Method: "POST", Body: []byte(b.String()), Headers: message.Headers{{Name: "X-Hub-Signature-256", Value: "sha256=00"}}}
+	id := Detect(req)
+	if ids := EventIDs(id.EventID, id.Extra); len(ids) != 1000 || ids[999] != "wamid.0999" {
+		t.Fatalf("%d ids", len(ids))
+	}
+	c, err := Reidentify(req, "whatsapp", "", "", t0, Options{})
+	if err != nil || bytes.Contains(c.Body, []byte("wamid.1499")) {
+		t.Fatalf("the 1500th message kept its id: %v", err)
 	}
 }
