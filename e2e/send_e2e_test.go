@@ -149,6 +149,8 @@ func identityPlace(t *testing.T, provider string, s sigSeen) string {
 			t.Fatalf("discord body is not JSON: %v", err)
 		}
 		return m["id"].(string)
+	case "twitch":
+		return s.Header.Get("Twitch-Eventsub-Message-Id")
 	case "linear":
 		return s.Header.Get("Linear-Delivery")
 	case "razorpay":

@@ -59,6 +59,7 @@ var sigSecrets = map[string]string{
 	"bird":        "bird-signing-key-e2e-7d1f",
 	"hubspot":     "8d1c5e0a-3f2b-4c7d-9e6a-1b2c3d4e5f60",
 	"linear":      "lin_wh_4f1c9a7b2d8e6f0a3c5b7d9e1f2a4c6e",
+	"twitch":      "twitch-eventsub-secret-e2e",
 	"discord":     "4032fea2deb70c36ee1a85d0bee7d917bf15e5f3610b7e80a0932f975b15321263390c5bd70d3ca43c848918f1ff962206849e06fff691fe66843e707d978e19",
 	"sendgrid":    "-----BEGIN PRIVATE KEY-----\nMIGHAgEAMBMGByqGSM49AgEGCCqGSM49AwEHBG0wawIBAQQg03mMHp33THN1+L14\neFG+9tvRKtSB6zelPP0aRJfBumGhRANCAATDw/Jw4XmX1oXo9U0WCVi0tm8XXvW7\nTZ8Kg0VQu1u12bZaJbgQedUI82LUNphHo0gWu6RZPGUC4vzAVphJw3zc\n-----END PRIVATE KEY-----\n",
 }
@@ -298,6 +299,19 @@ func (h *sigHandler) check(provider string, r *http.Request, body []byte) string
 		mac.Write(body)
 		if r.Header.Get("Linear-Signature") != hex.EncodeToString(mac.Sum(nil)) {
 			return "bad Linear-Signature"
+		}
+	case "twitch":
+		// Twitch's documented check: sha256= hex HMAC-SHA256 of message id + timestamp + body, at most 10 min old.
+		ts := r.Header.Get("Twitch-Eventsub-Message-Timestamp")
+		at, err := time.Parse(time.RFC3339Nano, ts)
+		if err != nil || time.Since(at) > 10*time.Minute {
+			return "twitch timestamp too old"
+		}
+		mac := hmac.New(sha256.New, []byte(secret))
+		mac.Write([]byte(r.Header.Get("Twitch-Eventsub-Message-Id") + ts))
+		mac.Write(body)
+		if r.Header.Get("Twitch-Eventsub-Message-Signature") != "sha256="+hex.EncodeToString(mac.Sum(nil)) {
+			return "bad Twitch-Eventsub-Message-Signature"
 		}
 	default:
 		return "unknown provider " + provider

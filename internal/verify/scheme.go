@@ -127,6 +127,7 @@ var schemes = []Scheme{
 	discordScheme{},
 	sendgridScheme{},
 	linearScheme{},
+	twitchScheme{},
 	genericScheme{},
 }
 
