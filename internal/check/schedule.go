@@ -176,9 +176,13 @@ func (s *schedule) note(r *runner) {
 func (r *runner) runScheduled(ctx context.Context, s *schedule) error {
 	s.note(r)
 	if s.jobs > 1 {
-		// A burst takes every slot: one burst at a time, and single copies
-		// of other deliveries between them.
-		r.flightCap = int64(max(r.o.Burst, s.jobs))
+		// At most --burst copies in flight across every delivery, and a
+		// burst takes every slot: one burst at a time, single copies of
+		// other deliveries between them. No copy then waits behind more of
+		// hookreplay's copies than a burst's own do in a run of one at a
+		// time, so the latency phase judges the handler under the same
+		// load in both.
+		r.flightCap = int64(r.o.Burst)
 		r.flight = semaphore.NewWeighted(r.flightCap)
 	}
 	parent := ctx

@@ -11,6 +11,7 @@ import (
 	"net/url"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -23,6 +24,11 @@ import (
 // GET /count?c=CUSTOMER: it deduplicates on the event id, except for the
 // customers in double, whose every copy is credited.
 type customers struct {
+	// inFlight counts POSTs being handled, peak the most at once; each
+	// takes slow.
+	inFlight, peak atomic.Int32
+	slow           time.Duration
+
 	mu     sync.Mutex
 	seen   map[string]bool
 	credit map[string]int
@@ -30,6 +36,13 @@ type customers struct {
 }
 
 func (h *customers) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if r.Method == http.MethodPost {
+		n := h.inFlight.Add(1)
+		defer h.inFlight.Add(-1)
+		for p := h.peak.Load(); n > p && !h.peak.CompareAndSwap(p, n); p = h.peak.Load() {
+		}
+		time.Sleep(h.slow)
+	}
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if r.Method == http.MethodGet {
@@ -73,7 +86,7 @@ func customerDelivery(t *testing.T, id int64, customer string) Delivery {
 	return d
 }
 
-func customersCheck(t *testing.T, jobs int, ds []Delivery) (*report.Check, error) {
+func customersCheck(t *testing.T, jobs int, ds []Delivery, edit ...func(*Options, *customers)) (*report.Check, error) {
 	t.Helper()
 	h := &customers{seen: map[string]bool{}, credit: map[string]int{}, double: map[string]bool{"cus_b": true}}
 	srv := httptest.NewServer(h)
@@ -83,6 +96,9 @@ func customersCheck(t *testing.T, jobs int, ds []Delivery) (*report.Check, error
 		Probes: []probe.Probe{probe.Named(probe.NewHTTP(srv.URL+"/count?c={{json:data.object.customer}}"), "credits")},
 		N:      3, Burst: 5, BurstRounds: 2, Settle: 5 * time.Millisecond, SettleMax: 150 * time.Millisecond,
 		Phases: []string{PhaseFirst, PhaseDups, PhaseBurst, PhaseLost, PhaseLatency}}
+	for _, e := range edit {
+		e(&o, h)
+	}
 	return Run(context.Background(), o)
 }
 
@@ -155,5 +171,29 @@ func TestUnscopedDeliveriesSayWhy(t *testing.T) {
 	c := run(t, o)
 	if notes := strings.Join(c.Notes, "\n"); !strings.Contains(notes, "2 deliveries were checked one at a time: no probe is scoped") || !strings.Contains(notes, "{{json:data.object.customer}}") {
 		t.Fatalf("notes: %q", c.Notes)
+	}
+}
+
+// Deliveries side by side never have more than --burst copies in flight
+// between them, however many jobs: the handler sees no more load than one
+// delivery's burst gives it.
+func TestScheduledCopiesInFlightAreBounded(t *testing.T) {
+	var ds []Delivery
+	for i, c := range []string{"cus_a", "cus_c", "cus_d", "cus_e", "cus_f", "cus_g"} {
+		ds = append(ds, customerDelivery(t, int64(i+1), c))
+	}
+	var h *customers
+	c, err := customersCheck(t, 6, ds, func(o *Options, hh *customers) {
+		h, hh.slow = hh, 30*time.Millisecond
+		o.Burst, o.Phases = 2, []string{PhaseFirst, PhaseDups}
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.Verdict != report.VerdictPass {
+		t.Fatalf("verdict %s\n%s", c.Verdict, phaseStatuses(c))
+	}
+	if p := h.peak.Load(); p > 2 {
+		t.Fatalf("%d copies in flight at once, want at most --burst 2", p)
 	}
 }
