@@ -200,7 +200,7 @@ func keycheckFlags(fl *pflag.FlagSet, o *keycheckOptions, checks *string) {
 	fl.StringVar(checks, "checks", "", "comma-separated checks to run: "+strings.Join(keycheck.CheckNames(), ","))
 	checkProbeFlags(fl, &o.probes)
 	fl.StringVar(&o.Serve, "serve", "", "shell command starting the API on --to's address; stopped afterwards")
-	fl.StringVar(&o.ResetCmd, "reset-cmd", "", "shell command run once before the first check (restore the API's state)")
+	fl.StringVar(&o.ResetCmd, "reset-cmd", "", "shell command restoring the API's state, run before the first check and before each check that starts from a fresh operation (lost, burst, no-key, 5xx, scope, …)")
 	fl.DurationVar(&o.Timeout, "timeout", 30*time.Second, "per request: connect, send and wait for the answer")
 	fl.DurationVar(&o.Settle, "settle", probe.DefaultSettle, "probes must hold still this long before a reading counts; when not given, it comes down to 3× the time the first request's effects took (at least 100ms)")
 	fl.DurationVar(&o.SettleMax, "settle-max", probe.DefaultSettleMax, "longest wait for probes to settle")
@@ -434,6 +434,8 @@ func keycheckFlag(in keycheck.Input) string {
 		return "--key-header"
 	case keycheck.InputKeyPattern:
 		return "--key"
+	case keycheck.InputReset:
+		return "--reset-cmd"
 	}
 	return ""
 }

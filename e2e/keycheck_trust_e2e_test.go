@@ -52,6 +52,12 @@ type mwAPI struct {
 	// gone, is dropped without doing anything.
 	down    string
 	dropped bool
+	// unique: a message's text is unique (a signup's email): a second
+	// message with a text already used is refused with 422. While the file
+	// reset exists, the next request clears the texts and removes it.
+	unique bool
+	reset  string
+	texts  map[string]bool
 
 	mu    sync.Mutex
 	keys  map[string]*mwEntry
@@ -78,6 +84,12 @@ func (a *mwAPI) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if !ok || account == "" {
 		a.fail(w, 401, "unauthorized")
 		return
+	}
+	if a.reset != "" && fileExists(a.reset) {
+		a.mu.Lock()
+		a.texts = nil
+		a.mu.Unlock()
+		os.Remove(a.reset)
 	}
 	key := r.Header.Get("Idempotency-Key")
 	raw, _ := io.ReadAll(r.Body) // as body-parser does, before the middleware
@@ -155,6 +167,15 @@ func (a *mwAPI) route(r *http.Request) (int, []byte, bool) {
 	if m.FailOnce && !a.seen[m.Text] {
 		a.seen[m.Text] = true
 		return 500, []byte("upstream SMS gateway failed"), true
+	}
+	if a.unique {
+		if a.texts[m.Text] {
+			return 422, []byte("a message with this text exists"), true
+		}
+		if a.texts == nil {
+			a.texts = map[string]bool{}
+		}
+		a.texts[m.Text] = true
 	}
 	a.count++
 	return 201, []byte(fmt.Sprintf(`{"id":"msg_%d","text":%q}`, a.count, m.Text)), false
@@ -391,5 +412,31 @@ func TestKeycheckAPIThatDiesWithItsStore(t *testing.T) {
 				t.Fatalf("without --serve: %s | expiry %s %s", c.Observed, ex.Status, ex.Why)
 			}
 		})
+	}
+}
+
+// An API whose operation depends on state (a unique text, as a signup's
+// email is) refuses a second operation with the same body: --reset-cmd
+// restores it before each check that starts from a fresh operation (and
+// each burst round), not once per keycheck, so lost and burst are judged,
+// not refused.
+func TestKeycheckResetRunsBeforeEachFreshCheck(t *testing.T) {
+	t.Parallel()
+	reset := filepath.Join(t.TempDir(), "reset")
+	base := serveHandler(t, &mwAPI{unique: true, reset: reset})
+	r := runBin(t, filepath.Join(t.TempDir(), "h.db"), nil, "keycheck", "--to", base+"/v1/messages", "--body", `{"text":"welcome ada@example.com"}`,
+		"-H", "Authorization: AccessKey acct_a", "--checks", "first,replay,lost,burst,safe-get",
+		"--reset-cmd", "touch "+reset, "--probe-http", "count="+base+"/debug/count", "--settle", "50ms", "--json", "-q")
+	var k report.KeyCheck
+	if err := json.Unmarshal([]byte(r.Stdout), &k); err != nil {
+		t.Fatalf("no report (exit %d): %v\n%s\n%s", r.Code, err, r.Stdout, r.Stderr)
+	}
+	for _, c := range k.Checks {
+		if c.Status != report.Pass {
+			t.Errorf("%s: %s: %s | %s", c.Name, c.Status, c.Why, c.Observed)
+		}
+	}
+	if r.Code != 0 || !strings.Contains(strings.Join(k.Notes, "\n"), "--reset-cmd ran 5 times") {
+		t.Fatalf("exit %d, notes %q", r.Code, k.Notes)
 	}
 }

@@ -27,6 +27,11 @@ func (r *runner) checkBurst(ctx context.Context) (*report.KeyCheckResult, error)
 		Expected: fmt.Sprintf("effect E once per round; the other copies get the stored answer or %d (in flight), never a second 2xx with another id", r.o.Profile.InFlightStatus)}
 	var all []store.Attempt
 	for round := 1; round <= r.o.BurstRounds; round++ {
+		if round > 1 {
+			if err := r.reset(ctx, nameBurst); err != nil {
+				return res, err
+			}
+		}
 		from, err := r.before(ctx, nameBurst)
 		if err != nil {
 			return res, err

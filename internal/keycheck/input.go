@@ -26,6 +26,7 @@ const (
 	InputHeader
 	InputKeyHeader
 	InputKeyPattern
+	InputReset
 )
 
 // String names the input in plain words.
@@ -65,6 +66,8 @@ func (in Input) String() string {
 		return "the key's header"
 	case InputKeyPattern:
 		return "the key pattern"
+	case InputReset:
+		return "the reset command"
 	}
 	return fmt.Sprintf("input %d", int(in))
 }

@@ -88,7 +88,8 @@ type Options struct {
 	ProbeDefs []string
 	// Serve, when set, starts the API first and stops it afterwards.
 	Serve *check.Server
-	// ResetCmd, when set, runs (sh -c) once before the first check.
+	// ResetCmd, when set, runs (sh -c) before the first check and before
+	// each check that starts from a fresh operation (checkDef.fresh).
 	ResetCmd string
 	// Timeout bounds each request (default 30s).
 	Timeout time.Duration
@@ -128,6 +129,12 @@ type runner struct {
 	// headerTried lists the other key headers keyIgnored tried (nil: not
 	// tried yet).
 	headerTried []string
+	// resets counts the reset command's runs; idFrom, when set, is the
+	// answer whose id fills {id} instead of the first's, which a reset
+	// may have removed (idStale: a reset ran since it was taken).
+	resets  int
+	idFrom  *store.Attempt
+	idStale bool
 	// gone, when set, says why the API cannot be reached any more: the
 	// checks after are not run.
 	gone string
@@ -267,6 +274,12 @@ func (r *runner) run(ctx context.Context) error {
 		if err := r.shell(ctx, r.o.ResetCmd); err != nil {
 			return setupf("reset command: %v", err)
 		}
+		r.resets++
+		defer func() {
+			if r.resets > 1 {
+				r.note("%s ran %d times: before the first check and before each check that starts from a fresh operation", r.name(InputReset), r.resets)
+			}
+		}()
 	}
 	firstOK := true
 	var firstWhy string
@@ -288,6 +301,11 @@ func (r *runner) run(ctx context.Context) error {
 			}
 			r.obs.CheckStarted(c.name)
 			var err error
+			if c.fresh {
+				if err := r.reset(ctx, c.name); err != nil {
+					return err
+				}
+			}
 			res, err = c.run(r, ctx)
 			if err != nil {
 				if res == nil {
@@ -308,6 +326,20 @@ func (r *runner) run(ctx context.Context) error {
 		r.k.Checks = append(r.k.Checks, *res)
 		r.obs.CheckDone(*res)
 	}
+	return nil
+}
+
+// reset runs the reset command, when there is one, before check starts
+// from a fresh operation.
+func (r *runner) reset(ctx context.Context, check string) error {
+	if r.o.ResetCmd == "" {
+		return nil
+	}
+	if err := r.shell(ctx, r.o.ResetCmd); err != nil {
+		return setupf("reset command before %s: %v", check, err)
+	}
+	r.resets++
+	r.idStale = true
 	return nil
 }
 

@@ -3,6 +3,7 @@ package keycheck
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/hookreplay/hookreplay/internal/replay"
@@ -15,6 +16,13 @@ import (
 func (r *runner) checkMethods(ctx context.Context) (*report.KeyCheckResult, error) {
 	res := &report.KeyCheckResult{Sent: fmt.Sprintf("each of %d other routes twice with one key", len(r.o.Also)),
 		Expected: "per route: the stored answer for the second; effect +0 from it"}
+	var paths []string
+	for _, rt := range r.o.Also {
+		paths = append(paths, rt.Path)
+	}
+	if err := r.freshID(ctx, nameMethods, paths...); err != nil {
+		return res, err
+	}
 	var obs []string
 	res.Status = report.Pass
 	worse := func(s report.Status, why string) {
@@ -89,14 +97,39 @@ func rank(s report.Status) int {
 	return 0
 }
 
-// expandID fills {id} with the id of the first answer.
+// expandID fills {id} with the id of the first answer (or of the fresh
+// operation freshID made).
 func (r *runner) expandID(path string) string {
 	if !strings.Contains(path, "{id}") || r.first == nil {
 		return path
 	}
-	id := idOf(r.first.a.ResponseBody, r.o.IDPath)
+	a := r.first.a
+	if r.idFrom != nil {
+		a = *r.idFrom
+	}
+	id := idOf(a.ResponseBody, r.o.IDPath)
 	if id == "" {
 		return path
 	}
 	return strings.ReplaceAll(path, "{id}", id)
+}
+
+// freshID, when a reset ran since the id that fills {id} was taken and one
+// of paths holds {id}, sends the body once more with a fresh key (for
+// check), so that {id} names what exists now: the reset may have removed
+// the first operation's resource.
+func (r *runner) freshID(ctx context.Context, check string, paths ...string) error {
+	if !r.idStale || !slices.ContainsFunc(paths, func(p string) bool { return strings.Contains(p, "{id}") }) {
+		return nil
+	}
+	nonce := newNonce()
+	a, err := r.send(ctx, check, r.build(req{body: r.o.Body, key: r.newKey(nonce), nonce: nonce}), replay.SendOptions{})
+	if err != nil {
+		return err
+	}
+	r.idStale = false
+	if is2xx(a) && idOf(a.ResponseBody, r.o.IDPath) != "" {
+		r.idFrom = &a
+	}
+	return nil
 }

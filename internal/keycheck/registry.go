@@ -37,6 +37,11 @@ type checkDef struct {
 	needs []Input
 	// about says what the check proves (help, docs).
 	about string
+	// fresh: the check starts from a fresh operation (the body with a
+	// fresh key, effect E) and needs no earlier check's key: the reset
+	// command runs before it, as the API's state may refuse a second
+	// operation (a unique email, a balance).
+	fresh bool
 	run   func(r *runner, ctx context.Context) (*report.KeyCheckResult, error)
 }
 
@@ -46,22 +51,22 @@ var registry = []checkDef{
 	{name: nameFirst, about: "the body with a fresh key: 2xx and the probes change by E", run: (*runner).checkFirst},
 	{name: nameReplay, about: "the same key and bytes 3 times: the stored status and body, effect +0", run: (*runner).checkReplay},
 	{name: nameReplayHeader, needs: []Input{InputReplayHeader}, about: "replays carry the profile's replay header, the first answer does not", run: (*runner).checkReplayHeader},
-	{name: nameLost, about: "the first answer lost, then the retry: effect E once, the stored answer", run: (*runner).checkLost},
-	{name: nameBurst, about: "copies with one key, last bytes released together: effect E once, no second 2xx", run: (*runner).checkBurst},
-	{name: nameInFlight, needs: []Input{InputSlowBody}, about: "a copy while the slow body runs: the in-flight status, effect E once", run: (*runner).checkInFlight},
-	{name: nameReuseBody, about: "the key with another body: the reuse status, effect +0", run: (*runner).checkReuseBody},
-	{name: nameReuseWhitespace, about: "the key with the same JSON and extra spaces: the reuse status, effect +0", run: (*runner).checkReuseWhitespace},
-	{name: nameReuseQuery, about: "the key with an extra query parameter: the reuse status, effect +0", run: (*runner).checkReuseQuery},
-	{name: nameReuseMethod, about: "the key with another method: the reuse status, effect +0", run: (*runner).checkReuseMethod},
-	{name: nameNoKey, about: "the body twice without a key: effect 2E", run: (*runner).checkNoKey},
+	{name: nameLost, fresh: true, about: "the first answer lost, then the retry: effect E once, the stored answer", run: (*runner).checkLost},
+	{name: nameBurst, fresh: true, about: "copies with one key, last bytes released together: effect E once, no second 2xx", run: (*runner).checkBurst},
+	{name: nameInFlight, fresh: true, needs: []Input{InputSlowBody}, about: "a copy while the slow body runs: the in-flight status, effect E once", run: (*runner).checkInFlight},
+	{name: nameReuseBody, fresh: true, about: "the key with another body: the reuse status, effect +0", run: (*runner).checkReuseBody},
+	{name: nameReuseWhitespace, fresh: true, about: "the key with the same JSON and extra spaces: the reuse status, effect +0", run: (*runner).checkReuseWhitespace},
+	{name: nameReuseQuery, fresh: true, about: "the key with an extra query parameter: the reuse status, effect +0", run: (*runner).checkReuseQuery},
+	{name: nameReuseMethod, fresh: true, about: "the key with another method: the reuse status, effect +0", run: (*runner).checkReuseMethod},
+	{name: nameNoKey, fresh: true, about: "the body twice without a key: effect 2E", run: (*runner).checkNoKey},
 	{name: nameSafeGet, about: "GET with a key, twice: 2xx, no replay header, no conflict", run: (*runner).checkSafeGet},
 	{name: nameMethods, needs: []Input{InputAlso}, about: "each other route twice with one key: its effect once, the stored answer", run: (*runner).checkMethods},
-	{name: name5xx, needs: []Input{InputFailBody}, about: "a 5xx, then the same retry: the retry runs (stripe: the stored 5xx)", run: (*runner).check5xx},
-	{name: name4xx, needs: []Input{InputInvalidBody}, about: "a 4xx twice, then a valid body with the key: whether the 4xx is kept (info)", run: (*runner).check4xx},
-	{name: nameKeyLength, needs: []Input{InputMaxKeyLength}, about: "a key one character over the maximum: the profile's status, effect +0; if accepted, kept whole", run: (*runner).checkKeyLength},
-	{name: nameScope, needs: []Input{InputOtherAccount}, about: "the same key and body from another account: its own operation, never the first account's answer", run: (*runner).checkScope},
-	{name: nameOutage, needs: []Input{InputStoreCmds}, about: "the idempotency store down: 503 before doing anything", run: (*runner).checkOutage},
-	{name: nameExpiry, needs: []Input{InputTTL}, about: "the key again after the TTL: a new operation", run: (*runner).checkExpiry},
+	{name: name5xx, fresh: true, needs: []Input{InputFailBody}, about: "a 5xx, then the same retry: the retry runs (stripe: the stored 5xx)", run: (*runner).check5xx},
+	{name: name4xx, fresh: true, needs: []Input{InputInvalidBody}, about: "a 4xx twice, then a valid body with the key: whether the 4xx is kept (info)", run: (*runner).check4xx},
+	{name: nameKeyLength, fresh: true, needs: []Input{InputMaxKeyLength}, about: "a key one character over the maximum: the profile's status, effect +0; if accepted, kept whole", run: (*runner).checkKeyLength},
+	{name: nameScope, fresh: true, needs: []Input{InputOtherAccount}, about: "the same key and body from another account: its own operation, never the first account's answer", run: (*runner).checkScope},
+	{name: nameOutage, fresh: true, needs: []Input{InputStoreCmds}, about: "the idempotency store down: 503 before doing anything", run: (*runner).checkOutage},
+	{name: nameExpiry, fresh: true, needs: []Input{InputTTL}, about: "the key again after the TTL: a new operation", run: (*runner).checkExpiry},
 }
 
 // Check describes one check of the registry.

@@ -23,6 +23,9 @@ func (r *runner) checkSafeGet(ctx context.Context) (*report.KeyCheckResult, erro
 	if path == "" {
 		path = r.path
 	}
+	if err := r.freshID(ctx, nameSafeGet, path); err != nil {
+		return nil, err
+	}
 	path = r.expandID(path)
 	res := &report.KeyCheckResult{Sent: "GET " + path + " with a key, the body with a fresh key, the GET with the first key again, then without a key",
 		Expected: "2xx for each GET; no replay header, no conflict; the second keyed GET shows what the keyless one does"}
