@@ -121,3 +121,44 @@ func TestPostgresGuardAllowsOwnNotifications(t *testing.T) {
 		t.Errorf("%d deliveries", n)
 	}
 }
+
+// TestPostgresWriterRefusesRowsChangedByForeignCode: code that is not a
+// trigger or a rule but runs inside capture's insert — the default of a
+// column added since, a CHECK constraint, each calling a function that
+// deletes an acknowledged delivery — makes
+// the commit fail before COMMIT, by the backend's own counts of the rows
+// the commit changed (without that count each commit succeeded and the
+// earlier delivery was gone).
+func TestPostgresWriterRefusesRowsChangedByForeignCode(t *testing.T) {
+	ctx := context.Background()
+	gone := `CREATE FUNCTION gone() RETURNS int LANGUAGE plpgsql AS $$ BEGIN DELETE FROM deliveries WHERE id = 1; RETURN 0; END $$`
+	for _, tc := range []struct {
+		name  string
+		stmts []string
+	}{
+		{"column default", []string{gone, `ALTER TABLE deliveries ADD COLUMN sneaky int DEFAULT gone()`}},
+		{"check constraint", []string{gone, `ALTER TABLE deliveries ADD CONSTRAINT sneaky CHECK (gone() = 0) NOT VALID`}},
+	} {
+		loc := testkit.PostgresSchema(t, "pgcount")
+		s := deliveriesOpen(t, loc)
+		w, err := s.NewWriter(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		first := benchDelivery(1)
+		if err := w.Commit(ctx, []*Delivery{first}, nil); err != nil || first.ID != 1 {
+			t.Fatalf("%s: first commit: id %d, %v", tc.name, first.ID, err)
+		}
+		testkit.PostgresExec(t, loc, tc.stmts...)
+		err = w.Commit(ctx, []*Delivery{benchDelivery(2), benchDelivery(3)}, nil)
+		if err == nil || !strings.Contains(err.Error(), "changed or removed rows within the batch's own commit: nothing in it is acknowledged") ||
+			!strings.Contains(err.Error(), "1 deleted") {
+			t.Errorf("%s: commit: %v", tc.name, err)
+		}
+		got, err := s.ListDeliveries(ctx, Filter{Oldest: true})
+		if err != nil || len(got) != 1 || got[0].ID != first.ID {
+			t.Errorf("%s: after the refused commit %d deliveries (%v), want the first one only", tc.name, len(got), err)
+		}
+		w.Close()
+	}
+}

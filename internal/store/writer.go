@@ -175,6 +175,7 @@ func (w *Writer) commitPipelined(ctx context.Context, ds []*Delivery, rs []Respo
 		c := dc.(*stdlib.Conn).Conn()
 		b := &pgx.Batch{}
 		b.Queue("BEGIN")
+		b.Queue(pgMarkSQL)
 		for i, dl := range ds {
 			recvs[i] = receivedAt(dl)
 			b.Queue(d.rebind(insertDeliverySQL), d.args(deliveryArgs(dl, recvs[i]))...)
@@ -184,10 +185,13 @@ func (w *Writer) commitPipelined(ctx context.Context, ds []*Delivery, rs []Respo
 		}
 		// Before COMMIT, holding the inserts' lock: nothing but
 		// hookreplay's own acted on these rows (pgtrust.go).
-		b.Queue(pgGuardSQL())
+		b.Queue(pgGuardSQL(), len(ds), len(rs))
 		b.Queue("COMMIT")
 		br := c.SendBatch(ctx, b)
 		_, err := br.Exec()
+		if err == nil {
+			_, err = br.Exec() // pgMarkSQL
+		}
 		for i := range ds {
 			if err == nil {
 				if err = br.QueryRow().Scan(&ids[i]); err != nil {
