@@ -176,6 +176,12 @@ func (mercadoPagoScheme) Verify(r *message.Request, secret string, opt Options) 
 // Sign writes x-signature at opt.Now and, as every notification Mercado Pago
 // sends carries its own, a fresh x-request-id.
 func (mercadoPagoScheme) Sign(r *message.Request, secret string, opt Options) error {
+	data, _ := jsonObject(r.Body)["data"].(map[string]any)
+	if d := jsonScalar(data["id"]); d != "" && mpDataID(r) == "" {
+		// Mercado Pago puts it in the query of every such notification; a
+		// signature without it would not verify where the query has it.
+		return fmt.Errorf("the body's data.id %s is not in the URL's query: Mercado Pago signs the query's data.id, so give the notification URL with ?data.id=%s", d, d)
+	}
 	ts := strconv.FormatInt(opt.Now.Unix(), 10)
 	if old := parseMPSignature(r.Headers.Get(mpSig)).ts; len(old) == 13 {
 		ts = strconv.FormatInt(opt.Now.UnixMilli(), 10) // keep the captured unit

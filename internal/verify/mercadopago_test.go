@@ -139,3 +139,17 @@ func TestMercadoPagoSignReidentifyForge(t *testing.T) {
 		t.Fatalf("the body is not signed: %+v", r)
 	}
 }
+
+// A notification whose body names a resource but whose URL lost the
+// query is not signed: the signature would leave data.id out and fail
+// wherever the query has it.
+func TestMercadoPagoSignNeedsTheQuery(t *testing.T) {
+	if _, err := Sign(mpReq("/n", "", ""), "mercadopago", mpTestSecret, Options{Now: t0}); err == nil || !strings.Contains(err.Error(), "?data.id=91245737483") {
+		t.Fatalf("signing without the query: %v", err)
+	}
+	noData := mpReq("/n", "", "")
+	noData.Body = []byte(`{"action":"test.created","id":1}`)
+	if _, err := Sign(noData, "mercadopago", mpTestSecret, Options{Now: t0}); err != nil {
+		t.Fatalf("a notification without data.id signs without it: %v", err)
+	}
+}
