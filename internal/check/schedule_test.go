@@ -197,3 +197,29 @@ func TestScheduledCopiesInFlightAreBounded(t *testing.T) {
 		t.Fatalf("%d copies in flight at once, want at most --burst 2", p)
 	}
 }
+
+// A reset restores the whole handler's state: with --reset-cmd even
+// deliveries with scoped probes run one at a time, and the notes say why.
+func TestScheduledResetRunsAlone(t *testing.T) {
+	ds := []Delivery{customerDelivery(t, 1, "cus_a"), customerDelivery(t, 2, "cus_c")}
+	var h *customers
+	c, err := customersCheck(t, 4, ds, func(o *Options, hh *customers) {
+		h, hh.slow = hh, 20*time.Millisecond
+		o.ResetCmd, o.Phases = "true", []string{PhaseFirst, PhaseDups}
+		o.Name = func(in Input) string {
+			if in == InputReset {
+				return "--reset-cmd"
+			}
+			return ""
+		}
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if notes := strings.Join(c.Notes, "\n"); !strings.Contains(notes, "2 deliveries were checked one at a time: --reset-cmd restores the whole handler's state") {
+		t.Fatalf("notes: %q", c.Notes)
+	}
+	if p := h.peak.Load(); p != 1 {
+		t.Fatalf("%d copies at once: the deliveries overlapped", p)
+	}
+}
