@@ -207,8 +207,9 @@ func TestReportHTMLOfRealRuns(t *testing.T) {
 		page := htmlReport(t, db, 1, append(keycheckArgs(base, down), "--checks", "replay,burst")...)
 		tls := htmlTimelines(t, page)
 		b := htmlFind(t, tls, "burst")
-		if !strings.HasPrefix(b.Heading, "✗") || b.count("copy") < 2 || b.count("viol") != b.count("copy") || b.count("burst") != 1 {
-			t.Fatalf("keycheck burst timeline %q: %d copies, %d violating, %d last-byte lines", b.Heading, b.count("copy"), b.count("viol"), b.count("burst"))
+		if !strings.HasPrefix(b.Heading, "✗") || b.count("copy") < 2 || b.count("viol") != b.count("copy") || b.count("burst") != 1 || b.count("extra") != 1 {
+			t.Fatalf("keycheck burst timeline %q: %d copies, %d violating, %d last-byte lines, %d extra effects",
+				b.Heading, b.count("copy"), b.count("viol"), b.count("burst"), b.count("extra"))
 		}
 		if tips := b.tips("copy"); !strings.Contains(tips[0], "POST /v1/messages") {
 			t.Errorf("a keycheck copy's tip lacks its request: %q", tips[0])

@@ -204,32 +204,6 @@ func NewTimeline(c *Check, rec TimelineRecords) *Timeline {
 	return tl
 }
 
-// NewKeyCheckTimeline builds keycheck run k's timeline from the store's
-// records of it: a section per check.
-func NewKeyCheckTimeline(k *KeyCheck, rec TimelineRecords) *Timeline {
-	tl := newTimeline(rec)
-	for i := range tl.Sections {
-		s := &tl.Sections[i]
-		for _, c := range k.Checks {
-			if c.Name != s.Phase {
-				continue
-			}
-			s.Status, s.Message = c.Status, c.Observed
-			if c.Status == Fail {
-				// A keycheck judges a check as a whole: its copies together.
-				v := TimelineViolation{Message: safe(c.Observed + " (expected: " + c.Expected + ")"), Why: safe(c.Why)}
-				for j := range s.Copies {
-					v.Copies = append(v.Copies, s.Copies[j].Copy)
-				}
-				s.Violations = append(s.Violations, v)
-			}
-		}
-		s.finish()
-	}
-	tl.finishChanges()
-	return tl
-}
-
 // phase returns the result of phase for delivery id (0: the order phase).
 func (c *Check) phase(id int64, phase string) *PhaseResult {
 	if id == 0 && c.Order != nil && c.Order.Phase == phase {

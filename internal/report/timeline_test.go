@@ -390,3 +390,31 @@ func TestTimelineOrderIsOneSection(t *testing.T) {
 		t.Error("an order copy's tip does not name its delivery")
 	}
 }
+
+// TestKeyCheckTimelineMarksEffectsBeyondOnePerKey: in a failed keycheck
+// burst, +20 by 20 copies of one key is extra (one operation, E = +1), and
+// in the passing first check +1 by its one copy is not.
+func TestKeyCheckTimelineMarksEffectsBeyondOnePerKey(t *testing.T) {
+	t0 := time.Unix(1_800_000_000, 0)
+	num := func(f float64) *float64 { return &f }
+	rec := TimelineRecords{Run: &store.Run{ID: 1}}
+	read := func(check string, ms int, v float64) {
+		rec.Readings = append(rec.Readings, &store.ProbeReading{Phase: check, Point: "p", Probe: "count", Value: fmt.Sprint(v), Numeric: num(v), ReadAt: t0.Add(time.Duration(ms) * time.Millisecond)})
+	}
+	read("first", 0, 0)
+	rec.Attempts = append(rec.Attempts, &store.Attempt{ID: 1, Phase: "first", Copy: 1, EventID: "k1", SentAt: t0.Add(time.Millisecond), Status: 201})
+	read("first", 100, 1)
+	read("burst", 200, 1)
+	for i := 1; i <= 20; i++ {
+		rec.Attempts = append(rec.Attempts, &store.Attempt{ID: int64(1 + i), Phase: "burst", Copy: i, EventID: "k2", SentAt: t0.Add(201 * time.Millisecond), Status: 201})
+	}
+	read("burst", 300, 21)
+	k := &KeyCheck{Checks: []KeyCheckResult{{Name: "first", Status: Pass}, {Name: "burst", Status: Fail, Observed: "201 ×20", Why: "check-then-insert"}}}
+	tl := NewKeyCheckTimeline(k, rec)
+	if ch := tl.Section(0, "first").Probes[0].Changes; len(ch) != 1 || ch[0].Extra {
+		t.Errorf("first: %+v", ch)
+	}
+	if ch := tl.Section(0, "burst").Probes[0].Changes; len(ch) != 1 || !ch[0].Extra || ch[0].Label() != "+20 by copies 1–20" {
+		t.Errorf("burst: %+v", ch)
+	}
+}
