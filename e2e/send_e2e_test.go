@@ -151,6 +151,16 @@ func identityPlace(t *testing.T, provider string, s sigSeen) string {
 		return m["id"].(string)
 	case "twitch":
 		return s.Header.Get("Twitch-Eventsub-Message-Id")
+	case "coinbase":
+		var m struct {
+			Event struct {
+				ID string `json:"id"`
+			} `json:"event"`
+		}
+		if err := json.Unmarshal(s.Body, &m); err != nil {
+			t.Fatalf("coinbase body is not JSON: %v", err)
+		}
+		return m.Event.ID
 	case "linear":
 		return s.Header.Get("Linear-Delivery")
 	case "razorpay":

@@ -128,6 +128,7 @@ var schemes = []Scheme{
 	sendgridScheme{},
 	linearScheme{},
 	twitchScheme{},
+	coinbaseScheme{},
 	genericScheme{},
 }
 
