@@ -483,6 +483,9 @@ func checkRun(ctx context.Context, o *checkOptions) error {
 	if err != nil {
 		return err
 	}
+	if sel := o.selection; sel != nil && !o.Quiet {
+		fmt.Fprintf(o.IO.ErrOut, "shard %s: %d of the %d selected deliveries\n", sel.Spec, len(ds), sel.Selected)
+	}
 	if len(ds) == 0 && o.selection != nil {
 		// --shard K/N with fewer than K deliveries selected: this part
 		// is empty, and its report says so for 'report merge'.

@@ -176,7 +176,10 @@ func Merge(in []MergeInput) (*Check, error) {
 	if len(parts) > 1 {
 		var runs []string
 		for _, s := range m.Shards {
-			r := cmp.Or(s.Shard, "a report")
+			r := "a report"
+			if s.Shard != "" {
+				r = "shard " + s.Shard
+			}
 			if s.RunID != 0 {
 				r += fmt.Sprintf(" (run %d)", s.RunID)
 			}
