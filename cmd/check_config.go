@@ -237,6 +237,7 @@ func checkOptionsFromConfig(ctx context.Context, base *checkOptions, c *config.C
 		o.OnlyProvider, o.OnlyType, o.OnlySince = d.Provider, d.Type, d.Since
 	}
 	o.To, o.Serve, o.ResetCmd = c.To, c.Serve, c.Reset
+	o.KillCmd, o.StartCmd = c.Kill, c.Start
 	o.DedupeTTL, o.ForgetCmd = c.DedupeTTL, c.Forget
 	configProbes(o, c.Probes)
 	o.Phases = c.Phases

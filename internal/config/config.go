@@ -60,6 +60,9 @@ type Check struct {
 	To         string
 	Serve      string // shell command starting the handler ("" none)
 	Reset      string // shell command restoring its state ("" none)
+	// Kill and Start kill and start the handler again for crash, when
+	// serve cannot (docker compose, systemd); both or neither.
+	Kill, Start string
 	// DedupeTTL is how long the handler remembers an event id (0: not
 	// declared); Forget a shell command making it forget one ("" none).
 	DedupeTTL time.Duration
@@ -430,7 +433,7 @@ func (p *parser) distinctReports(f *File) error {
 }
 
 // Keys are the keys a check may have, in the order the guide documents them.
-var Keys = []string{"deliveries", "to", "serve", "reset", "probes", "phases", "secret_env", "copies", "burst", "jobs",
+var Keys = []string{"deliveries", "to", "serve", "reset", "kill", "start", "probes", "phases", "secret_env", "copies", "burst", "jobs",
 	"settle", "settle_max", "provider_timeout", "max_time", "seed", "insecure", "reports", "dedupe_ttl", "forget"}
 
 func (p *parser) check(name string, key, n *yaml.Node) (*Check, error) {
@@ -451,6 +454,10 @@ func (p *parser) check(name string, key, n *yaml.Node) (*Check, error) {
 			c.Serve, err = p.command(what+": serve", v)
 		case "reset":
 			c.Reset, err = p.command(what+": reset", v)
+		case "kill":
+			c.Kill, err = p.command(what+": kill", v)
+		case "start":
+			c.Start, err = p.command(what+": start", v)
 		case "probes":
 			c.Probes, err = p.probes(what, v)
 		case "phases":
@@ -508,6 +515,9 @@ func (p *parser) check(name string, key, n *yaml.Node) (*Check, error) {
 	}
 	if c.Settle > 0 && c.SettleMax > 0 && c.SettleMax < c.Settle {
 		return nil, p.errf(key, "%s: settle_max must be at least settle", what)
+	}
+	if (c.Kill == "") != (c.Start == "") {
+		return nil, p.errf(key, "%s: kill and start go together: crash kills the handler with one and starts it again with the other", what)
 	}
 	return c, nil
 }

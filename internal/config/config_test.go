@@ -99,6 +99,7 @@ func TestParseErrors(t *testing.T) {
 		{"redis literal password", "checks:\n  a:\n    probes:\n      n: {redis: 'redis://u:hunter2@127.0.0.1:6379/0 DBSIZE'}\n", 4, "literal password is refused"},
 		{"two smtp sinks", "checks:\n  a:\n    probes:\n      m: {smtp: 2525}\n      n: {smtp: 2526}\n", 5, "one smtp sink"},
 		{"dedupe_ttl unit", head + "    dedupe_ttl: 24\n", 6, "dedupe_ttl: 24: give a unit"},
+		{"kill without start", head + "    kill: docker compose kill -s SIGKILL app\n", 2, "kill and start go together"},
 		{"bad check name", "checks:\n  a b:\n    to: http://x/\n", 2, `check name "a b"`},
 		{"not a mapping", "- 1\n", 1, "want a mapping"},
 	} {

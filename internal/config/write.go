@@ -49,6 +49,10 @@ func checkNode(c *Check) *yaml.Node {
 	if c.Reset != "" {
 		add(m, "reset", str(c.Reset))
 	}
+	if c.Kill != "" {
+		add(m, "kill", str(c.Kill))
+		add(m, "start", str(c.Start))
+	}
 	ps := &yaml.Node{Kind: yaml.MappingNode}
 	for _, p := range c.Probes {
 		pn := &yaml.Node{Kind: yaml.MappingNode}

@@ -20,7 +20,7 @@ func TestAddCheck(t *testing.T) {
 		t.Fatal(err)
 	}
 	c := &Check{Name: "tui-wallet", Deliveries: Deliveries{EventIDs: []string{"evt_1"}}, To: "http://127.0.0.1:3000/webhooks",
-		Reset: "./reset", Serve: "node server.js", Probes: []Probe{{Name: "sql", SQL: "SELECT count(*) FROM t", DSN: "sqlite:app.db"}},
+		Reset: "./reset", Serve: "node server.js", Kill: "kill -KILL $(cat app.pid)", Start: "./start-app", Probes: []Probe{{Name: "sql", SQL: "SELECT count(*) FROM t", DSN: "sqlite:app.db"}},
 		Phases: []string{"first", "dups"}, SecretEnv: "STRIPE_WEBHOOK_SECRET"}
 	lookup := env(map[string]string{"PGPASSWORD": "x", "GITHUB_STEP_SUMMARY": "/tmp/s"})
 	if err := AddCheck(path, c, lookup); err != nil {
@@ -34,7 +34,7 @@ func TestAddCheck(t *testing.T) {
 		t.Fatalf("checks after adding: %d", len(f.Checks))
 	}
 	got := f.Checks[2]
-	if got.To != c.To || got.Reset != c.Reset || got.Serve != c.Serve || got.SecretEnv != c.SecretEnv ||
+	if got.To != c.To || got.Reset != c.Reset || got.Serve != c.Serve || got.Kill != c.Kill || got.Start != c.Start || got.SecretEnv != c.SecretEnv ||
 		strings.Join(got.Phases, ",") != "first,dups" || len(got.Probes) != 1 || got.Probes[0].SQL != c.Probes[0].SQL ||
 		got.Probes[0].DSN != "sqlite:app.db" || strings.Join(got.Deliveries.EventIDs, ",") != "evt_1" {
 		t.Fatalf("loaded back %+v", got)
