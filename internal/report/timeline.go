@@ -429,8 +429,8 @@ func (s *TimelineSection) rounds() {
 
 // changes finds where p's value moved and which copies can have moved it:
 // those sent after the reading before the change and before the reading
-// that saw it (in this phase, or else in another: the control event sent
-// between two of this phase's readings). A change is extra in a phase where
+// that saw it (in this phase, or else in another of the same delivery: the
+// control event sent between two of this phase's readings). A change is extra in a phase where
 // no copy may have an effect (dups, tamper); when every copy that can have
 // made it carried an event whose effect was already seen; or when the
 // violation's want says the value should have stopped short of it.
@@ -453,10 +453,13 @@ func (s *TimelineSection) changes(p *TimelineProbe, all []copyRef) {
 			if c.start.Before(prev.At) || !c.start.Before(cur.At) {
 				continue
 			}
-			if c.section == s {
+			switch {
+			case c.section == s:
 				mine = append(mine, c)
 				ch.Copies = append(ch.Copies, c.copy)
-			} else {
+			case c.section.DeliveryID == s.DeliveryID:
+				// Only the same delivery's: deliveries checked side by
+				// side have probes of their own.
 				others = append(others, c)
 			}
 		}

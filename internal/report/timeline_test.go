@@ -418,3 +418,21 @@ func TestKeyCheckTimelineMarksEffectsBeyondOnePerKey(t *testing.T) {
 		t.Errorf("burst: %+v", ch)
 	}
 }
+
+// TestTimelineChangeNotChargedToAnotherDelivery: deliveries checked side by
+// side have probes of their own; a change in one's readings is never named
+// for the other's copies in flight then.
+func TestTimelineChangeNotChargedToAnotherDelivery(t *testing.T) {
+	t0 := time.Unix(1_800_000_000, 0)
+	num := func(f float64) *float64 { return &f }
+	rec := TimelineRecords{Run: &store.Run{ID: 1}}
+	for i, v := range []float64{1, 2} {
+		rec.Readings = append(rec.Readings, &store.ProbeReading{DeliveryID: 1, Phase: "first", Point: "p", Probe: "n", Value: fmt.Sprint(v), Numeric: num(v), ReadAt: t0.Add(time.Duration(i) * 100 * time.Millisecond)})
+	}
+	rec.Attempts = append(rec.Attempts, &store.Attempt{ID: 1, DeliveryID: 2, Phase: "dups", Copy: 2, EventID: "e", SentAt: t0.Add(50 * time.Millisecond), Status: 200})
+	tl := NewTimeline(&Check{}, rec)
+	ch := tl.Section(1, "first").Probes[0].Changes
+	if len(ch) != 1 || ch[0].Other != "" || len(ch[0].Copies) != 0 || ch[0].Label() != "+1 with no copy in flight" {
+		t.Fatalf("delivery 1's change: %+v (%s)", ch, ch[0].Label())
+	}
+}
