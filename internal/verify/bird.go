@@ -5,6 +5,9 @@ import (
 	"crypto/sha256"
 	"encoding/base64"
 	"errors"
+	"fmt"
+	"net/url"
+	"sort"
 	"strconv"
 	"strings"
 	"time"
@@ -101,6 +104,12 @@ func (b birdScheme) Verify(r *message.Request, secret string, opt Options) (Resu
 			return res, nil
 		}
 	}
+	if birdLegacy(r, secret, ts, got) {
+		res := invalid("bird", "legacy", "MessageBird's legacy signature (over the timestamp, the sorted query string and the body's SHA-256, not the URL): "+
+			"hookreplay verifies and signs Bird's current scheme only; the secret is right")
+		res.SignedAt, res.CheckedAt = at, opt.Now
+		return res, nil
+	}
 	reason := "signature mismatch"
 	if opt.URL == "" {
 		reason += " (Bird signs the full URL the webhook subscription was created with, which was not given)"
@@ -108,6 +117,51 @@ func (b birdScheme) Verify(r *message.Request, secret string, opt Options) (Resu
 	res := invalid("bird", "sha256", reason)
 	res.SignedAt, res.CheckedAt = at, opt.Now
 	return res, nil
+}
+
+// birdLegacy reports whether got is MessageBird's legacy signature of r:
+// HMAC-SHA256 of "<timestamp>\n<query parameters sorted by name, encoded as
+// Node's querystring>\n<SHA-256 of the body>", as MessageBird's Node SDK
+// (messagebird 4.x, lib/signature.js, deprecated) computes it.
+func birdLegacy(r *message.Request, secret, ts string, got []byte) bool {
+	_, q, _ := strings.Cut(r.Target, "?")
+	v, err := url.ParseQuery(q)
+	if err != nil {
+		return false
+	}
+	keys := make([]string, 0, len(v))
+	for k := range v {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	var b strings.Builder
+	for i, k := range keys {
+		val := v.Get(k)
+		if k == "statusDatetime" {
+			val = strings.ReplaceAll(val, " ", "+") // the SDK undoes a '+' read as a space
+		}
+		if i > 0 {
+			b.WriteByte('&')
+		}
+		b.WriteString(nodeQueryEscape(k) + "=" + nodeQueryEscape(val))
+	}
+	sum := sha256.Sum256(r.Body)
+	return hmac.Equal(got, macSHA256([]byte(secret), []byte(ts+"\n"+b.String()+"\n"), sum[:]))
+}
+
+// nodeQueryEscape escapes s as Node's querystring.escape does: everything
+// but letters, digits and -_.!~*'() as %XX.
+func nodeQueryEscape(s string) string {
+	var b strings.Builder
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || strings.IndexByte("-_.!~*'()", c) >= 0 {
+			b.WriteByte(c)
+			continue
+		}
+		fmt.Fprintf(&b, "%%%02X", c)
+	}
+	return b.String()
 }
 
 // Sign writes the timestamp at opt.Now and the signature over the URL the

@@ -122,3 +122,21 @@ func TestWhyMismatchURLAndUnsignedBody(t *testing.T) {
 		t.Errorf("github signs no URL: %q", why)
 	}
 }
+
+// MessageBird's legacy signature (over the sorted query string, not the
+// URL) is named, not taken for a wrong secret. The vector is MessageBird's
+// Node SDK's own (messagebird 4.0.1, lib/test.js, "old webhook signature
+// test": a status report GET with an empty body).
+func TestBirdLegacySignatureNamed(t *testing.T) {
+	req := &message.Request{Method: "GET", Headers: message.Headers{{Name: "Host", Value: "example.com"},
+		{Name: "messagebird-request-timestamp", Value: "1547198231"},
+		{Name: "messagebird-signature", Value: "KVBdcVdz2lYMwcBLZCRITgxUfA/WkwSi+T3Wxl2HL6w="}},
+		Target: "/status?id=eef0ab57a9e049be946f3821568c2b2e&mccmnc=20408&ported=1&recipient=31612345678&reference=FOO&status=delivered&statusDatetime=2019-01-11T09%3A17%3A11%2B00%3A00"}
+	r, err := Verify(req, "", "PlLrKaqvZNRR5zAjm42ZT6q1SQxgbbGd", Options{})
+	if err != nil || r.Valid || r.Provider != "bird" || !strings.Contains(r.Reason, "MessageBird's legacy signature") {
+		t.Fatalf("legacy vector: %+v %v", r, err)
+	}
+	if r, _ := Verify(req, "", "another-key", Options{}); !strings.HasPrefix(r.Reason, "signature mismatch") {
+		t.Fatalf("legacy vector with another key: %+v", r)
+	}
+}
