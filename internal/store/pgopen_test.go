@@ -87,6 +87,7 @@ func pgProxy(t *testing.T, dsn string, f *flights) string {
 // (3 before: the pool's ping of a connection just opened, a prepare, an
 // execute).
 func TestPostgresOpenAndListRoundTrips(t *testing.T) {
+	t.Parallel() // waits on the server, not on CPU
 	loc := testkit.PostgresSchema(t, "openrt")
 	ctx := context.Background()
 	s := deliveriesOpen(t, loc)

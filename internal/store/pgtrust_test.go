@@ -37,6 +37,7 @@ var pgHostile = []struct {
 // schema added is refused on open (one line naming it), or dropped when
 // asked; hookreplay's own notifications are not.
 func TestPostgresOpenRefusesForeignTriggersAndRules(t *testing.T) {
+	t.Parallel() // waits on the server, not on CPU
 	ctx := context.Background()
 	for _, h := range pgHostile {
 		loc := testkit.PostgresSchema(t, "pgtrust")
@@ -69,6 +70,7 @@ func TestPostgresOpenRefusesForeignTriggersAndRules(t *testing.T) {
 // check every commit here succeeded and the deliveries were gone or
 // changed).
 func TestPostgresWriterRefusesForeignObjectsCreatedWhileOpen(t *testing.T) {
+	t.Parallel() // waits on the server, not on CPU
 	ctx := context.Background()
 	for _, h := range pgHostile {
 		loc := testkit.PostgresSchema(t, "pgguard")
@@ -101,6 +103,7 @@ func TestPostgresWriterRefusesForeignObjectsCreatedWhileOpen(t *testing.T) {
 // passes the check, at open and in every commit, and its notifications
 // still fire.
 func TestPostgresGuardAllowsOwnNotifications(t *testing.T) {
+	t.Parallel() // waits on the server, not on CPU
 	ctx := context.Background()
 	loc := testkit.PostgresSchema(t, "pgguardok")
 	s := deliveriesOpen(t, loc)
@@ -130,6 +133,7 @@ func TestPostgresGuardAllowsOwnNotifications(t *testing.T) {
 // the commit changed (without that count each commit succeeded and the
 // earlier delivery was gone).
 func TestPostgresWriterRefusesRowsChangedByForeignCode(t *testing.T) {
+	t.Parallel() // waits on the server, not on CPU
 	ctx := context.Background()
 	gone := `CREATE FUNCTION gone() RETURNS int LANGUAGE plpgsql AS $$ BEGIN DELETE FROM deliveries WHERE id = 1; RETURN 0; END $$`
 	for _, tc := range []struct {
