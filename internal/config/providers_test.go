@@ -1,6 +1,7 @@
 package config
 
 import (
+	"errors"
 	"os"
 	"path/filepath"
 	"strings"
@@ -120,4 +121,37 @@ func TestParseDeclare(t *testing.T) {
 			t.Errorf("%q: got %v, want %s", in, err, want)
 		}
 	}
+}
+
+// FuzzParseDeclare: whatever a --declare value or a providers: section
+// holds, the result is declarations or one line naming the place, never a
+// panic.
+func FuzzParseDeclare(f *testing.F) {
+	f.Add(`acme: {signature_header: Acme-Signature, format: "t={timestamp},v1={signature}", signed: "{timestamp}.{body}", tolerance: 5m, event_id: $.id}`)
+	f.Add("acme: {signature_header: X, signed: \"{bo\ndy}\"}")
+	f.Add(`acme: {signature_header: X, format: "{signature}{timestamp}", retries: [1m, 1d, 2d], detect: [header:X=1]}`)
+	f.Add(`a: &x [*x, *x]`)
+	f.Add(`acme: {signature_header: X, signed: "{bo\ndy}"}`)
+	f.Add("\"a\\nb\": {signature_header: X}")
+	f.Fuzz(func(t *testing.T, value string) {
+		ps, err := ParseDeclare(value)
+		if err != nil {
+			var ce *Error
+			if !errors.As(err, &ce) {
+				t.Fatalf("error %T %v, want *config.Error", err, err)
+			}
+			if strings.Contains(err.Error(), "\n") {
+				t.Fatalf("error spans lines: %q", err)
+			}
+			return
+		}
+		for _, p := range ps {
+			if p.Scheme == nil || p.Scheme.Name() == "" {
+				t.Fatalf("declaration without a scheme: %+v", p)
+			}
+		}
+		if _, err := LoadProviders("/nonexistent/hookreplay.yaml"); err == nil {
+			t.Fatal("a missing file loaded")
+		}
+	})
 }

@@ -10,6 +10,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/hookreplay/hookreplay/internal/message"
 )
 
 // Declaration describes a provider's signature scheme in words a user can
@@ -76,9 +78,9 @@ type DeclarationError struct {
 
 func (e *DeclarationError) Error() string {
 	if e.Field == "" {
-		return "provider " + e.Name + ": " + e.Msg
+		return "provider " + message.Printable(e.Name) + ": " + e.Msg
 	}
-	return "provider " + e.Name + ": " + e.Field + ": " + e.Msg
+	return "provider " + message.Printable(e.Name) + ": " + e.Field + ": " + e.Msg
 }
 
 // declaredScheme is a Scheme made by Declare.
@@ -128,13 +130,16 @@ func declare(d Declaration) (*declaredScheme, error) {
 	}
 	switch {
 	case !declaredName.MatchString(d.Name):
-		return fail("", "the name must be lower-case letters, digits, - or _, starting with a letter (it is typed as --provider %s)", strings.ToLower(d.Name))
+		return fail("", "the name must be lower-case letters, digits, - or _, starting with a letter (it is typed as --provider %q)", strings.ToLower(d.Name))
 	case d.Name == Generic || d.Name == "auto":
 		return fail("", "%q is reserved", d.Name)
 	}
 	s := &declaredScheme{d: d}
 	if s.d.Title == "" {
 		s.d.Title = d.Name
+	}
+	if message.Printable(s.d.Title) != s.d.Title || len(s.d.Title) > 80 {
+		return fail("title", "must be printable text of at most 80 characters (it is shown in messages and reports)")
 	}
 	if !validHeaderName(d.SignatureHeader) {
 		return fail("signature_header", "give the header carrying the signature, e.g. X-Acme-Signature")

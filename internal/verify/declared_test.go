@@ -37,6 +37,7 @@ func TestDeclareErrors(t *testing.T) {
 		{"compare", func(d *Declaration) { d.Compare = "strict" }, "compare", "want any or exact"},
 		{"final without retries", func(d *Declaration) { d.RetryFinal = "gives up" }, "retry_final", "no retries"},
 		{"no header", func(d *Declaration) { d.SignatureHeader = "" }, "signature_header", "give the header"},
+		{"title with a control character", func(d *Declaration) { d.Title = "Acme\x1b[31m" }, "title", "printable"},
 		{"header with a space", func(d *Declaration) { d.SignatureHeader = "X Sig" }, "signature_header", "give the header"},
 		{"unknown placeholder", func(d *Declaration) { d.Signed = "{timestamp}.{bdy}" }, "signed", "placeholder {bdy}: unknown placeholder"},
 		{"unclosed", func(d *Declaration) { d.Signed = "{body" }, "signed", "never closed"},

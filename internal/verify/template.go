@@ -13,6 +13,8 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+
+	"github.com/hookreplay/hookreplay/internal/message"
 )
 
 // piece is a literal (ph "") or a placeholder of a template.
@@ -62,7 +64,7 @@ func parseTemplate(s string, known []string, allowed func(ph, arg string) error)
 			body := s[i+1 : i+end]
 			ph, arg, _ := strings.Cut(body, ":")
 			if err := allowed(ph, arg); err != nil {
-				return nil, fmt.Errorf("placeholder {%s}: %v (known: %s)", body, err, strings.Join(known, ", "))
+				return nil, fmt.Errorf("placeholder {%s}: %v (known: %s)", message.Printable(body), err, strings.Join(known, ", "))
 			}
 			flush()
 			out = append(out, piece{ph: ph, arg: arg})
