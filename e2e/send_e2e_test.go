@@ -151,6 +151,16 @@ func identityPlace(t *testing.T, provider string, s sigSeen) string {
 		return m["id"].(string)
 	case "twitch":
 		return s.Header.Get("Twitch-Eventsub-Message-Id")
+	case "lemonsqueezy":
+		var m struct {
+			Data struct {
+				ID string `json:"id"`
+			} `json:"data"`
+		}
+		if err := json.Unmarshal(s.Body, &m); err != nil {
+			t.Fatalf("lemonsqueezy body is not JSON: %v", err)
+		}
+		return m.Data.ID
 	case "coinbase":
 		var m struct {
 			Event struct {

@@ -49,20 +49,21 @@ var sigSecrets = map[string]string{
 	"resend":   "whsec_C2FVsBQIhrscChlQIMV+b5sSYspob7oD",
 	"clerk":    "whsec_C2FVsBQIhrscChlQIMV+b5sSYspob7oD",
 	// Meta's app secret is 32 hex digits.
-	"whatsapp":    "5f4dcc3b5aa765d61d8327deb882cf99",
-	"messenger":   "0cc175b9c0f1b6a831c399e269772661",
-	"instagram":   "92eb5ffee6ae2fec3ad71c777531578f",
-	"paddle":      "pdl_ntfset_01hv8wz9ymdx3e4t7fb4r0mbxh_e2eKey",
-	"square":      "Zx8Dk2mS1vQb7fJ0tY3nWg",
-	"mercadopago": "8f0e6c2a4b1d9e7f3a5c8b2d6e4f1a9c",
-	"razorpay":    "rzp-webhook-secret-2041",
-	"bird":        "bird-signing-key-e2e-7d1f",
-	"hubspot":     "8d1c5e0a-3f2b-4c7d-9e6a-1b2c3d4e5f60",
-	"linear":      "lin_wh_4f1c9a7b2d8e6f0a3c5b7d9e1f2a4c6e",
-	"twitch":      "twitch-eventsub-secret-e2e",
-	"coinbase":    "3f9e2a7c-1b4d-4e6f-8a0b-2c4d6e8f0a1b",
-	"discord":     "4032fea2deb70c36ee1a85d0bee7d917bf15e5f3610b7e80a0932f975b15321263390c5bd70d3ca43c848918f1ff962206849e06fff691fe66843e707d978e19",
-	"sendgrid":    "-----BEGIN PRIVATE KEY-----\nMIGHAgEAMBMGByqGSM49AgEGCCqGSM49AwEHBG0wawIBAQQg03mMHp33THN1+L14\neFG+9tvRKtSB6zelPP0aRJfBumGhRANCAATDw/Jw4XmX1oXo9U0WCVi0tm8XXvW7\nTZ8Kg0VQu1u12bZaJbgQedUI82LUNphHo0gWu6RZPGUC4vzAVphJw3zc\n-----END PRIVATE KEY-----\n",
+	"whatsapp":     "5f4dcc3b5aa765d61d8327deb882cf99",
+	"messenger":    "0cc175b9c0f1b6a831c399e269772661",
+	"instagram":    "92eb5ffee6ae2fec3ad71c777531578f",
+	"paddle":       "pdl_ntfset_01hv8wz9ymdx3e4t7fb4r0mbxh_e2eKey",
+	"square":       "Zx8Dk2mS1vQb7fJ0tY3nWg",
+	"mercadopago":  "8f0e6c2a4b1d9e7f3a5c8b2d6e4f1a9c",
+	"razorpay":     "rzp-webhook-secret-2041",
+	"bird":         "bird-signing-key-e2e-7d1f",
+	"hubspot":      "8d1c5e0a-3f2b-4c7d-9e6a-1b2c3d4e5f60",
+	"linear":       "lin_wh_4f1c9a7b2d8e6f0a3c5b7d9e1f2a4c6e",
+	"twitch":       "twitch-eventsub-secret-e2e",
+	"coinbase":     "3f9e2a7c-1b4d-4e6f-8a0b-2c4d6e8f0a1b",
+	"lemonsqueezy": "lsq-signing-secret-e2e",
+	"discord":      "4032fea2deb70c36ee1a85d0bee7d917bf15e5f3610b7e80a0932f975b15321263390c5bd70d3ca43c848918f1ff962206849e06fff691fe66843e707d978e19",
+	"sendgrid":     "-----BEGIN PRIVATE KEY-----\nMIGHAgEAMBMGByqGSM49AgEGCCqGSM49AwEHBG0wawIBAQQg03mMHp33THN1+L14\neFG+9tvRKtSB6zelPP0aRJfBumGhRANCAATDw/Jw4XmX1oXo9U0WCVi0tm8XXvW7\nTZ8Kg0VQu1u12bZaJbgQedUI82LUNphHo0gWu6RZPGUC4vzAVphJw3zc\n-----END PRIVATE KEY-----\n",
 }
 
 // sigSeen is one request a sigHandler received.
@@ -319,6 +320,12 @@ func (h *sigHandler) check(provider string, r *http.Request, body []byte) string
 		mac.Write(body)
 		if r.Header.Get("X-CC-Webhook-Signature") != hex.EncodeToString(mac.Sum(nil)) {
 			return "bad X-CC-Webhook-Signature"
+		}
+	case "lemonsqueezy":
+		mac := hmac.New(sha256.New, []byte(secret))
+		mac.Write(body)
+		if r.Header.Get("X-Signature") != hex.EncodeToString(mac.Sum(nil)) {
+			return "bad X-Signature"
 		}
 	default:
 		return "unknown provider " + provider

@@ -129,6 +129,7 @@ var schemes = []Scheme{
 	linearScheme{},
 	twitchScheme{},
 	coinbaseScheme{},
+	lemonsqueezyScheme{},
 	genericScheme{},
 }
 
