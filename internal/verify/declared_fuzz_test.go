@@ -56,3 +56,35 @@ func FuzzDeclaredFormat(f *testing.F) {
 		_ = s.Reidentify(c, "77")
 	})
 }
+
+// A declared scheme's Verify, Identity and SignedAt see what a sender
+// sends: no header value, timestamp or body may panic them, and a result is
+// either valid or says why not.
+func FuzzDeclaredVerify(f *testing.F) {
+	f.Add("t=1726070400,v1=5257a869e7ecebeda32affa62cdca3fa51cad7e77a0e56ff536d0ce8e108d8bd", "1726070400", "/h?data.id=1", []byte(`{"id":"evt_1","data":{"items":[{"id":2}]}}`))
+	f.Add("t=,v1=", "-1", "/?data.id=%zz", []byte(`[`))
+	schemes := []Declaration{
+		{Name: "a", SignatureHeader: "X-Sig", Format: "t={timestamp},v1={signature}", Signed: "{timestamp}.{body}", Tolerance: time.Minute, EventID: "$.id", EventType: "$.data.items[0].id"},
+		{Name: "b", SignatureHeader: "X-Sig", TimestampHeader: "X-Ts", TimestampUnit: "ms", Signed: "{timestamp}\n{url}\n{sha256:body}{query:data.id}{header:X-Ts}", Encoding: "base64", EventID: "header:X-Id"},
+		{Name: "c", SignatureHeader: "X-Sig", Signed: "{method}{body}", Encoding: "base64url", SecretEncoding: "hex", Compare: "exact", EventID: "$[0]"},
+	}
+	f.Fuzz(func(t *testing.T, sig, ts, target string, body []byte) {
+		req := &message.Request{Method: "POST", Target: target, Body: body,
+			Headers: message.Headers{{Name: "Host", Value: "example.com"}, {Name: "X-Sig", Value: sig}, {Name: "X-Ts", Value: ts}}}
+		for _, d := range schemes {
+			s, err := Declare(d)
+			if err != nil {
+				t.Fatal(err)
+			}
+			r, err := VerifyWith(s, req, "00ff", Options{Now: time.Unix(1726070400, 0)})
+			if err == nil && (r.Valid && r.Reason != "" || !r.Valid && r.Reason == "") {
+				t.Fatalf("%s: inconsistent result %+v", d.Name, r)
+			}
+			s.Identity(req)
+			s.SignedAt(req)
+			if fg, ok := s.(Forger); ok {
+				fg.Forge(req.Clone())
+			}
+		}
+	})
+}
