@@ -124,6 +124,8 @@ func checkFlag(in check.Input) string {
 		return "--secret (or --secret-env)"
 	case check.InputServe:
 		return "--serve CMD (or --kill-cmd and --start-cmd)"
+	case check.InputKill:
+		return "--kill-cmd"
 	case check.InputReset:
 		return "--reset-cmd"
 	case check.InputSettle:

@@ -135,3 +135,29 @@ func TestCheckCrashWithKillAndStartCommands(t *testing.T) {
 	}
 	waitClosed(t, addr) // --kill-cmd stopped what the wrapper left running
 }
+
+// A --serve wrapper that daemonizes (setsid) leaves the handler outside
+// the process group check stops: without --kill-cmd it keeps the port, and
+// the report says so rather than leaving the next run to find the port
+// taken.
+func TestCheckServeLeftoverOutsideTheGroupIsNoted(t *testing.T) {
+	t.Parallel() // waits on processes and probes, not on CPU: see TestMain
+	dir := t.TempDir()
+	db := filepath.Join(dir, "h.db")
+	id := checkStripeDelivery(t, db)
+	addr := freeAddr(t)
+	walletDB := filepath.Join(dir, "wallet.db")
+	pidfile := filepath.Join(dir, "handler.pid")
+	serve := fmt.Sprintf("setsid %s demo serve %s --listen %s --db %s --secret %s --quiet </dev/null >/dev/null 2>&1 & echo $! > %s",
+		binPath, wallet.Fixed, addr, walletDB, checkSecret, pidfile)
+	t.Cleanup(func() { exec.Command("sh", "-c", "kill -KILL $(cat "+pidfile+")").Run() })
+	r, c := checkRunJSON(t, db, "--to", "http://"+addr+"/webhooks/stripe", "--probe-sql", checkBalanceSQL, "--dsn", "sqlite:"+walletDB,
+		"--secret", checkSecret, "--settle", "50ms", "-n", "2", "--phases", "first", "--serve", serve, fmt.Sprint(id))
+	if r.Code != 0 || c == nil {
+		t.Fatalf("want exit 0, got %d\n%s\n%s", r.Code, r.Stdout, r.Stderr)
+	}
+	if !strings.Contains(strings.Join(c.Notes, "\n"), addr+" still accepts connections after the handler's process group was stopped") ||
+		!strings.Contains(strings.Join(c.Notes, "\n"), "give --kill-cmd") {
+		t.Fatalf("the leftover should be noted: %q", c.Notes)
+	}
+}

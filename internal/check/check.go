@@ -506,7 +506,13 @@ func (r *runner) run(ctx context.Context) error {
 		if err := r.o.Serve.Start(ctx); err != nil {
 			return &SetupError{Err: err}
 		}
-		defer r.o.Serve.Stop()
+		defer func() {
+			r.o.Serve.Stop()
+			if r.o.Serve.Cmd != "" && r.o.Serve.KillCmd == "" && canDial(r.o.Serve.Addr) {
+				r.note("%s still accepts connections after the handler's process group was stopped: what the serve command started left the group (setsid, a daemon, docker run -d) and holds the port until it is stopped; give %s and it is stopped at the end",
+					r.o.Serve.Addr, r.name(InputKill))
+			}
+		}()
 	}
 	needFirst := r.perDelivery()
 	if needFirst {

@@ -64,6 +64,9 @@ const (
 	InputForget
 	// InputRedisProbe is a Redis probe that reads the handler's keys.
 	InputRedisProbe
+	// InputKill is the command that kills the handler (with the one that
+	// starts it again).
+	InputKill
 )
 
 // String names the input in plain words: what messages say when
@@ -102,6 +105,8 @@ func (in Input) String() string {
 		return "a command that makes the handler forget an event id"
 	case InputRedisProbe:
 		return "a Redis probe counting the dedupe keys"
+	case InputKill:
+		return "the command that kills the handler"
 	}
 	return fmt.Sprintf("input %d", int(in))
 }
