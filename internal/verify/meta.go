@@ -7,6 +7,7 @@ import (
 	"errors"
 	"math"
 	"net/url"
+	"slices"
 	"strings"
 	"time"
 
@@ -293,7 +294,45 @@ func (s metaScheme) Identity(r *message.Request) Identity {
 	if len(ids) > 1 {
 		id.Extra = map[string]string{ExtraEventIDs: strings.Join(ids, " ")}
 	}
+	if st := metaStatuses(r.Body); st != "" {
+		// A sent message's statuses (sent, delivered, read) share its
+		// wamid: the status tells them apart.
+		if id.Extra == nil {
+			id.Extra = map[string]string{}
+		}
+		id.Extra["status"] = st
+	}
 	return id
+}
+
+// metaStatuses lists, comma-separated and each once, the status of every
+// entry[].changes[].value.statuses[] item of a WhatsApp body.
+func metaStatuses(body []byte) string {
+	var env struct {
+		Entry []struct {
+			Changes []struct {
+				Value struct {
+					Statuses []struct {
+						Status string `json:"status"`
+					} `json:"statuses"`
+				} `json:"value"`
+			} `json:"changes"`
+		} `json:"entry"`
+	}
+	if json.Unmarshal(body, &env) != nil {
+		return ""
+	}
+	var out []string
+	for _, e := range env.Entry {
+		for _, c := range e.Changes {
+			for _, s := range c.Value.Statuses {
+				if s.Status != "" && !slices.Contains(out, s.Status) {
+					out = append(out, s.Status)
+				}
+			}
+		}
+	}
+	return strings.Join(out, ",")
 }
 
 func (s metaScheme) Verify(r *message.Request, secret string, opt Options) (Result, error) {

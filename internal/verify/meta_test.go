@@ -83,7 +83,7 @@ func TestMetaIdentity(t *testing.T) {
 		t.Fatal("the batch fixture should quote one earlier message")
 	}
 	st := Detect(build(t, Fixture{Provider: "whatsapp", Event: "statuses"}, t0))
-	if st.EventType != "statuses" || !strings.HasPrefix(st.EventID, "wamid.") || st.Extra != nil {
+	if st.EventType != "statuses" || !strings.HasPrefix(st.EventID, "wamid.") || st.Extra["status"] != "delivered" || st.Extra[ExtraEventIDs] != "" {
 		t.Fatalf("statuses identity %+v", st)
 	}
 	// Messages and statuses in one POST: both types, every id.
@@ -91,7 +91,7 @@ func TestMetaIdentity(t *testing.T) {
 		Body: []byte(`{"object":"whatsapp_business_account","entry":[{"id":"1","changes":[{"field":"messages","value":{"messages":[{"id":"wamid.A"}],"statuses":[{"id":"wamid.B","status":"read"}]}}]},` +
 			`{"id":"2","changes":[{"field":"message_template_status_update","value":{"event":"APPROVED","message_template_id":12}}]}]}`)}
 	m := Detect(mixed)
-	if m.EventType != "messages,statuses,message_template_status_update" || strings.Join(EventIDs(m.EventID, m.Extra), " ") != "wamid.A wamid.B" {
+	if m.EventType != "messages,statuses,message_template_status_update" || strings.Join(EventIDs(m.EventID, m.Extra), " ") != "wamid.A wamid.B" || m.Extra["status"] != "read" {
 		t.Fatalf("mixed identity %+v", m)
 	}
 	for _, tc := range []struct{ provider, event, typ, prefix string }{
