@@ -123,3 +123,37 @@ func TestTamperForgesWhatADeclaredSchemeSigns(t *testing.T) {
 		t.Fatalf("tamper %s: %s %+v", tp.Status, tp.Message, tp.Violations)
 	}
 }
+
+// Retention holds a declared provider's retry horizon against the dedupe
+// TTL: one day of retries fails a handler that forgets ids after an hour,
+// and passes one that keeps them two days.
+func TestRetentionUsesADeclaredHorizon(t *testing.T) {
+	twin, err := verify.Declare(verify.Declaration{Name: "acme-retries", SignatureHeader: "Stripe-Signature",
+		Format: "t={timestamp},v1={signature}", Signed: "{timestamp}.{body}", EventID: "$.id",
+		Retries: []time.Duration{time.Minute, time.Hour, 24 * time.Hour}, RetrySource: "https://acme.example/retries"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		ttl  time.Duration
+		want report.Status
+		msg  string
+	}{
+		{time.Hour, report.Fail, "event ids are forgotten after 1h (as declared with"},
+		{48 * time.Hour, report.Pass, "as long as acme-retries retries (up to 24h: https://acme.example/retries)"},
+	} {
+		h, u := newHandler(t, "correct")
+		d := delivery(t, 1, 4900)
+		d.Provider, d.Scheme = "acme-retries", twin
+		o := options(h, u, d)
+		o.Phases, o.DedupeTTL = []string{PhaseFirst, PhaseRetention}, tc.ttl
+		c, _ := Run(context.Background(), o)
+		if c == nil {
+			t.Fatal("no report")
+		}
+		ph := phaseOf(t, c, PhaseRetention)
+		if ph.Status != tc.want || !strings.Contains(ph.Message, tc.msg) {
+			t.Errorf("ttl %s: %s %q, want %s with %q", tc.ttl, ph.Status, ph.Message, tc.want, tc.msg)
+		}
+	}
+}
