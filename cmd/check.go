@@ -633,12 +633,19 @@ func checkRunOptions(o *checkOptions) map[string]any {
 	return m
 }
 
-// loadCheckDeliveries resolves IDs, --last, --event-id and --from, in that order.
+// loadCheckDeliveries resolves IDs, --last, --event-id and --from, in that
+// order; --one-per-type picks from the --from files when there are any
+// (a CI job over an export), else from the store.
 func loadCheckDeliveries(ctx context.Context, o *checkOptions, st *store.Store) ([]*store.Delivery, error) {
-	out, err := o.load(ctx, st)
+	sel := o.deliverySelector
+	if len(o.From) > 0 {
+		sel.OnePerType = false
+	}
+	out, err := sel.load(ctx, st)
 	if err != nil {
 		return nil, err
 	}
+	var files []*store.Delivery
 	for _, path := range o.From {
 		f, err := os.Open(path)
 		if err != nil {
@@ -652,8 +659,14 @@ func loadCheckDeliveries(ctx context.Context, o *checkOptions, st *store.Store) 
 		if len(ds) == 0 {
 			return nil, usageErr("--from %s: no deliveries in the file", path)
 		}
-		out = append(out, ds...)
+		files = append(files, ds...)
 	}
+	if len(o.From) > 0 && o.OnePerType {
+		if files, err = o.onePerTypeOf(files); err != nil {
+			return nil, err
+		}
+	}
+	out = append(out, files...)
 	if o.Shard.set() {
 		var sel shardedSelection
 		out, sel = shard(out, o.Shard)

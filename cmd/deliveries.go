@@ -98,7 +98,7 @@ func (s *deliverySelector) addSelectFilterFlags(fl *pflag.FlagSet) {
 // does with the deliveries.
 func (s *deliverySelector) addOnePerTypeFlag(fl *pflag.FlagSet, verb string) {
 	s.hasOnePerType = true
-	fl.BoolVar(&s.OnePerType, "one-per-type", false, verb+" the newest delivery of each provider and event type (narrowed by --since, --provider, --source, --type)")
+	fl.BoolVar(&s.OnePerType, "one-per-type", false, verb+" the newest delivery of each provider and event type (narrowed by --since, --provider, --source, --type): of the --from files when given, else of the store")
 }
 
 // addShardFlag declares --shard K/N.
@@ -272,7 +272,8 @@ func (s *deliverySelector) load(ctx context.Context, st *store.Store) ([]*store.
 			return nil, setupErr("%v", err)
 		}
 		if len(found) == 0 {
-			return nil, usageErr("--one-per-type %s: no captured delivery with an event type matches (see 'hookreplay list %s')", s.filtered(), strings.TrimSpace("--one-per-type "+s.filtered()))
+			sel := strings.TrimSpace("--one-per-type " + s.filtered())
+			return nil, usageErr("%s: no captured delivery with an event type matches (see 'hookreplay list %s')", sel, sel)
 		}
 		slices.SortStableFunc(found, func(a, b *store.Delivery) int {
 			return cmp.Or(cmp.Compare(a.Provider, b.Provider), cmp.Compare(a.EventType, b.EventType))
@@ -280,6 +281,19 @@ func (s *deliverySelector) load(ctx context.Context, st *store.Store) ([]*store.
 		out = append(out, found...)
 	}
 	return out, nil
+}
+
+// onePerTypeOf is --one-per-type (and its filters) over deliveries read
+// from files, in provider and event-type order, as load orders the store's.
+func (s *deliverySelector) onePerTypeOf(ds []*store.Delivery) ([]*store.Delivery, error) {
+	found := store.Select(ds, s.narrow(store.Filter{OnePerType: true}))
+	if len(found) == 0 {
+		return nil, usageErr("%s: no delivery with an event type in the --from files matches", strings.TrimSpace("--one-per-type "+s.filtered()))
+	}
+	slices.SortStableFunc(found, func(a, b *store.Delivery) int {
+		return cmp.Or(cmp.Compare(a.Provider, b.Provider), cmp.Compare(a.EventType, b.EventType))
+	})
+	return found, nil
 }
 
 // narrow adds --provider, --source, --type and --since to f.

@@ -192,6 +192,24 @@ func TestCheckOnePerTypeShardAndMerge(t *testing.T) {
 			t.Errorf("selection of the export %v, of the store %v", c.Options["selection"], selectReport(t, shards[0]).Options["selection"])
 		}
 	}
+	// A CI job over a whole export: --one-per-type picks from the file.
+	all := filepath.Join(dir, "all.jsonl")
+	if r := runBin(t, db, nil, "export", "-o", all); r.Code != 0 {
+		t.Fatalf("export: exit %d %s", r.Code, r.Stderr)
+	}
+	if r := runBin(t, filepath.Join(dir, "ci.db"), nil, "check", "--from", all, "--since", "24h", "--one-per-type", "--shard", "1/3", "--to", url+"/hook",
+		"--probe-http", "n="+url+"/count", "--secret", checkSecret, "--phases", "first", "--settle", "50ms", "--quiet", "--json"); r.Code != 0 {
+		t.Fatalf("check --from --one-per-type --shard 1/3: exit %d %s", r.Code, r.Stderr)
+	} else {
+		var c report.Check
+		if err := json.Unmarshal([]byte(r.Stdout), &c); err != nil {
+			t.Fatal(err)
+		}
+		first := selectReport(t, shards[0])
+		if got, want := selectEvents(&c), selectEvents(first); !slices.Equal(got, want) || c.Options["selection"] != first.Options["selection"] {
+			t.Errorf("--one-per-type over the whole export, shard 1/3: %v (selection %v), of the store %v (%v)", got, c.Options["selection"], want, first.Options["selection"])
+		}
+	}
 	if os.Getenv("HOOKREPLAY_TEST_PG") != "" {
 		pg := testkit.PostgresSchema(t, "shard")
 		if r := runBin(t, pg, nil, "import", export); r.Code != 0 {

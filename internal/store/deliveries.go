@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"regexp"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -460,4 +461,44 @@ func nonNilBytes(b []byte) []byte {
 		return []byte{}
 	}
 	return b
+}
+
+// Select applies f to deliveries held in memory (those of a file, which no
+// query reaches), as ListDeliveries' query would: Provider, Source,
+// TypeGlob (SQLite's GLOB), Since and OnePerType — the newest of each
+// provider and event type by ReceivedAt, the later one on a tie. The
+// other conditions of f are not read. The result keeps ds's order.
+func Select(ds []*Delivery, f Filter) []*Delivery {
+	var typeRe *regexp.Regexp
+	if f.TypeGlob != "" {
+		typeRe = regexp.MustCompile(globRegexp(f.TypeGlob))
+	}
+	newest := map[[2]string]*Delivery{}
+	var out []*Delivery
+	for _, d := range ds {
+		switch {
+		case f.Provider != "" && d.Provider != f.Provider,
+			f.Source != "" && d.Source != f.Source,
+			typeRe != nil && !typeRe.MatchString(d.EventType),
+			!f.Since.IsZero() && d.ReceivedAt.Before(f.Since),
+			f.OnePerType && d.EventType == "":
+			continue
+		}
+		if !f.OnePerType {
+			out = append(out, d)
+			continue
+		}
+		k := [2]string{d.Provider, d.EventType}
+		if n, ok := newest[k]; !ok || !d.ReceivedAt.Before(n.ReceivedAt) {
+			newest[k] = d
+		}
+	}
+	if f.OnePerType {
+		for _, d := range ds {
+			if newest[[2]string{d.Provider, d.EventType}] == d {
+				out = append(out, d)
+			}
+		}
+	}
+	return out
 }
