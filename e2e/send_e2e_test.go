@@ -161,6 +161,16 @@ func identityPlace(t *testing.T, provider string, s sigSeen) string {
 			t.Fatalf("lemonsqueezy body is not JSON: %v", err)
 		}
 		return m.Data.ID
+	case "calendly":
+		var m struct {
+			Payload struct {
+				URI string `json:"uri"`
+			} `json:"payload"`
+		}
+		if err := json.Unmarshal(s.Body, &m); err != nil {
+			t.Fatalf("calendly body is not JSON: %v", err)
+		}
+		return m.Payload.URI
 	case "coinbase":
 		var m struct {
 			Event struct {

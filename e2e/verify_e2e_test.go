@@ -62,6 +62,7 @@ var sigSecrets = map[string]string{
 	"twitch":       "twitch-eventsub-secret-e2e",
 	"coinbase":     "3f9e2a7c-1b4d-4e6f-8a0b-2c4d6e8f0a1b",
 	"lemonsqueezy": "lsq-signing-secret-e2e",
+	"calendly":     "calendly-signing-key-e2e",
 	"discord":      "4032fea2deb70c36ee1a85d0bee7d917bf15e5f3610b7e80a0932f975b15321263390c5bd70d3ca43c848918f1ff962206849e06fff691fe66843e707d978e19",
 	"sendgrid":     "-----BEGIN PRIVATE KEY-----\nMIGHAgEAMBMGByqGSM49AgEGCCqGSM49AwEHBG0wawIBAQQg03mMHp33THN1+L14\neFG+9tvRKtSB6zelPP0aRJfBumGhRANCAATDw/Jw4XmX1oXo9U0WCVi0tm8XXvW7\nTZ8Kg0VQu1u12bZaJbgQedUI82LUNphHo0gWu6RZPGUC4vzAVphJw3zc\n-----END PRIVATE KEY-----\n",
 }
@@ -326,6 +327,28 @@ func (h *sigHandler) check(provider string, r *http.Request, body []byte) string
 		mac.Write(body)
 		if r.Header.Get("X-Signature") != hex.EncodeToString(mac.Sum(nil)) {
 			return "bad X-Signature"
+		}
+	case "calendly":
+		// Calendly's documented check: t=…,v1=… over "<t>.<body>", 3 min tolerance.
+		var ts, v1 string
+		for _, part := range strings.Split(r.Header.Get("Calendly-Webhook-Signature"), ",") {
+			k, v, _ := strings.Cut(part, "=")
+			switch k {
+			case "t":
+				ts = v
+			case "v1":
+				v1 = v
+			}
+		}
+		n, _ := strconv.ParseInt(ts, 10, 64)
+		if time.Since(time.Unix(n, 0)) > 3*time.Minute {
+			return "calendly timestamp too old"
+		}
+		mac := hmac.New(sha256.New, []byte(secret))
+		mac.Write([]byte(ts + "."))
+		mac.Write(body)
+		if v1 != hex.EncodeToString(mac.Sum(nil)) {
+			return "bad Calendly-Webhook-Signature"
 		}
 	default:
 		return "unknown provider " + provider

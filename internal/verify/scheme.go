@@ -130,6 +130,7 @@ var schemes = []Scheme{
 	twitchScheme{},
 	coinbaseScheme{},
 	lemonsqueezyScheme{},
+	calendlyScheme{},
 	genericScheme{},
 }
 
