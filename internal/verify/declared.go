@@ -108,7 +108,7 @@ var declaredName = regexp.MustCompile(`^[a-z][a-z0-9_-]{0,39}$`)
 func Declare(d Declaration) (Scheme, error) {
 	for _, s := range schemes {
 		if s.Name() == d.Name {
-			return nil, &DeclarationError{Name: d.Name, Msg: d.Name + " is a built-in provider: give the declaration another name"}
+			return nil, &DeclarationError{Name: d.Name, Msg: d.Name + " is a built-in provider (hookreplay providers lists it): remove this declaration to use the built-in, or give it another name to keep yours"}
 		}
 	}
 	s, err := declare(d)
