@@ -102,9 +102,10 @@ SELECT '` + pgChangedMark + `' || (i - pg_catalog.split_part(m, ',', 1)::bigint)
 		pg_catalog.pg_stat_get_xact_tuples_deleted(r) AS dl, pg_catalog.pg_relation_filenode(r)::text AS fn,
 		pg_catalog.current_setting('hookreplay.batch', true) AS m
 		FROM (SELECT pg_catalog.to_regclass('deliveries') AS r) AS x) AS y
-	WHERE m IS NULL OR m = '' OR i - pg_catalog.split_part(m, ',', 1)::bigint <> $1::bigint
-		OR u - pg_catalog.split_part(m, ',', 2)::bigint > $2::bigint OR dl - pg_catalog.split_part(m, ',', 3)::bigint <> 0
-		OR fn IS DISTINCT FROM pg_catalog.split_part(m, ',', 4)) AS f(f) HAVING pg_catalog.count(*) > 0`
+	WHERE m IS NULL OR m = '' OR fn IS DISTINCT FROM pg_catalog.split_part(m, ',', 4)
+		OR pg_catalog.current_setting('track_counts') = 'on' AND (i - pg_catalog.split_part(m, ',', 1)::bigint <> $1::bigint
+			OR u - pg_catalog.split_part(m, ',', 2)::bigint > $2::bigint OR dl - pg_catalog.split_part(m, ',', 3)::bigint <> 0)
+	) AS f(f) HAVING pg_catalog.count(*) > 0`
 })
 
 // pgMarkSQL runs first in each capture commit: it records the backend's
@@ -116,7 +117,8 @@ SELECT '` + pgChangedMark + `' || (i - pg_catalog.split_part(m, ',', 1)::bigint)
 // Whatever deleted, added or changed rows of deliveries in the commit — a
 // trigger, a rule, or a function a column default, a CHECK constraint, a
 // policy or an index expression calls — shows in them; TRUNCATE shows as a
-// new file.
+// new file. A server that counts nothing (track_counts off, which only a
+// superuser may set) leaves only that and the catalog check.
 const pgMarkSQL = `SELECT pg_catalog.set_config('hookreplay.batch', pg_catalog.concat_ws(',',
 	pg_catalog.pg_stat_get_xact_tuples_inserted(r), pg_catalog.pg_stat_get_xact_tuples_updated(r),
 	pg_catalog.pg_stat_get_xact_tuples_deleted(r), pg_catalog.pg_relation_filenode(r)), true)

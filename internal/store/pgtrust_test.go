@@ -166,3 +166,35 @@ func TestPostgresWriterRefusesRowsChangedByForeignCode(t *testing.T) {
 		w.Close()
 	}
 }
+
+// TestPostgresGuardWithoutCounts: on a server that counts nothing
+// (track_counts off, a superuser's setting) the commit's count check must
+// not refuse every commit; the catalog check still runs.
+func TestPostgresGuardWithoutCounts(t *testing.T) {
+	t.Parallel() // waits on the server, not on CPU
+	ctx := context.Background()
+	s := deliveriesOpen(t, testkit.PostgresSchema(t, "pgnocount"))
+	c, err := s.db.Conn(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	if _, err := c.ExecContext(ctx, "SET track_counts = off"); err != nil {
+		t.Skipf("the test role may not turn track_counts off: %v", err)
+	}
+	tx, err := c.BeginTx(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tx.Rollback()
+	if _, err := tx.ExecContext(ctx, pgMarkSQL); err != nil {
+		t.Fatal(err)
+	}
+	d := benchDelivery(1)
+	if _, err := tx.ExecContext(ctx, s.db.d.rebind(insertDeliverySQL), s.db.d.args(deliveryArgs(d, d.ReceivedAt))...); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := tx.ExecContext(ctx, pgGuardSQL(), 1, 0); err != nil {
+		t.Errorf("a commit of one delivery with track_counts off: %v", guardErr(err))
+	}
+}
