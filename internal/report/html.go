@@ -61,7 +61,7 @@ func HTML(w io.Writer, c *Check, tl *Timeline) error {
 	if err := Text(&text, c, false); err != nil {
 		return err
 	}
-	p := htmlPage{Title: fmt.Sprintf("hookreplay check · run %d", c.RunID), Verdict: c.Verdict, Tone: VerdictTone(c.Verdict),
+	p := htmlPage{Title: runTitle("hookreplay check", c.RunID), Verdict: c.Verdict, Tone: VerdictTone(c.Verdict),
 		Summary: safe(c.Target), Text: text.String()}
 	return writeHTML(w, p, tl)
 }
@@ -72,9 +72,19 @@ func KeyCheckHTML(w io.Writer, k *KeyCheck, tl *Timeline) error {
 	if err := KeyCheckText(&text, k, false); err != nil {
 		return err
 	}
-	p := htmlPage{Title: fmt.Sprintf("hookreplay keycheck · run %d", k.RunID), Verdict: k.Verdict, Tone: VerdictTone(k.Verdict),
+	p := htmlPage{Title: runTitle("hookreplay keycheck", k.RunID), Verdict: k.Verdict, Tone: VerdictTone(k.Verdict),
 		Summary: safe(k.Method + " " + k.Target + " · profile " + k.Profile), Text: text.String()}
 	return writeHTML(w, p, tl)
+}
+
+// runTitle is a page's title: what ran and, when it was recorded, its
+// run id. A report that no run recorded (report merge's) has id 0 and no
+// "run 0" to look up, as the text and Markdown reports leave it out.
+func runTitle(what string, id int64) string {
+	if id == 0 {
+		return what
+	}
+	return fmt.Sprintf("%s · run %d", what, id)
 }
 
 func writeHTML(w io.Writer, p htmlPage, tl *Timeline) error {
