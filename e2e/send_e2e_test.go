@@ -161,6 +161,12 @@ func identityPlace(t *testing.T, provider string, s sigSeen) string {
 			t.Fatalf("lemonsqueezy body is not JSON: %v", err)
 		}
 		return m.Data.ID
+	case "intercom":
+		var m map[string]any
+		if err := json.Unmarshal(s.Body, &m); err != nil {
+			t.Fatalf("intercom body is not JSON: %v", err)
+		}
+		return m["id"].(string)
 	case "calendly":
 		var m struct {
 			Payload struct {

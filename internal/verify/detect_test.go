@@ -22,3 +22,23 @@ func TestDetectOwnProviderOnly(t *testing.T) {
 		}
 	}
 }
+
+// TestDetectIntercomAndGitHubApart: both sign in X-Hub-Signature; any
+// X-GitHub-* header keeps a request GitHub's, and only Intercom's
+// notification_event body is Intercom's.
+func TestDetectIntercomAndGitHubApart(t *testing.T) {
+	ic := build(t, Fixture{Provider: "intercom", Event: "conversation.user.created"}, t0)
+	if p := Detect(ic).Provider; p != "intercom" {
+		t.Fatalf("intercom sample detected as %s", p)
+	}
+	gh := ic.Clone()
+	gh.Headers = gh.Headers.Set("X-GitHub-Event", "issues")
+	if p := Detect(gh).Provider; p != "github" {
+		t.Errorf("with X-GitHub-Event: %s, want github", p)
+	}
+	other := ic.Clone()
+	other.Body = []byte(`{"action":"opened","issue":{"number":1}}`)
+	if p := Detect(other).Provider; p == "intercom" {
+		t.Errorf("a body that is no notification_event was taken for Intercom's")
+	}
+}

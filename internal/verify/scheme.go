@@ -131,6 +131,7 @@ var schemes = []Scheme{
 	coinbaseScheme{},
 	lemonsqueezyScheme{},
 	calendlyScheme{},
+	intercomScheme{},
 	genericScheme{},
 }
 
