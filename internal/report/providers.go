@@ -73,18 +73,31 @@ func ProviderOf(s verify.Scheme, declaredAt string) Provider {
 	return p
 }
 
-// WriteProviders writes ps as a table, one provider a line; text that came
-// from a declaration is escaped.
+// WriteProviders writes ps as a table, one provider a line: the signature
+// header and how many others, ", URL" when the URL is signed; text
+// that came from a declaration is escaped.
 func WriteProviders(w io.Writer, ps []Provider) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "NAME\tTITLE\tSIGNATURE\tTOLERANCE\tEVENT ID\tRETRIES\tFROM")
 	for _, p := range ps {
-		sig := strings.Join(p.Headers, ", ")
-		if sig == "" {
-			sig = "(header you name)"
+		// The signature header and a count of the others keep the table
+		// narrow (HubSpot sends four); --json lists them all.
+		sig := "(header you name)"
+		switch {
+		case len(p.Headers) == 1:
+			sig = p.Headers[0]
+		case len(p.Headers) > 1:
+			main := p.Headers[0]
+			for _, h := range p.Headers {
+				if strings.Contains(strings.ToLower(h), "signature") {
+					main = h
+					break
+				}
+			}
+			sig = fmt.Sprintf("%s +%d", main, len(p.Headers)-1)
 		}
 		if p.SignsURL {
-			sig += " (signs the URL)"
+			sig += ", URL"
 		}
 		tol := "-"
 		if p.ToleranceSeconds > 0 {
