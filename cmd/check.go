@@ -23,6 +23,7 @@ import (
 	"github.com/hookreplay/hookreplay/internal/redact"
 	"github.com/hookreplay/hookreplay/internal/report"
 	"github.com/hookreplay/hookreplay/internal/store"
+	"github.com/hookreplay/hookreplay/internal/verify"
 )
 
 type checkOptions struct {
@@ -462,6 +463,39 @@ func (o *checkOptions) openStore(ctx context.Context) (*store.Store, error) {
 	return st, nil
 }
 
+// checkHandshakesOnly is the error for a check, given no probe, of
+// deliveries that are all a provider's handshake (Meta's GET verification
+// request): no probe would help, since there is no event to do work for.
+// nil when a delivery is an event, or when they cannot be read here (from
+// an existing store only: a missing probe must not create a database); the
+// missing probe is then the error.
+func checkHandshakesOnly(ctx context.Context, o *checkOptions) error {
+	if len(o.From) > 0 || o.ExistingStore == nil {
+		return nil
+	}
+	st, err := o.ExistingStore()
+	if err != nil {
+		return nil
+	}
+	defer st.Close()
+	ds, err := loadCheckDeliveries(ctx, o, st)
+	if err != nil || len(ds) == 0 {
+		return nil
+	}
+	var what string
+	for _, d := range ds {
+		if what = verify.Handshake(verify.Lookup(d.Provider), d.Request()); what == "" {
+			return nil
+		}
+	}
+	if len(ds) == 1 {
+		return usageErr("delivery %d is %s, not an event: there is no work to do exactly once, so no probe to add; check a delivery of an event the handler acts on (hookreplay list --provider %s)",
+			ds[0].ID, what, ds[0].Provider)
+	}
+	return usageErr("the %d selected deliveries are handshakes, not events (%s): there is no work to do exactly once, so no probe to add; check deliveries of events the handler acts on (hookreplay list --provider %s)",
+		len(ds), what, ds[0].Provider)
+}
+
 // defaultCheckMaxTime is --max-time's default: generous, so that only a run
 // that is stuck is stopped.
 const defaultCheckMaxTime = 10 * time.Minute
@@ -472,6 +506,11 @@ func checkRun(ctx context.Context, o *checkOptions) error {
 	}
 	u, err := checkValidate(o)
 	if err != nil {
+		if checkProbeSpecs(o).Empty() {
+			if herr := checkHandshakesOnly(ctx, o); herr != nil {
+				return herr
+			}
+		}
 		return err
 	}
 	st, err := o.openStore(ctx)

@@ -94,6 +94,27 @@ func TestCheckMetaHandshakeIsNotADelivery(t *testing.T) {
 	}
 }
 
+// Given no probe, check of Meta's verification request says what it is
+// (docs/signatures.md) instead of asking for a probe no handshake needs; a
+// delivery of an event still asks for the probe.
+func TestCheckMetaHandshakeWithoutProbeSaysWhatItIs(t *testing.T) {
+	t.Parallel()
+	db := filepath.Join(t.TempDir(), "h.db")
+	hs := &message.Request{Method: "GET", Target: "/webhook?hub.mode=subscribe&hub.challenge=1158201444&hub.verify_token=meatyhamhock",
+		Proto: "HTTP/1.1", Headers: message.Headers{{Name: "Host", Value: "example.com"}, {Name: "User-Agent", Value: "facebookplatform/1.0 (+http://developers.facebook.com)"}}}
+	id := checkInsert(t, db, hs)
+	ev := checkInsertSample(t, db, "whatsapp", "messages", waSecret)
+	r := runBin(t, db, nil, "check", fmt.Sprint(id), "--to", "http://127.0.0.1:1/webhook", "--secret", waSecret)
+	if r.Code != 2 || strings.Count(strings.TrimSpace(r.Stderr), "\n") != 0 || !strings.Contains(r.Stderr, "Meta's webhook verification request") ||
+		!strings.Contains(r.Stderr, "not an event") || strings.Contains(r.Stderr, "no probe given") {
+		t.Fatalf("check of the handshake without a probe: want exit 2 and one line saying it is Meta's verification request, got %d %q", r.Code, r.Stderr)
+	}
+	r = runBin(t, db, nil, "check", fmt.Sprint(ev), "--to", "http://127.0.0.1:1/webhook", "--secret", waSecret)
+	if r.Code != 2 || !strings.Contains(r.Stderr, "no probe given") {
+		t.Fatalf("check of an event without a probe: want exit 2 asking for a probe, got %d %q", r.Code, r.Stderr)
+	}
+}
+
 // list and show show every message id of a batched POST; one id stays as it was.
 func TestListShowsEveryWamid(t *testing.T) {
 	t.Parallel()
