@@ -165,3 +165,20 @@ func TestListShowsEveryWamid(t *testing.T) {
 		t.Fatalf("an unknown wamid: %+v", rp)
 	}
 }
+
+// A handler that verifies the signature over its JSON parser's re-encoding
+// of the body (an express.json() app hashing JSON.stringify(req.body))
+// refuses Meta's own deliveries, whose JSON escapes "/" as "\/": check says
+// it is a setup problem, exit 2, naming the re-encoded body, instead of
+// judging idempotency.
+func TestCheckWhatsAppReencodedBodyIsASetupProblem(t *testing.T) {
+	t.Parallel() // waits on processes and probes, not on CPU: see TestMain
+	base := startNode(t, "testdata/handlers/whatsapp.js", "SECRET="+waSecret, "MODE=reencode")
+	db := filepath.Join(t.TempDir(), "h.db")
+	id := checkInsertSample(t, db, "whatsapp", "messages.batch", waSecret)
+	r := runBin(t, db, nil, "check", "--no-color", "--to", base+"/webhook", "--probe-http", base+"/work", "--secret", waSecret,
+		"--settle", "50ms", "--phases", "first", fmt.Sprint(id))
+	if r.Code != 2 || !strings.Contains(r.Stderr+r.Stdout, "rejected a correctly signed copy") || !strings.Contains(r.Stderr+r.Stdout, "re-encoded body") {
+		t.Fatalf("want exit 2 naming a re-encoded body: %+v", r)
+	}
+}

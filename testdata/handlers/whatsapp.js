@@ -3,7 +3,10 @@
 // hub.challenge when hub.verify_token matches; a POST is verified with
 // X-Hub-Signature-256 (HMAC-SHA256 of the raw body with the app secret) and
 // every message and status in it is worked. MODE=correct works each wamid
-// once; MODE=naive works every message it is sent, as the sample apps do.
+// once; MODE=naive works every message it is sent, as the sample apps do;
+// MODE=reencode dedupes like correct but verifies JSON.stringify of the
+// parsed body (an express.json() app's req.body) instead of the raw bytes,
+// which differ from what Meta signed wherever Meta escapes "/" as "\/".
 //
 // env: PORT (0 = any, printed as "listening PORT"), SECRET (the app secret),
 // VERIFY_TOKEN, MODE. GET /work answers how many messages were worked.
@@ -13,6 +16,7 @@ const crypto = require("node:crypto");
 const secret = process.env.SECRET;
 const verifyToken = process.env.VERIFY_TOKEN || "meatyhamhock";
 const naive = process.env.MODE === "naive";
+const reencode = process.env.MODE === "reencode";
 const seen = new Set();
 let work = 0;
 
@@ -34,7 +38,8 @@ const server = http.createServer((req, res) => {
   const chunks = [];
   req.on("data", (c) => chunks.push(c));
   req.on("end", () => {
-    const body = Buffer.concat(chunks);
+    const raw = Buffer.concat(chunks);
+    const body = reencode ? Buffer.from(JSON.stringify(JSON.parse(raw))) : raw;
     const got = req.headers["x-hub-signature-256"] || "";
     const want = "sha256=" + crypto.createHmac("sha256", secret).update(body).digest("hex");
     if (got.length !== want.length || !crypto.timingSafeEqual(Buffer.from(got), Buffer.from(want))) {
