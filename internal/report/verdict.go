@@ -61,7 +61,55 @@ func (c *Check) exitMeaning() string {
 	if c.Verdict == VerdictFail && c.failedOnlyFirst() {
 		return "the handler did not take an event's first delivery the way a provider needs (a 2xx answer in time): the provider would send it again"
 	}
+	if c.Verdict == VerdictInconclusive {
+		return c.inconclusiveMeaning()
+	}
 	return exitMeaning(c.Verdict)
+}
+
+// inconclusiveMeaning says what an inconclusive run did not prove: which
+// deliveries, when others were proven (a check of several deliveries, one
+// of an event type the handler ignores, is not "nothing proven"), and
+// why, when every inconclusive phase is a first delivery without effect.
+func (c *Check) inconclusiveMeaning() string {
+	var open []string
+	proven, noEffect := 0, true
+	for i := range c.Deliveries {
+		d := &c.Deliveries[i]
+		inc, first := false, false
+		for _, p := range d.Phases {
+			switch {
+			case p.Status == Inconclusive:
+				inc = true
+				if p.Phase != "first" || !strings.HasPrefix(p.Message, "the probes saw no effect") {
+					noEffect = false
+				}
+			case p.Phase == "first" && p.Status == Pass:
+				first = true
+			}
+		}
+		if inc {
+			open = append(open, fmt.Sprintf("#%d", d.DeliveryID))
+		} else if first {
+			proven++
+		}
+	}
+	why := "the probes saw no effect of the first delivery; probe what the handler changes"
+	if !noEffect || len(open) == 0 {
+		why = "see the phases marked inconclusive for why"
+	}
+	if proven == 0 || len(open) == 0 {
+		return "nothing was proven: " + why
+	}
+	list := strings.Join(open, ", ")
+	if len(open) > 8 {
+		list = strings.Join(open[:8], ", ") + fmt.Sprintf(" and %d more", len(open)-8)
+	}
+	if noEffect {
+		why += ", or select the event types it acts on (--type): one it ignores has nothing to prove"
+	}
+	return fmt.Sprintf("not everything was proven: %d of %d deliveries (%s) were not (%s); the other %d were judged",
+		len(open), len(open)+proven, list, why, proven)
 }
 
 // failedOnlyFirst reports whether every failed phase is a first phase:
