@@ -255,8 +255,14 @@ func TestKeycheckGlobalKeysRefusedAreNotScoped(t *testing.T) {
 			}
 		})
 	}
+	// Refused with 429 (rate limited), the key is not what refused it: no
+	// verdict on scope.
+	r, k := mwKeycheck(t, &mwAPI{global: true, refuse: 429}, "bird", "first,scope", "--other-account", "Authorization: AccessKey acct_b")
+	if c := kcResult(t, k, "scope"); r.Code != 3 || c.Status != report.Inconclusive || !strings.Contains(c.Why, "rate limited") {
+		t.Fatalf("429: exit %d, scope %s: %s | %s", r.Code, c.Status, c.Why, c.Observed)
+	}
 	// The same API with keys per account passes.
-	r, k := mwKeycheck(t, &mwAPI{refuse: 400}, "bird", "first,scope", "--other-account", "Authorization: AccessKey acct_b")
+	r, k = mwKeycheck(t, &mwAPI{refuse: 400}, "bird", "first,scope", "--other-account", "Authorization: AccessKey acct_b")
 	if c := kcResult(t, k, "scope"); r.Code != 0 || c.Status != report.Pass {
 		t.Fatalf("keys per account: exit %d, scope %s: %s | %s", r.Code, c.Status, c.Why, c.Observed)
 	}

@@ -85,6 +85,8 @@ func (r *runner) scopeRefused(ctx context.Context, res *report.KeyCheckResult, a
 	res.Observed = fmt.Sprintf("first account %s%s, other account with the same key %s%s (effect +0), other account with a fresh key %s%s (effect %s)",
 		answerText(a1), r.idText(a1), answerText(a2), excerptIf(excerptBytes(a2)), answerText(a3), r.idText(a3), short(e3))
 	switch {
+	case a2.Status == 429 || a2.Status == 503:
+		res.Status, res.Why = report.Inconclusive, fmt.Sprintf("the other account's request with the first account's key answered %d (busy or rate limited, not a judgement of the key): run scope again on its own", a2.Status)
 	case is2xx(a3) && e3.is(1):
 		res.Status, res.Why = report.Fail, fmt.Sprintf("keys are not scoped per account: the other account's request was refused with %s only because the first account had used its key — "+
 			"the same body from the other account with a fresh key ran (%s, effect %s), so one account's keys block another's", answerText(a2), answerText(a3), e3)
