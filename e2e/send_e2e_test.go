@@ -161,6 +161,14 @@ func identityPlace(t *testing.T, provider string, s sigSeen) string {
 			t.Fatalf("lemonsqueezy body is not JSON: %v", err)
 		}
 		return m.Data.ID
+	case "zoom":
+		var m struct {
+			EventTS int64 `json:"event_ts"`
+		}
+		if err := json.Unmarshal(s.Body, &m); err != nil {
+			t.Fatalf("zoom body is not JSON: %v", err)
+		}
+		return strconv.FormatInt(m.EventTS, 10)
 	case "intercom":
 		var m map[string]any
 		if err := json.Unmarshal(s.Body, &m); err != nil {

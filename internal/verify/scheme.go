@@ -132,6 +132,7 @@ var schemes = []Scheme{
 	lemonsqueezyScheme{},
 	calendlyScheme{},
 	intercomScheme{},
+	zoomScheme{},
 	genericScheme{},
 }
 
