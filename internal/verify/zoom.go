@@ -75,45 +75,6 @@ func (zoomScheme) Retries() Schedule {
 	}
 }
 
-func (zoomScheme) IdentityInBody() bool               { return true }
-func (zoomScheme) IdentitySigned() bool               { return true }
-func (zoomScheme) MarkRetry(*message.Request, int)    {}
-func (zoomScheme) Challenge(*message.Request) string  { return "" }
-
-// NewEventID is a fresh event_ts: now in milliseconds, and never one this
-// process handed out before (two fresh events within a millisecond differ).
-func (zoomScheme) NewEventID() string {
-	for {
-		last := zoomLastTS.Load()
-		ts := max(time.Now().UnixMilli(), last+1)
-		if zoomLastTS.CompareAndSwap(last, ts) {
-			return strconv.FormatInt(ts, 10)
-		}
-	}
-}
-
-var zoomLastTS atomic.Int64
-
-// Tolerance: Zoom's docs and sample code check the signature and not the
-// timestamp's age, so neither does hookreplay, and SignedAt reports no
-// timestamp (check sends no hour-old copy a handler following them accepts).
-func (zoomScheme) Tolerance() time.Duration                    { return 0 }
-func (zoomScheme) SignedAt(*message.Request) (time.Time, bool) { return time.Time{}, false }
-
-// ResponseTimeout: Zoom expects a 200 or 204 within 3 seconds.
-func (zoomScheme) ResponseTimeout() time.Duration { return 3 * time.Second }
-
-// Retries: an event not answered 200/204 within 3 seconds is retried
-// three times, 5 minutes, 30 minutes and 90 minutes after the attempt
-// before.
-func (zoomScheme) Retries() Schedule {
-	return Schedule{
-		Retries: cumulative(5*time.Minute, 30*time.Minute, 90*time.Minute),
-		Final:   "event dropped",
-		Source:  "https://developers.zoom.us/docs/api/webhooks/#notification-delivery (3 retries: after 5 min, 30 min, 90 min)",
-	}
-}
-
 func (zoomScheme) Identity(r *message.Request) Identity {
 	m := jsonObject(r.Body)
 	id := Identity{Provider: "zoom", EventType: str(m, "event")}
