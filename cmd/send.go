@@ -209,7 +209,7 @@ func sendValidate(o *sendOptions) error {
 	if err := durationFlagIn("--timeout", o.Timeout, 1, maxDuration); err != nil {
 		return err
 	}
-	secret, err := signingSecret(o.Secret, o.SecretEnv)
+	secret, err := signingSecret(o.Secret, o.SecretEnv, o.Provider, true)
 	if err != nil {
 		return err
 	}

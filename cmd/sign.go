@@ -78,7 +78,7 @@ schemes that sign one (` + providers(timestamped) + `).
 			if err := parseSigHeaders(headers, &o.Headers, &o.SigHeader); err != nil {
 				return err
 			}
-			secret, err := signingSecret(o.Secret, o.SecretEnv)
+			secret, err := signingSecret(o.Secret, o.SecretEnv, o.Provider, true)
 			if err != nil {
 				return err
 			}

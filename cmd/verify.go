@@ -123,7 +123,7 @@ func verifyArgs(cmd *cobra.Command, o *verifyOptions, args, headers []string, at
 	if o.ID != 0 && len(o.Headers) > 0 {
 		return usageErr("--header 'Name: value' describes a request on stdin; it cannot be combined with a delivery ID")
 	}
-	secret, err := signingSecret(o.Secret, o.SecretEnv)
+	secret, err := signingSecret(o.Secret, o.SecretEnv, o.Provider, false)
 	if err != nil {
 		return err
 	}
@@ -180,10 +180,20 @@ func parseSigHeaders(vals []string, headers *message.Headers, sigHeader *string)
 
 // signingSecret resolves --secret / --secret-env. The secret is only ever
 // held in memory: never stored, logged or printed.
-func signingSecret(secret, env string) (string, error) {
+// provider names the scheme when known; signs says the command signs (send,
+// sign), so that a key-pair scheme is asked for a private key rather than
+// the public key that verify takes.
+func signingSecret(secret, env, provider string, signs bool) (string, error) {
 	secret, err := secretFlags(secret, env)
 	if err != nil {
 		return "", err
+	}
+	if _, keyPair := verify.Lookup(provider).(verify.KeyPair); secret == "" && keyPair {
+		// Not a shared secret: say which key.
+		if signs {
+			return "", usageErr("%s signs with a private key: give --secret-env NAME (or --secret KEY) with the private key of a test key pair, and configure the handler with its public key (docs/signatures.md, \"Key-pair schemes\")", provider)
+		}
+		return "", usageErr("a key is required: --secret-env NAME (or --secret KEY) with %s's public key, which verifies, or the private key of a test key pair (docs/signatures.md, \"Key-pair schemes\")", provider)
 	}
 	if secret == "" {
 		return "", usageErr("a signing secret is required: --secret S or --secret-env NAME")

@@ -475,6 +475,10 @@ func TestSendE2EErrors(t *testing.T) {
 		{[]string{"send", "--provider", "paypal", "--event", "x", "--to", h.url("x"), "--secret", "x"}, 2, "unknown provider"},
 		{[]string{"send", "--provider", "stripe", "--event", "invoice.paid", "--to", "ftp://localhost:3000", "--secret", "x"}, 2, "--to ftp://localhost:3000: want a URL (http://localhost:3000/webhooks), a port (3000) or host:port"},
 		{[]string{"send", "--provider", "stripe", "--event", "invoice.paid", "--to", h.url("stripe")}, 2, "signing secret is required"},
+		// A key-pair scheme asks for the key it needs, in the words of its docs.
+		{[]string{"send", "--provider", "discord", "--event", "APPLICATION_COMMAND", "--to", h.url("discord")}, 2, "discord signs with a private key: give --secret-env NAME (or --secret KEY) with the private key of a test key pair"},
+		{[]string{"send", "--provider", "discord", "--event", "APPLICATION_COMMAND", "--to", h.url("discord"), "--secret", "abc"}, 2, "not an Ed25519 key: give the application's public key (64 hex digits"},
+		{[]string{"send", "--provider", "sendgrid", "--event", "delivered", "--to", h.url("sendgrid"), "--secret", "whsec_x"}, 2, "not an ECDSA P-256 key: give the public key Mail Settings shows (base64 DER)"},
 		{[]string{"send", "--provider", "standard", "--event", "invoice.paid", "--to", h.url("standard"), "--secret", "whsec_%%%"}, 2, "secret is not whsec_ base64"},
 		{[]string{"send", "--provider", "stripe", "--event", "invoice.paid", "--to", "http://" + freeAddr(t) + "/x", "--secret", "x"}, 2, "connection refused"},
 	}
@@ -576,6 +580,7 @@ func TestVerifyE2EStoredDeliveries(t *testing.T) {
 		{[]string{"verify", "1", "--provider", "paypal", "--secret", "x"}, 2, "unknown provider"},
 		{[]string{"verify", "99", "--secret", "x"}, 2, "no delivery 99"},
 		{[]string{"verify", "1"}, 2, "signing secret is required"},
+		{[]string{"verify", "--provider", "sendgrid"}, 2, "a key is required: --secret-env NAME (or --secret KEY) with sendgrid's public key"},
 		{[]string{"verify", "1", "--secret-env", "E2E_UNSET_VAR"}, 2, "E2E_UNSET_VAR"},
 	}
 	for _, c := range cases {

@@ -92,12 +92,9 @@ func ed25519Key(secret string) (ed25519.PrivateKey, ed25519.PublicKey, error) {
 		return nil, nil, fmt.Errorf("%w: %d hex bytes is neither an Ed25519 public key (32) nor a private key (64)", ErrSecret, len(b))
 	}
 	priv, pub, err := parseKey(s)
-	if err != nil {
-		return nil, nil, err
-	}
 	p, ok := pub.(ed25519.PublicKey)
-	if !ok {
-		return nil, nil, fmt.Errorf("%w: not an Ed25519 key", ErrSecret)
+	if err != nil || !ok {
+		return nil, nil, fmt.Errorf("%w: not an Ed25519 key: give the application's public key (64 hex digits, as the Developer Portal shows it), which verifies, or the private key of a test key pair (a PKCS#8 PEM, or 128 hex digits), which signs too", ErrSecret)
 	}
 	if priv == nil {
 		return nil, p, nil
@@ -108,12 +105,9 @@ func ed25519Key(secret string) (ed25519.PrivateKey, ed25519.PublicKey, error) {
 // ecdsaKey reads an ECDSA P-256 key as parseKey does.
 func ecdsaKey(secret string) (*ecdsa.PrivateKey, *ecdsa.PublicKey, error) {
 	priv, pub, err := parseKey(secret)
-	if err != nil {
-		return nil, nil, err
-	}
 	p, ok := pub.(*ecdsa.PublicKey)
-	if !ok || p.Curve.Params().Name != "P-256" {
-		return nil, nil, fmt.Errorf("%w: not an ECDSA P-256 key", ErrSecret)
+	if err != nil || !ok || p.Curve.Params().Name != "P-256" {
+		return nil, nil, fmt.Errorf("%w: not an ECDSA P-256 key: give the public key Mail Settings shows (base64 DER), which verifies, or the private key of a test key pair (a PKCS#8 or SEC 1 PEM), which signs too", ErrSecret)
 	}
 	if priv == nil {
 		return nil, p, nil
