@@ -58,6 +58,11 @@ type mwAPI struct {
 	unique bool
 	reset  string
 	texts  map[string]bool
+	// staleGets: that many GETs after a message is created still show the
+	// count before it (a read replica that lags).
+	staleGets int
+	stale     int
+	shown     int
 
 	mu    sync.Mutex
 	keys  map[string]*mwEntry
@@ -151,7 +156,12 @@ func (a *mwAPI) route(r *http.Request) (int, []byte, bool) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	if r.Method == http.MethodGet {
-		return 200, []byte(fmt.Sprintf(`{"count":%d}`, a.count)), false
+		if a.stale > 0 {
+			a.stale--
+		} else {
+			a.shown = a.count
+		}
+		return 200, []byte(fmt.Sprintf(`{"count":%d}`, a.shown)), false
 	}
 	raw, _ := io.ReadAll(r.Body)
 	var m struct {
@@ -178,6 +188,7 @@ func (a *mwAPI) route(r *http.Request) (int, []byte, bool) {
 		a.texts[m.Text] = true
 	}
 	a.count++
+	a.stale = a.staleGets
 	return 201, []byte(fmt.Sprintf(`{"id":"msg_%d","text":%q}`, a.count, m.Text)), false
 }
 
@@ -309,6 +320,13 @@ func TestKeycheckKeyedGetStoredIsCaught(t *testing.T) {
 	r, k = mwKeycheck(t, &mwAPI{unmarked: true}, "bird", "first,safe-get")
 	if c := kcResult(t, k, "safe-get"); r.Code != 0 || c.Status != report.Pass {
 		t.Fatalf("mutating routes only: exit %d, safe-get %s: %s | %s", r.Code, c.Status, c.Why, c.Observed)
+	}
+	// A read replica that lags one GET behind: the keyed GET after the
+	// operation still shows the old count, the keyless one the new; the
+	// keyed GET asked again shows it too, so nothing was stored.
+	r, k = mwKeycheck(t, &mwAPI{unmarked: true, staleGets: 1}, "bird", "first,safe-get")
+	if c := kcResult(t, k, "safe-get"); r.Code != 0 || c.Status != report.Pass {
+		t.Fatalf("a lagging replica: exit %d, safe-get %s: %s | %s", r.Code, c.Status, c.Why, c.Observed)
 	}
 }
 
