@@ -26,8 +26,8 @@ var demoAPIVariants = []struct {
 	{"correct", idemapi.Correct, "honours the key: every check passes"},
 	{"race", idemapi.Race, "checks the key, then records it 2 ms later: only burst fails"},
 	{"5xx", idemapi.Store5xx, "keeps a 500 and replays it: 5xx fails"},
-	{"fingerprint", idemapi.NoFingerprint, "replays the stored answer to another body: reuse-* fail"},
-	{"inflight", idemapi.NoInFlight, "records the key only when done: in-flight fails"},
+	{"fingerprint", idemapi.NoFingerprint, "replays the stored answer to another body: reuse-* and 4xx fail"},
+	{"inflight", idemapi.NoInFlight, "records the key only when done: in-flight fails, and burst when its copies overlap"},
 	{"replayheader", idemapi.NoReplayHeader, "does not mark replays: replay-header fails"},
 	{"scope", idemapi.Unscoped, "shares keys between accounts: scope fails (a data leak)"},
 }

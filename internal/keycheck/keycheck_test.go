@@ -95,6 +95,8 @@ func TestEachMistakeIsCaughtByItsCheck(t *testing.T) {
 		{idemapi.Race, "burst", "check-then-insert", nil},
 		{idemapi.Store5xx, "5xx", "stored 500 was replayed", nil},
 		{idemapi.NoFingerprint, "reuse-body", "no fingerprint", nil},
+		// demo api --help says 4xx fails too: the stored 400 answers the valid body.
+		{idemapi.NoFingerprint, "4xx", "no fingerprint: the valid body with the key got the stored 400", nil},
 		{idemapi.NoInFlight, "in-flight", "no in-flight marker", nil},
 		{idemapi.NoReplayHeader, "replay-header", "no replay header", nil},
 		{idemapi.Unscoped, "scope", "data leak", nil},
