@@ -1,6 +1,7 @@
 package cmd
 
 import (
+	"bytes"
 	"fmt"
 	"strconv"
 	"strings"
@@ -44,7 +45,12 @@ curl, or to check your own signing code.
 schemes that sign one (` + providers(timestamped) + `).
 --id sets the event id for schemes that carry it in a header
 (` + providers(identityInHeader) + `); ` + bodyIdentityTitles() + ` the event id in the body.
-` + signsURLSentence() + `: --url is required for it.`,
+` + signsURLSentence() + `: --url is required for it.
+
+Where the signature covers a timestamp or lives inside the body (Linear's
+webhookTimestamp, Mailgun's signature object), signing changes the body: the
+signed body is printed after the header lines and a blank line, and it is
+that body that must be sent.`,
 		Example: `  hookreplay sign --provider stripe --secret-env STRIPE_WEBHOOK_SECRET < event.json
 
   # send it with curl
@@ -155,6 +161,13 @@ func signRun(o *signOptions) error {
 	for _, h := range signed.Headers {
 		if !base.Headers.Has(h.Name) || base.Headers.Get(h.Name) != h.Value {
 			fmt.Fprintf(o.IO.Out, "%s: %s\n", h.Name, h.Value)
+		}
+	}
+	if !bytes.Equal(signed.Body, base.Body) {
+		// The scheme signs inside the body: what was signed is this body.
+		fmt.Fprintf(o.IO.Out, "\n%s", signed.Body)
+		if len(signed.Body) > 0 && signed.Body[len(signed.Body)-1] != '\n' {
+			fmt.Fprintln(o.IO.Out)
 		}
 	}
 	return nil

@@ -161,6 +161,16 @@ func identityPlace(t *testing.T, provider string, s sigSeen) string {
 			t.Fatalf("lemonsqueezy body is not JSON: %v", err)
 		}
 		return m.Data.ID
+	case "mailgun":
+		var m struct {
+			EventData struct {
+				ID string `json:"id"`
+			} `json:"event-data"`
+		}
+		if err := json.Unmarshal(s.Body, &m); err != nil {
+			t.Fatalf("mailgun body is not JSON: %v", err)
+		}
+		return m.EventData.ID
 	case "zoom":
 		var m struct {
 			EventTS int64 `json:"event_ts"`

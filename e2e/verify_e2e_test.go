@@ -65,6 +65,7 @@ var sigSecrets = map[string]string{
 	"calendly":     "calendly-signing-key-e2e",
 	"intercom":     "intercom-client-secret-e2e",
 	"zoom":         "zoom-secret-token-e2e",
+	"mailgun":      "key-mailgun-signing-e2e",
 	"discord":      "4032fea2deb70c36ee1a85d0bee7d917bf15e5f3610b7e80a0932f975b15321263390c5bd70d3ca43c848918f1ff962206849e06fff691fe66843e707d978e19",
 	"sendgrid":     "-----BEGIN PRIVATE KEY-----\nMIGHAgEAMBMGByqGSM49AgEGCCqGSM49AwEHBG0wawIBAQQg03mMHp33THN1+L14\neFG+9tvRKtSB6zelPP0aRJfBumGhRANCAATDw/Jw4XmX1oXo9U0WCVi0tm8XXvW7\nTZ8Kg0VQu1u12bZaJbgQedUI82LUNphHo0gWu6RZPGUC4vzAVphJw3zc\n-----END PRIVATE KEY-----\n",
 }
@@ -364,6 +365,17 @@ func (h *sigHandler) check(provider string, r *http.Request, body []byte) string
 		mac.Write(body)
 		if r.Header.Get("X-Zm-Signature") != "v0="+hex.EncodeToString(mac.Sum(nil)) {
 			return "bad X-Zm-Signature"
+		}
+	case "mailgun":
+		// Mailgun's documented check: hex HMAC-SHA256 of timestamp + token, both in the body.
+		var m struct {
+			Signature struct{ Timestamp, Token, Signature string } `json:"signature"`
+		}
+		json.Unmarshal(body, &m)
+		mac := hmac.New(sha256.New, []byte(secret))
+		mac.Write([]byte(m.Signature.Timestamp + m.Signature.Token))
+		if m.Signature.Signature != hex.EncodeToString(mac.Sum(nil)) {
+			return "bad mailgun signature"
 		}
 	default:
 		return "unknown provider " + provider

@@ -133,6 +133,7 @@ var schemes = []Scheme{
 	calendlyScheme{},
 	intercomScheme{},
 	zoomScheme{},
+	mailgunScheme{},
 	genericScheme{},
 }
 

@@ -212,7 +212,7 @@ func TestReidentifyKeepsOtherBytes(t *testing.T) {
 						want = bytes.Replace(want, []byte(v), []byte(after.Extra[k]), 1)
 					}
 				}
-				if !bytes.Equal(c.Body, want) {
+				if !bytes.Equal(withoutBodySignature(f.Provider, c.Body), withoutBodySignature(f.Provider, want)) {
 					t.Fatalf("body changed beyond the id:\n%s\n%s", c.Body, want)
 				}
 			} else if f.Provider == "twilio" {
@@ -424,4 +424,18 @@ func TestRetryHorizonSvixAndStandard(t *testing.T) {
 	if h, _, ok := RetryHorizon(Lookup("standard")); ok {
 		t.Errorf("standard webhooks publishes no timetable, got %v", h)
 	}
+}
+
+// withoutBodySignature drops the top-level "signature" object of a body
+// whose scheme signs inside the body (Mailgun: no signature header), which
+// re-signing renews; other bodies are returned as they are.
+func withoutBodySignature(provider string, body []byte) []byte {
+	if len(Lookup(provider).SignatureHeaders()) > 0 {
+		return body
+	}
+	s, e, err := topLevelValue(body, "signature")
+	if err != nil {
+		return body
+	}
+	return splice(body, s, e, nil)
 }
