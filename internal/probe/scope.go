@@ -43,16 +43,23 @@ func unquoted(spec string, dq bool) string {
 }
 
 // Vars gives a placeholder's value for one delivery: ok is false when the
-// delivery has none (a JSON path its body lacks).
+// delivery has none (a JSON path its body lacks); value then is empty, or
+// says what the body has there instead ("an object"), for the error.
 type Vars func(name string) (value string, ok bool)
 
 // ScopeError is a scoped probe that cannot be read for one delivery: a
 // placeholder naming a value the delivery does not have.
 type ScopeError struct {
 	Probe, Placeholder string
+	// Found is what the body has at the placeholder's path instead of a
+	// value ("an object", "an array", "null"); empty when nothing.
+	Found string
 }
 
 func (e *ScopeError) Error() string {
+	if e.Found != "" {
+		return fmt.Sprintf("probe %s names {{%s}}, which is %s in the delivery's body, not a string, number or boolean: name a field inside it (e.g. {{%s.id}})", e.Probe, e.Placeholder, e.Found, e.Placeholder)
+	}
 	return fmt.Sprintf("probe %s names {{%s}}, which the delivery does not have", e.Probe, e.Placeholder)
 }
 
@@ -145,7 +152,14 @@ func jsonField(doc any, path string) (string, bool) {
 	case bool:
 		return strconv.FormatBool(v), true
 	}
-	return "", false // null, an object or an array names nothing to scope by
+	// null, an object or an array names nothing to scope by: say which.
+	switch cur.(type) {
+	case map[string]any:
+		return "an object", false
+	case []any:
+		return "an array", false
+	}
+	return "null", false
 }
 
 // render replaces every placeholder of spec by quote(value), collecting
@@ -158,7 +172,7 @@ func render(spec, name string, v Vars, quote func(i int, val string) string) (st
 		val, ok := v(ph)
 		if !ok {
 			if err == nil {
-				err = &ScopeError{Probe: name, Placeholder: ph}
+				err = &ScopeError{Probe: name, Placeholder: ph, Found: val}
 			}
 			return m
 		}

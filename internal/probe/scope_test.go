@@ -30,7 +30,8 @@ func TestEventVars(t *testing.T) {
 		{"json:data.object.live", "false", true},
 		{"json:data.object.lines.0.id", "il_1", true},
 		{"json:data.object.lines.1.id", "", false},
-		{"json:data.object", "", false}, // an object names nothing to scope by
+		{"json:data.object", "an object", false}, // an object names nothing to scope by: the error says what is there
+		{"json:data.object.lines", "an array", false},
 		{"json:data.missing", "", false},
 		{"event.type", "invoice.paid", true},
 		{"provider", "stripe", true},
@@ -92,6 +93,11 @@ func TestScopedSQLProbe(t *testing.T) {
 	var se *ScopeError
 	if !errors.As(err, &se) || se.Placeholder != "json:data.object.customer" {
 		t.Fatalf("a delivery without the field: %v", err)
+	}
+	// A field that is there but is an object is not called missing.
+	_, _, err = ScopeAll(set.Probes, EventVars([]byte(`{"data":{"object":{"customer":{"id":"cus_a"}}}}`), "", ""))
+	if !errors.As(err, &se) || se.Found != "an object" || !strings.Contains(err.Error(), "which is an object in the delivery's body") || strings.Contains(err.Error(), "does not have") {
+		t.Fatalf("a delivery whose field is an object: %v", err)
 	}
 }
 
