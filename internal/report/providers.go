@@ -131,13 +131,16 @@ func WriteProvidersJSON(w io.Writer, ps []Provider) error {
 	return e.Encode(ps)
 }
 
-// span is d in its largest whole units: 5m, 72h is 3d, 27h35m5s as it is.
+// span is d in its largest whole units: 5m, 72h is 3d, 421m is 7h1m,
+// 27h35m5s as it is.
 func span(d time.Duration) string {
 	switch {
 	case d >= 24*time.Hour && d%(24*time.Hour) == 0:
 		return fmt.Sprintf("%dd", d/(24*time.Hour))
 	case d%time.Hour == 0:
 		return fmt.Sprintf("%dh", d/time.Hour)
+	case d%time.Minute == 0 && d > time.Hour:
+		return fmt.Sprintf("%dh%dm", d/time.Hour, d%time.Hour/time.Minute)
 	case d%time.Minute == 0:
 		return fmt.Sprintf("%dm", d/time.Minute)
 	}

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"regexp"
 	"testing"
+	"time"
 
 	"github.com/hookreplay/hookreplay/internal/verify"
 )
@@ -29,6 +30,19 @@ func TestWriteProviders(t *testing.T) {
 	} {
 		if !regexp.MustCompile(re).MatchString(b.String()) {
 			t.Errorf("no line matching %s in\n%s", re, b.String())
+		}
+	}
+}
+
+// A horizon of hours and minutes reads as such: Linear's 7 h 1 min was
+// "421m" in hookreplay providers' table.
+func TestSpanHoursAndMinutes(t *testing.T) {
+	for d, want := range map[time.Duration]string{
+		421 * time.Minute: "7h1m", 5 * time.Minute: "5m", 60 * time.Minute: "1h", 72 * time.Hour: "3d",
+		27*time.Hour + 35*time.Minute + 5*time.Second: "27h35m5s", 90 * time.Minute: "1h30m", 155 * time.Second: "2m35s",
+	} {
+		if got := span(d); got != want {
+			t.Errorf("span(%v) = %q, want %q", d, got, want)
 		}
 	}
 }
