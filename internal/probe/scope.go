@@ -81,12 +81,25 @@ func Placeholders(spec string) []string {
 	return out
 }
 
-// checkPlaceholders refuses a placeholder no delivery can fill.
+// nearPlaceholder matches what was meant as a placeholder: a word followed
+// at once by ':' or '.' ({{jsn:data.id}}, {{json.data.id}}, {{event.kind}},
+// {{json: data.id}}). Another tool's template starts otherwise (docker's
+// {{.State.Status}}, {{json .Config}}), and is left as it is.
+var nearPlaceholder = regexp.MustCompile(`\{\{\s*[A-Za-z_][A-Za-z0-9_]*[:.][^{}]*\}\}`)
+
+// checkPlaceholders refuses a placeholder no delivery can fill, and one
+// mistyped: left as it is, it would make the probe read nothing that
+// changes, and the check end "inconclusive" with no word of the typo.
 func checkPlaceholders(spec string) error {
 	for _, name := range Placeholders(spec) {
 		if name == "event.id" {
 			return errors.New("{{event.id}} cannot scope a probe: check sends every event with a fresh id, so the captured id is never the one the handler stores; " +
 				"name what the event is about instead, e.g. {{json:data.object.customer}}")
+		}
+	}
+	for _, m := range nearPlaceholder.FindAllString(spec, -1) {
+		if !placeholder.MatchString(m) {
+			return fmt.Errorf("%s is not a placeholder: write {{json:PATH}} (no space, e.g. {{json:data.object.customer}}), {{event.type}} or {{provider}}", m)
 		}
 	}
 	return nil

@@ -132,10 +132,20 @@ func TestScopePlaceholdersRefused(t *testing.T) {
 		want string
 	}{
 		{Specs{SQL: []string{"SELECT 1 WHERE x = {{event.id}}"}, DSN: "sqlite:x"}, "fresh id"},
+		// A mistyped placeholder would be left as it is and read nothing that changes.
+		{Specs{HTTP: []string{"http://127.0.0.1:4242/balance?customer={{jsn:data.object.customer}}"}}, "{{jsn:data.object.customer}} is not a placeholder: write {{json:PATH}}"},
+		{Specs{SQL: []string{"SELECT 1 WHERE x = {{json.data.object.customer}}"}, DSN: "sqlite:x"}, "{{json.data.object.customer}} is not a placeholder"},
+		{Specs{Cmd: []string{"echo {{json: data.object.customer}}"}}, "{{json: data.object.customer}} is not a placeholder"},
+		{Specs{Cmd: []string{"echo {{event.kind}}"}}, "{{event.kind}} is not a placeholder"},
 		{Specs{Redis: []string{"redis://127.0.0.1:6379/0 GET k:{{json:data.object.customer}}"}}, "cannot name an event's values"},
 	} {
 		if err := tc.s.Check(); err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%+v: %v, want %q", tc.s, err, tc.want)
+		}
+	}
+	for _, c := range []string{"docker inspect -f '{{json .State}}' app", "docker ps --format '{{ .Names }}'", "echo {{ json:data.object.customer }}"} {
+		if err := (Specs{Cmd: []string{c}}).Check(); err != nil {
+			t.Errorf("%s: %v", c, err)
 		}
 	}
 	s := Specs{Cmd: []string{"docker inspect -f '{{.State.Status}}' app"}}
