@@ -84,6 +84,8 @@ func WriteProviders(w io.Writer, ps []Provider) error {
 		// narrow (HubSpot sends four); --json lists them all.
 		sig := "(header you name)"
 		switch {
+		case len(p.Headers) == 0 && p.Name != verify.Generic:
+			sig = "(in the body)" // Mailgun signs inside the body
 		case len(p.Headers) == 1:
 			sig = p.Headers[0]
 		case len(p.Headers) > 1:

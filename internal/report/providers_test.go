@@ -19,7 +19,7 @@ func TestWriteProviders(t *testing.T) {
 		t.Fatal(err)
 	}
 	var b bytes.Buffer
-	if err := WriteProviders(&b, []Provider{ProviderOf(verify.Lookup("standard"), ""), ProviderOf(acme, "hookreplay.yaml:3"), ProviderOf(verify.Lookup("generic"), "")}); err != nil {
+	if err := WriteProviders(&b, []Provider{ProviderOf(verify.Lookup("standard"), ""), ProviderOf(acme, "hookreplay.yaml:3"), ProviderOf(verify.Lookup("generic"), ""), ProviderOf(verify.Lookup("mailgun"), "")}); err != nil {
 		t.Fatal(err)
 	}
 	for _, re := range []string{
@@ -27,6 +27,8 @@ func TestWriteProviders(t *testing.T) {
 		`(?m)^standard +Standard Webhooks +webhook-signature \+2 +5m +header, signed +- +built in$`,
 		`(?m)^acme +Acme Pay +Acme-Signature \+1, URL +5m +body, signed +- +hookreplay.yaml:3$`,
 		`(?m)^generic +generic +\(header you name\) +- +none +- +built in$`,
+		// Mailgun signs inside the body: no header to name.
+		`(?m)^mailgun +Mailgun +\(in the body\) +`,
 	} {
 		if !regexp.MustCompile(re).MatchString(b.String()) {
 			t.Errorf("no line matching %s in\n%s", re, b.String())
