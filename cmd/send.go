@@ -287,7 +287,17 @@ func sendRun(ctx context.Context, o *sendOptions) error {
 		dest = o.Via
 	}
 	u, _ := url.Parse(dest)
-	a := o.Send(ctx, replay.Target{URL: u, Timeout: o.Timeout}, req)
+	t := replay.Target{URL: u, Timeout: o.Timeout}
+	if o.Via != "" && o.To != "" {
+		// Through capture, as through a tunnel, the request keeps the Host
+		// of the URL the provider is configured with: capture verifies a
+		// scheme that signs the URL (Twilio, Square, Bird, HubSpot) against
+		// it, and forwards it with it.
+		if tu, err := url.Parse(o.To); err == nil {
+			t.Host = tu.Host
+		}
+	}
+	a := o.Send(ctx, t, req)
 	id := verify.IdentityFor(o.Provider, req)
 	event := o.Event
 	if o.BodyPath != "" && id.EventType != "" {

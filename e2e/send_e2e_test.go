@@ -423,3 +423,30 @@ func TestSendE2ECustomBodyErrors(t *testing.T) {
 		t.Fatalf("--keep-id without an id: %+v", r)
 	}
 }
+
+// send --via keeps the Host of --to, as a tunnel does, so that capture
+// verifies the schemes that sign the URL the provider is configured with
+// (Twilio, Square, Bird, HubSpot): they were stored as "invalid: signature
+// mismatch (… signs the full URL …, which was not given)".
+func TestSendViaCaptureVerifiesURLSignedSchemes(t *testing.T) {
+	captureFastExit(t)
+	db := filepath.Join(t.TempDir(), "hr.db")
+	t.Setenv("E2E_VIA_SECRET", "whsec_5f3e9c0d2a7b41e6")
+	_, addr := captureStart(t, db, "--secret-env", "E2E_VIA_SECRET")
+	for _, pe := range [][2]string{{"twilio", "message.received"}, {"square", "payment.updated"}, {"bird", "sms.inbound"}, {"hubspot", "contact.creation"}, {"stripe", "invoice.paid"}} {
+		r := runBin(t, "", nil, "send", "--provider", pe[0], "--event", pe[1], "--secret-env", "E2E_VIA_SECRET",
+			"--to", "http://localhost:3000/webhooks/"+pe[0], "--via", "http://"+addr)
+		if r.Code != 0 {
+			t.Fatalf("send %s via capture: %+v", pe[0], r)
+		}
+	}
+	ds := sigList(t, db)
+	if len(ds) != 5 {
+		t.Fatalf("want 5 deliveries, got %+v", ds)
+	}
+	for _, d := range ds {
+		if !strings.HasPrefix(d.Verification, "valid") {
+			t.Errorf("%s sent through capture: capture's verification %q, want valid", d.Provider, d.Verification)
+		}
+	}
+}
