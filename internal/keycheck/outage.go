@@ -51,11 +51,11 @@ func (r *runner) checkOutage(ctx context.Context) (*report.KeyCheckResult, error
 	waited := time.Since(sentAt)
 	var during reading
 	if err == nil {
-		if !answered(a) && !r.apiListening() {
+		if !answered(a) && r.apiGone() {
 			return r.outageDied(ctx, res, a, true)
 		}
 		during, err = r.after(ctx, nameOutage, "while the store was down", from, false)
-		if err != nil && ctx.Err() == nil && !r.apiListening() {
+		if err != nil && ctx.Err() == nil && r.apiGone() {
 			return r.outageDied(ctx, res, a, true)
 		}
 	}
@@ -67,7 +67,7 @@ func (r *runner) checkOutage(ctx context.Context) (*report.KeyCheckResult, error
 	}
 	res.Attempts = 1
 	to, err := r.after(ctx, nameOutage, "after the store came back", during, false)
-	if err != nil && ctx.Err() == nil && !r.apiListening() {
+	if err != nil && ctx.Err() == nil && r.apiGone() {
 		return r.outageDied(ctx, res, a, false)
 	}
 	if err != nil {
@@ -188,6 +188,20 @@ func (r *runner) outageDied(ctx context.Context, res *report.KeyCheckResult, a s
 		res.Observed += "; the probes could not be read afterwards: " + err.Error()
 	}
 	return res, nil
+}
+
+// apiGone reports whether the API's address stops accepting connections
+// within half a second: a process that is exiting has closed the
+// connections it served a moment before its listening socket.
+func (r *runner) apiGone() bool {
+	for deadline := time.Now().Add(500 * time.Millisecond); ; time.Sleep(20 * time.Millisecond) {
+		if !r.apiListening() {
+			return true
+		}
+		if !time.Now().Before(deadline) {
+			return false
+		}
+	}
 }
 
 // apiListening reports whether the API's address accepts connections.
