@@ -185,7 +185,7 @@ func (r *runner) freshIdentity(d *Delivery) (req *message.Request, id string, ok
 		return nil, "", false, r.freshReason(d)
 	}
 	id = d.Scheme.NewEventID()
-	req, err := verify.ReidentifyWith(d.Scheme, d.Req, id, r.o.Secret, r.stamps.at(id, time.Now()), verify.Options{URL: r.urlFor(d.Req)})
+	req, err := verify.ReidentifyWith(d.Scheme, d.Req, id, r.o.Secret, r.stamps.at(id, time.Now(), d.Scheme.Tolerance()), verify.Options{URL: r.urlFor(d.Req)})
 	if err != nil {
 		return nil, "", false, fmt.Sprintf("the delivery cannot be given a fresh event id: %v", err)
 	}
@@ -199,7 +199,7 @@ func (r *runner) sameIdentity(d *Delivery, req *message.Request, id string) *mes
 	if r.o.Secret == "" {
 		return req
 	}
-	s, err := verify.ResignWith(d.Scheme, req, r.o.Secret, r.stamps.at(id, time.Now()), verify.Options{URL: r.urlFor(req)})
+	s, err := verify.ResignWith(d.Scheme, req, r.o.Secret, r.stamps.at(id, time.Now(), d.Scheme.Tolerance()), verify.Options{URL: r.urlFor(req)})
 	if err != nil {
 		r.note("copies of delivery %d were sent with their captured signature: re-signing failed: %v", d.ID, err)
 		return req
@@ -273,8 +273,11 @@ type signStamps struct {
 // Standard Webhooks, Svix; a tamper copy 1 h old must stay the only stale one).
 const maxStampSpread = 2 * time.Minute
 
-// at returns the time a copy of event id sent now is signed at.
-func (s *signStamps) at(id string, now time.Time) time.Time {
+// at returns the time a copy of event id sent now is signed at, within
+// maxStampSpread of now and within half of tol, the scheme's tolerance when
+// it has one: Paddle refuses a signature over 5 s old, so the sixth copy of
+// an event signed 5 s before now was refused by a correct handler.
+func (s *signStamps) at(id string, now time.Time, tol time.Duration) time.Time {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.used == nil {
@@ -285,8 +288,12 @@ func (s *signStamps) at(id string, now time.Time) time.Time {
 		used = map[int64]bool{}
 		s.used[id] = used
 	}
+	spread := maxStampSpread
+	if tol > 0 && tol/2 < spread {
+		spread = tol / 2
+	}
 	sec := now.Unix()
-	for k := int64(0); k <= int64(maxStampSpread/time.Second); k++ {
+	for k := int64(0); k <= int64(spread/time.Second); k++ {
 		for _, c := range []int64{sec - k, sec + k} {
 			if !used[c] {
 				used[c] = true
