@@ -237,10 +237,20 @@ func (f Filter) where(d dialect) (string, []any) {
 		args = append(args, arg)
 	}
 	if ids := f.eventIDs(); len(ids) > 0 {
-		where = append(where, "event_id IN (?"+strings.Repeat(", ?", len(ids)-1)+")")
+		// A delivery carrying several events (a WhatsApp POST batching
+		// messages) has the first as event_id and all of them in its
+		// identity's event_ids, space-separated: it is found by any, as
+		// check --event-id finds it.
+		conds := []string{"event_id IN (?" + strings.Repeat(", ?", len(ids)-1) + ")"}
 		for _, id := range ids {
 			args = append(args, id)
 		}
+		for _, id := range ids {
+			cond, arg := d.globMatch("identity", `*"`+verify.ExtraEventIDs+`":"* `+globLiteral(id)+`[ "]*`)
+			conds = append(conds, cond)
+			args = append(args, arg)
+		}
+		where = append(where, "("+strings.Join(conds, " OR ")+")")
 	}
 	if !f.Since.IsZero() {
 		where = append(where, "received_at >= ?")
@@ -265,6 +275,11 @@ func (f Filter) where(d dialect) (string, []any) {
 		return "id IN (SELECT max(id) FROM deliveries WHERE " + strings.Join(inner, " AND ") + " GROUP BY provider, event_type)", args
 	}
 	return strings.Join(where, " AND "), args
+}
+
+// globLiteral is s as a glob matching s alone: *, ? and [ as classes.
+func globLiteral(s string) string {
+	return strings.NewReplacer("*", "[*]", "?", "[?]", "[", "[[]").Replace(s)
 }
 
 // eventIDs is EventID and EventIDs together.
