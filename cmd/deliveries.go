@@ -377,11 +377,20 @@ func (f *deliveryFilter) set() bool {
 	return f.Provider != "" || f.Source != "" || f.TypeGlob != "" || len(f.EventIDs) > 0 || f.Since > 0 || f.OnePerType
 }
 
-// storeFilter is the store query for the filters, --since counted back from now.
-func (f *deliveryFilter) storeFilter(now time.Time) store.Filter {
+// storeFilter is the store query for the filters, --since counted back
+// from now. An --event-id that is one of several a delivery carries (a
+// WhatsApp batch's later wamid) selects that delivery, as check's does.
+func (f *deliveryFilter) storeFilter(ctx context.Context, st *store.Store, now time.Time) (store.Filter, error) {
 	sf := store.Filter{Provider: f.Provider, Source: f.Source, TypeGlob: f.TypeGlob, EventIDs: f.EventIDs, OnePerType: f.OnePerType}
 	if f.Since > 0 {
 		sf.Since = now.Add(-f.Since)
 	}
-	return sf
+	if len(f.EventIDs) > 0 {
+		ids, err := st.BatchEventIDs(ctx, f.EventIDs)
+		if err != nil {
+			return sf, setupErr("%v", err)
+		}
+		sf.EventIDs = ids
+	}
+	return sf, nil
 }

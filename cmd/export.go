@@ -149,7 +149,10 @@ func exportRun(ctx context.Context, o *exportOptions) error {
 		// Filters: walked from the store one delivery at a time, so a whole
 		// store is exported in constant memory. The walk stops at the count
 		// (the oldest first): deliveries captured meanwhile are left out.
-		f := o.storeFilter(o.Now())
+		f, err := o.storeFilter(ctx, st, o.Now())
+		if err != nil {
+			return err
+		}
 		f.Oldest = true
 		if wo.Count, err = st.CountDeliveries(ctx, f); err != nil {
 			return setupErr("%v", err)

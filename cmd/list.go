@@ -62,7 +62,10 @@ func listRun(ctx context.Context, o *listOptions) error {
 		return err
 	}
 	defer st.Close()
-	f := o.storeFilter(o.Now())
+	f, err := o.storeFilter(ctx, st, o.Now())
+	if err != nil {
+		return err
+	}
 	f.Limit = o.Limit
 	if o.JSON {
 		// Streamed: a whole store is listed one summary at a time, bodies

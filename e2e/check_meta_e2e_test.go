@@ -182,3 +182,27 @@ func TestCheckWhatsAppReencodedBodyIsASetupProblem(t *testing.T) {
 		t.Fatalf("want exit 2 naming a re-encoded body: %+v", r)
 	}
 }
+
+// list and export --event-id find a batch by a later message id, as check
+// --event-id does: a wamid from a handler's log leads to its delivery.
+func TestListExportFindABatchByALaterWamid(t *testing.T) {
+	t.Parallel()
+	db := filepath.Join(t.TempDir(), "h.db")
+	batch, err := verify.BuildDelivery("whatsapp", "messages.batch", waSecret, time.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	id := checkInsert(t, db, batch)
+	checkInsertSample(t, db, "whatsapp", "messages", waSecret)
+	ids := verify.Detect(batch)
+	last := verify.EventIDs(ids.EventID, ids.Extra)[2]
+	lr := runBin(t, db, nil, "list", "--event-id", last, "--json")
+	var list []report.DeliverySummary
+	if err := json.Unmarshal([]byte(lr.Stdout), &list); err != nil || len(list) != 1 || list[0].ID != id {
+		t.Fatalf("list --event-id %s: want delivery %d alone, got %v %s %s", last, id, err, lr.Stdout, lr.Stderr)
+	}
+	er := runBin(t, db, nil, "export", "--event-id", last, "-o", "-")
+	if er.Code != 0 || strings.Count(strings.TrimSpace(er.Stdout), "\n") != 0 || !strings.Contains(er.Stdout, fmt.Sprintf(`"id":%d,`, id)) {
+		t.Fatalf("export --event-id %s: want delivery %d alone, got %d %.200s %s", last, id, er.Code, er.Stdout, er.Stderr)
+	}
+}

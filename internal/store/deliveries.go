@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"regexp"
+	"slices"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -237,20 +238,10 @@ func (f Filter) where(d dialect) (string, []any) {
 		args = append(args, arg)
 	}
 	if ids := f.eventIDs(); len(ids) > 0 {
-		// A delivery carrying several events (a WhatsApp POST batching
-		// messages) has the first as event_id and all of them in its
-		// identity's event_ids, space-separated: it is found by any, as
-		// check --event-id finds it.
-		conds := []string{"event_id IN (?" + strings.Repeat(", ?", len(ids)-1) + ")"}
+		where = append(where, "event_id IN (?"+strings.Repeat(", ?", len(ids)-1)+")")
 		for _, id := range ids {
 			args = append(args, id)
 		}
-		for _, id := range ids {
-			cond, arg := d.globMatch("identity", `*"`+verify.ExtraEventIDs+`":"* `+globLiteral(id)+`[ "]*`)
-			conds = append(conds, cond)
-			args = append(args, arg)
-		}
-		where = append(where, "("+strings.Join(conds, " OR ")+")")
 	}
 	if !f.Since.IsZero() {
 		where = append(where, "received_at >= ?")
@@ -280,6 +271,37 @@ func (f Filter) where(d dialect) (string, []any) {
 // globLiteral is s as a glob matching s alone: *, ? and [ as classes.
 func globLiteral(s string) string {
 	return strings.NewReplacer("*", "[*]", "?", "[?]", "[", "[[]").Replace(s)
+}
+
+// BatchEventIDs returns, for each of ids that is no delivery's event id, the
+// event id of the oldest delivery carrying it as one of several (a WhatsApp
+// POST batching messages keeps the first as event_id and every one in its
+// identity's event_ids, space-separated): a Filter on the ids returned finds
+// every capture of that batch, its retries included. An id is matched
+// whole, never as a prefix or a pattern. The scan of identities runs only
+// for ids the event_id index does not find.
+func (s *Store) BatchEventIDs(ctx context.Context, ids []string) ([]string, error) {
+	out := slices.Clone(ids)
+	for _, id := range ids {
+		var n int
+		if err := s.db.QueryRowContext(ctx, `SELECT count(*) FROM (SELECT 1 FROM deliveries WHERE event_id = ? LIMIT 1) x`, id).Scan(&n); err != nil {
+			return nil, err
+		}
+		if n > 0 {
+			continue
+		}
+		cond, arg := s.db.d.globMatch("identity", `*"`+verify.ExtraEventIDs+`":"* `+globLiteral(id)+`[ "]*`)
+		var first string
+		err := s.db.QueryRowContext(ctx, `SELECT event_id FROM deliveries WHERE `+cond+` ORDER BY id LIMIT 1`, arg).Scan(&first)
+		if errors.Is(err, sql.ErrNoRows) {
+			continue
+		}
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, first)
+	}
+	return out, nil
 }
 
 // eventIDs is EventID and EventIDs together.

@@ -7,9 +7,10 @@ import (
 )
 
 // A delivery batching several events (a WhatsApp POST of three messages)
-// is found by any of its event ids, as check --event-id finds it: list and
-// export --event-id said "no deliveries match" for all but the first. An
-// id is matched whole, never as a prefix or a glob.
+// is found by any of its event ids once BatchEventIDs has resolved them, as
+// check --event-id finds it: list and export --event-id said "no
+// deliveries match" for all but the first. An id is matched whole, never as
+// a prefix or a glob.
 func TestFilterEventIDFindsABatchByAnyOfItsIDs(t *testing.T) { eachBackend(t, testFilterEventIDBatch) }
 
 func testFilterEventIDBatch(t *testing.T, loc string) {
@@ -36,7 +37,11 @@ func testFilterEventIDBatch(t *testing.T, loc string) {
 		{[]string{"wamid.*"}, nil},
 		{[]string{"wamid.B", "wamid.C3"}, []int64{other.ID, batch.ID}},
 	} {
-		got, err := s.ListDeliveries(ctx, Filter{EventIDs: tc.ids})
+		resolved, err := s.BatchEventIDs(ctx, tc.ids)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := s.ListDeliveries(ctx, Filter{EventIDs: resolved})
 		if err != nil {
 			t.Fatal(err)
 		}
