@@ -56,10 +56,15 @@ func (s *TimelineSection) Mermaid() string {
 	}
 	fmt.Fprintf(&b, "    title %s (ms from the phase's start)\n", truncate(mermaidText(title), 140))
 	b.WriteString("    dateFormat x\n")
-	if s.End.Sub(s.Start) < time.Second {
+	// The axis reads the times as a clock from 0: each format shows the
+	// units that do not wrap within the phase (%S wraps at a minute).
+	switch d := s.End.Sub(s.Start); {
+	case d < time.Second:
 		b.WriteString("    axisFormat %L ms\n")
-	} else {
+	case d < time.Minute:
 		b.WriteString("    axisFormat %S.%L s\n")
+	default:
+		b.WriteString("    axisFormat %M:%S min\n")
 	}
 	b.WriteString("    section copies\n")
 	for i, c := range s.Copies {
