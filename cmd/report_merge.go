@@ -43,7 +43,9 @@ into the report the whole check would have written: every delivery's
 phases, in shard order, and the worst verdict of them (interrupted, error,
 fail, inconclusive, pass). It reads the JSON reports the shards wrote
 (--report json=PATH) and writes any format: text on stdout, --json, or
---report FORMAT=PATH (junit, markdown, json, text; repeatable).
+--report FORMAT=PATH (junit, markdown, json, text, html; repeatable). The
+HTML page and the Markdown have no timelines: those are drawn from each
+shard's store, with 'hookreplay runs show ID --report html=PATH' there.
 
 It refuses reports that are not the shards of one check: another handler,
 other probes or options, shards of a different split or of different
