@@ -211,6 +211,12 @@ func serveErrText(e *check.ServeError) string {
 	if e.ByStartCmd {
 		flag = "--start-cmd"
 	}
+	if e.Problem == check.ServeAddrInUse && e.Restart && !e.ByStartCmd {
+		// The group was killed and the port is still served: the server
+		// left the group, which is not a stranger on the port.
+		return fmt.Sprintf("crash phase: restart: %s still accepts connections after the handler's process group was killed: what --serve started left the group (setsid, a daemon, docker run -d), so the kill did not stop it; "+
+			"give --kill-cmd and --start-cmd to kill and start it (docs/guide.md, \"Handlers that --serve cannot kill\")", e.Addr)
+	}
 	var s string
 	switch e.Problem {
 	case check.ServeAddrInUse:

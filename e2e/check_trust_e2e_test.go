@@ -167,3 +167,27 @@ func TestCheckServeLeftoverOutsideTheGroupIsNoted(t *testing.T) {
 		t.Fatalf("the leftover should be noted: %q", c.Notes)
 	}
 }
+
+// The crash phase of a --serve handler that left its process group (setsid):
+// the kill of the group does not stop it, and the restart found the port
+// served. It said "already accepts connections before the handler was
+// started: stop whatever listens there, or drop --serve", blaming a stranger;
+// it now says the server left the group and names --kill-cmd and --start-cmd.
+func TestCheckCrashOfADaemonizedServeNamesKillCmd(t *testing.T) {
+	t.Parallel() // waits on processes and probes, not on CPU: see TestMain
+	dir := t.TempDir()
+	db := filepath.Join(dir, "h.db")
+	id := checkStripeDelivery(t, db)
+	addr := freeAddr(t)
+	walletDB := filepath.Join(dir, "wallet.db")
+	pidfile := filepath.Join(dir, "handler.pid")
+	serve := fmt.Sprintf("setsid %s demo serve %s --listen %s --db %s --secret %s --quiet </dev/null >/dev/null 2>&1 & echo $! > %s",
+		binPath, wallet.Fixed, addr, walletDB, checkSecret, pidfile)
+	t.Cleanup(func() { exec.Command("sh", "-c", "kill -KILL $(cat "+pidfile+")").Run() })
+	r := runBin(t, db, nil, "check", "--to", "http://"+addr+"/webhooks/stripe", "--probe-sql", checkBalanceSQL, "--dsn", "sqlite:"+walletDB,
+		"--secret", checkSecret, "--settle", "50ms", "-n", "2", "--phases", "first,crash", "--serve", serve, fmt.Sprint(id))
+	if r.Code != 2 || !strings.Contains(r.Stderr, addr+" still accepts connections after the handler's process group was killed") ||
+		!strings.Contains(r.Stderr, "give --kill-cmd and --start-cmd") || strings.Contains(r.Stderr, "drop --serve") {
+		t.Fatalf("want exit 2 naming --kill-cmd and --start-cmd, got %d\n%s", r.Code, r.Stderr)
+	}
+}

@@ -199,6 +199,9 @@ type ServeError struct {
 }
 
 func (e *ServeError) Error() string {
+	if e.Problem == ServeAddrInUse && e.Restart && !e.ByStartCmd {
+		return fmt.Sprintf("crash phase: restart: %s still accepts connections after the handler's process group was killed: the server left the group (setsid, a daemon), so the kill did not stop it; give kill and start commands", e.Addr)
+	}
 	var s string
 	switch e.Problem {
 	case ServeAddrInUse:
