@@ -166,12 +166,13 @@ func (s mailgunScheme) Reidentify(r *message.Request, newID string) error {
 }
 
 // Retries: unless answered 200 (or 406, which stops them), Mailgun retries
-// over 8 hours after 10 min, 10 min, 15 min, 30 min, 1 h, 2 h and 4 h.
+// "during 8 hours" at intervals of 5 min, 10 min, 15 min, 1 h, 2 h and 4 h
+// (its Automatic Retries page), each after the failure before it.
 func (mailgunScheme) Retries() Schedule {
 	return Schedule{
-		Retries: cumulative(10*time.Minute, 10*time.Minute, 15*time.Minute, 30*time.Minute, time.Hour, 2*time.Hour, 4*time.Hour),
+		Retries: cumulative(5*time.Minute, 10*time.Minute, 15*time.Minute, time.Hour, 2*time.Hour, 4*time.Hour),
 		Final:   "webhook dropped (answer 406 Not Acceptable to stop retries at once)",
-		Source:  "https://documentation.mailgun.com/docs/mailgun/user-manual/webhooks/webhooks (retries after 10 min, 10 min, 15 min, 30 min, 1 h, 2 h, 4 h)",
+		Source:  "https://documentation.mailgun.com/docs/mailgun/user-manual/webhooks/webhook-retries (retries during 8 hours at 5 min, 10 min, 15 min, 1 h, 2 h, 4 h)",
 	}
 }
 
