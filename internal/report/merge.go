@@ -326,7 +326,8 @@ func mergeLatency(a, b *LatencySummary) *LatencySummary {
 var statusRank = []Status{Skip, Pass, Warn, NotJudged, Inconclusive, Fail, Error, Interrupted}
 
 // mergeOrder joins the order phases of several shards (each ordered its
-// own deliveries): the worst status, every violation, the sums.
+// own deliveries): the worst status, every violation, the sums; each
+// shard's message, or the one they all gave.
 func mergeOrder(os []*PhaseResult, names []string) *PhaseResult {
 	if len(os) == 1 {
 		return os[0]
@@ -348,5 +349,16 @@ func mergeOrder(os []*PhaseResult, names []string) *PhaseResult {
 	}
 	out.Status = statusRank[max(worst, 0)]
 	out.Message = strings.Join(msgs, "; ")
+	if same := func() bool {
+		for _, o := range os[1:] {
+			if o.Status != os[0].Status || o.Message != os[0].Message {
+				return false
+			}
+		}
+		return true
+	}(); same {
+		// Every shard said the same (not run, and why): say it once.
+		out.Message = os[0].Message
+	}
 	return &out
 }
