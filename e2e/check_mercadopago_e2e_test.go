@@ -5,8 +5,6 @@ package e2e
 // the query's data.id, the x-request-id and a timestamp but not the body.
 
 import (
-	"fmt"
-	"path/filepath"
 	"strings"
 	"testing"
 
@@ -22,42 +20,23 @@ const mpSecret = "8f0e6c2a4b1d9e7f3a5c8b2d6e4f1a9c"
 // documented code checks none).
 func TestCheckMercadoPagoHandlerFromDocs(t *testing.T) {
 	t.Parallel() // waits on processes and probes, not on CPU: see TestMain
-	for _, tc := range []struct {
-		mode string
-		code int
-	}{{"correct", 0}, {"naive", 1}} {
-		t.Run(tc.mode, func(t *testing.T) {
-			t.Parallel()
-			base := startNode(t, "testdata/handlers/mercadopago.js", "SECRET="+mpSecret, "MODE="+tc.mode)
-			db := filepath.Join(t.TempDir(), "h.db")
-			id := checkInsertSample(t, db, "mercadopago", "payment.updated", mpSecret)
-			r, c := checkRunJSON(t, db, "--to", base+"/notifications", "--probe-http", base+"/work", "--secret", mpSecret,
-				"--settle", "50ms", "-n", "3", "--burst", "5", "--phases", "first,dups,tamper,burst,lost", fmt.Sprint(id))
-			if r.Code != tc.code || c == nil {
-				t.Fatalf("want exit %d, got %d\n%s\n%s", tc.code, r.Code, r.Stdout, r.Stderr)
-			}
-			if first := checkPhase(t, c, "first"); first.Status != report.Pass {
-				t.Fatalf("first: %s %s", first.Status, first.Message)
-			}
-			tp := checkPhase(t, c, "tamper")
-			if tp.Status != report.Pass || tp.Attempts != 1 || !strings.Contains(tp.Message, "data.id changed after signing") {
+	checkHandlerFromDocs(t, handlerFromDocs{
+		start: func(t *testing.T, mode string) string {
+			return startNode(t, "testdata/handlers/mercadopago.js", "SECRET="+mpSecret, "MODE="+mode)
+		},
+		insert: func(t *testing.T, db string) int64 {
+			return checkInsertSample(t, db, "mercadopago", "payment.updated", mpSecret)
+		},
+		route: "/notifications", secret: mpSecret,
+		flags: []string{"-n", "3", "--burst", "5", "--phases", "first,dups,tamper,burst,lost"},
+		pass:  []string{"first", "tamper"},
+		also: func(t *testing.T, mode string, c *report.Check) {
+			if tp := checkPhase(t, c, "tamper"); tp.Attempts != 1 || !strings.Contains(tp.Message, "data.id changed after signing") {
 				t.Fatalf("tamper should forge data.id once and pass: %s %d %s", tp.Status, tp.Attempts, tp.Message)
 			}
 			if !strings.Contains(strings.Join(c.Notes, "\n"), "Mercado Pago sets no tolerance") {
 				t.Fatalf("the note should say why no hour-old copy was sent: %q", c.Notes)
 			}
-			want := report.Pass
-			if tc.mode == "naive" {
-				want = report.Fail
-			}
-			for _, p := range []string{"dups", "burst"} {
-				if got := checkPhase(t, c, p); got.Status != want {
-					t.Fatalf("%s: %s, want %s: %s", p, got.Status, want, got.Message)
-				}
-			}
-			if tc.mode == "correct" && len(c.Warnings) > 0 {
-				t.Fatalf("a handler deduping on data.id should not be warned: %q", c.Warnings)
-			}
-		})
-	}
+		},
+	})
 }
