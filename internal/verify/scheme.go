@@ -459,6 +459,18 @@ func topLevelValue(body []byte, key string) (int, int, error) {
 	if i >= len(body) || body[i] != '{' {
 		return 0, 0, errors.New("body is not a JSON object")
 	}
+	start, end, err := memberValue(body, i, key)
+	if err == nil && start < 0 {
+		return 0, 0, fmt.Errorf("body has no top-level %q", key)
+	}
+	return start, end, err
+}
+
+// memberValue returns the span [start, end) of key's value in the JSON
+// object starting at body[i], a '{' of a valid document (the last
+// occurrence, as JSON decoders keep), and start -1 when it has no key. It
+// serves topLevelValue and memberSpan (templates' paths).
+func memberValue(body []byte, i int, key string) (int, int, error) {
 	i++
 	start, end := -1, -1
 	for {
@@ -483,9 +495,6 @@ func topLevelValue(body []byte, key string) (int, int, error) {
 		if k == key {
 			start, end = vs, i
 		}
-	}
-	if start < 0 {
-		return 0, 0, fmt.Errorf("body has no top-level %q", key)
 	}
 	return start, end, nil
 }

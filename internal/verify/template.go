@@ -328,34 +328,11 @@ func memberSpan(body []byte, i int, key string) (int, int, error) {
 	if body[i] != '{' {
 		return 0, 0, fmt.Errorf("no object holding %q", key)
 	}
-	i++
-	start, end := -1, -1
-	for {
-		i = skipWS(body, i)
-		if body[i] == '}' {
-			break
-		}
-		if body[i] == ',' {
-			i = skipWS(body, i+1)
-		}
-		ks := i
-		i = skipString(body, i)
-		var k string
-		if err := json.Unmarshal(body[ks:i], &k); err != nil {
-			return 0, 0, fmt.Errorf("decode key: %w", err)
-		}
-		i = skipWS(body, i) + 1 // ':'
-		i = skipWS(body, i)
-		vs := i
-		i = skipValue(body, i)
-		if k == key {
-			start, end = vs, i
-		}
-	}
-	if start < 0 {
+	start, end, err := memberValue(body, i, key)
+	if err == nil && start < 0 {
 		return 0, 0, fmt.Errorf("no %q", key)
 	}
-	return start, end, nil
+	return start, end, err
 }
 
 // elementSpan is the span of element n of the array starting at body[i].
