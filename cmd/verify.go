@@ -70,7 +70,9 @@ usual re-encoding is undone (compacted or re-indented JSON, a newline added or
 dropped, CRLF, escaped <>&), that re-encoding; otherwise another secret, a
 re-encoded body or a proxy that rewrote the request.
 
-Exit status: 0 valid, 1 invalid (the reason is printed), 2 usage error.`,
+Exit status: 0 valid, 1 invalid (the reason is printed), 2 usage error or
+nothing to verify (a request with no known provider's signature, or Meta's
+GET verification request, which Meta never signs).`,
 		Example: `  # a stored delivery (see 'hookreplay list')
   hookreplay verify 42 --secret-env STRIPE_WEBHOOK_SECRET
   # → valid (stripe, v1, signed 1s before capture)
@@ -265,6 +267,14 @@ func verifyRun(ctx context.Context, o *verifyOptions) error {
 		return verifyErr(err)
 	}
 	r, err := verify.VerifyWith(s, req, o.Secret, opt)
+	if errors.Is(err, verify.ErrUnsigned) {
+		// Nothing to judge, as for a delivery no scheme signs: exit 2.
+		what := "the request"
+		if o.ID != 0 {
+			what = fmt.Sprintf("delivery %d", o.ID)
+		}
+		return usageErr("%s is %v", what, err)
+	}
 	if err != nil {
 		return verifyErr(err)
 	}

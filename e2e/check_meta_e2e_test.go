@@ -191,3 +191,40 @@ func TestListExportFindABatchByALaterWamid(t *testing.T) {
 		t.Fatalf("export --event-id %s: want delivery %d alone, got %d %.200s %s", last, id, er.Code, er.Stdout, er.Stderr)
 	}
 }
+
+// Meta's GET verification request, captured with --secret, reads as not
+// signed, as a request no scheme signs: list and show said "invalid" (which
+// reads as tampering) and verify exited 1; verify now exits 2 saying it is
+// Meta's verification request, which Meta never signs.
+func TestMetaHandshakeIsNotSignedNotInvalid(t *testing.T) {
+	t.Parallel()
+	db := filepath.Join(t.TempDir(), "h.db")
+	addr := freeAddr(t)
+	p := startBin(t, db, "capture", "--listen", addr, "--secret", waSecret)
+	waitListening(t, addr, p)
+	req, _ := http.NewRequest("GET", "http://"+addr+"/webhook?hub.mode=subscribe&hub.challenge=1158201444&hub.verify_token=meatyhamhock", nil)
+	req.Header.Set("User-Agent", "facebookplatform/1.0 (+http://developers.facebook.com)")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	p.stop(5 * time.Second)
+	if string(b) != "1158201444" {
+		t.Fatalf("capture answered %q, want the challenge", b)
+	}
+	lr := runBin(t, db, nil, "list")
+	if lr.Code != 0 || !strings.Contains(lr.Stdout, "unverified") || strings.Contains(lr.Stdout, "invalid") {
+		t.Fatalf("list should show the handshake unverified, not invalid: %d\n%s%s", lr.Code, lr.Stdout, lr.Stderr)
+	}
+	sr := runBin(t, db, nil, "show", "1")
+	if sr.Code != 0 || !strings.Contains(sr.Stdout, "signature unverified: not signed: Meta's webhook verification request") {
+		t.Fatalf("show should say the handshake is not signed: %d\n%s%s", sr.Code, sr.Stdout, sr.Stderr)
+	}
+	vr := runBin(t, db, nil, "verify", "1", "--secret", waSecret)
+	if vr.Code != 2 || strings.Count(strings.TrimSpace(vr.Stderr), "\n") != 0 || !strings.Contains(vr.Stderr, "delivery 1 is not signed: Meta's webhook verification request") ||
+		strings.Contains(vr.Stderr, "invalid") {
+		t.Fatalf("verify of the handshake: want exit 2 and one line saying it is Meta's verification request, got %d %q", vr.Code, vr.Stderr)
+	}
+}

@@ -80,6 +80,12 @@ var ErrNoSigning = errors.New("signing scheme not implemented")
 // ErrSecret is wrapped by errors about an empty or malformed secret.
 var ErrSecret = errors.New("bad secret")
 
+// ErrUnsigned is wrapped by Verify's error for a request its provider never
+// signs (Meta's GET verification request): there is no signature to judge,
+// which is neither a forgery nor a wrong secret. Capture stores it as
+// "unverified: not signed: …", as it stores a request with no scheme.
+var ErrUnsigned = errors.New("not signed")
+
 // OptionError is a setting a scheme needs and did not get in a usable form:
 // Field names the Options field (URL, Header, Algo, Encoding), or Provider
 // when the provider could not be detected. Its text is hookreplay's, naming
@@ -135,7 +141,8 @@ func resolve(req *message.Request, provider string, opt Options) (Scheme, error)
 
 // Verify checks req's signature for provider with secret. provider "" detects
 // it from the headers. The returned error is for usage problems only
-// (unknown provider, malformed secret, body that must be JSON and is not); a
+// (unknown provider, malformed secret, body that must be JSON and is not) and
+// for a request the provider never signs (ErrUnsigned); a
 // signature that does not check out is a Result with Valid false and Reason.
 func Verify(req *message.Request, provider, secret string, opt Options) (Result, error) {
 	if req == nil {

@@ -5,6 +5,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"math"
 	"net/url"
 	"slices"
@@ -337,7 +338,8 @@ func metaStatuses(body []byte) string {
 
 func (s metaScheme) Verify(r *message.Request, secret string, opt Options) (Result, error) {
 	if metaHandshake(r) && !r.Headers.Has(metaSig256) && !r.Headers.Has(metaSig1) {
-		return invalid(s.name, "", "Meta's GET verification request carries no signature (the handler checks hub.verify_token)"), nil
+		// Meta never signs its GET: "invalid" would read as tampering.
+		return Result{}, fmt.Errorf("%w: Meta's webhook verification request (GET hub.mode=subscribe), which Meta never signs; the handler checks hub.verify_token", ErrUnsigned)
 	}
 	// As GitHub: the SHA-256 header wins; the SHA-1 one is legacy.
 	if r.Headers.Has(metaSig256) {
