@@ -42,16 +42,8 @@ func reencodingStripeHandler(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	body, _ := json.Marshal(parsed)
-	var ts, sig string
-	for _, part := range strings.Split(r.Header.Get("Stripe-Signature"), ",") {
-		k, v, _ := strings.Cut(part, "=")
-		switch k {
-		case "t":
-			ts = v
-		case "v1":
-			sig = v
-		}
-	}
+	params := sigParams(r.Header.Get("Stripe-Signature"), ",")
+	ts, sig := params["t"], params["v1"]
 	m := hmac.New(sha256.New, []byte(checkSecret))
 	fmt.Fprintf(m, "%s.%s", ts, body)
 	if !hmac.Equal([]byte(sig), []byte(hex.EncodeToString(m.Sum(nil)))) {

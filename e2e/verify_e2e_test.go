@@ -224,16 +224,8 @@ func (h *sigHandler) check(provider string, r *http.Request, body []byte) string
 		}
 	case "paddle":
 		// Paddle's documented check: ts=…;h1=…, HMAC-SHA256 of "<ts>:<body>", at most 5 s old.
-		var ts, h1 string
-		for _, part := range strings.Split(r.Header.Get("Paddle-Signature"), ";") {
-			k, v, _ := strings.Cut(part, "=")
-			switch k {
-			case "ts":
-				ts = v
-			case "h1":
-				h1 = v
-			}
-		}
+		sig := sigParams(r.Header.Get("Paddle-Signature"), ";")
+		ts, h1 := sig["ts"], sig["h1"]
 		n, _ := strconv.ParseInt(ts, 10, 64)
 		if time.Since(time.Unix(n, 0)) > 5*time.Second {
 			return "paddle timestamp too old"
@@ -333,16 +325,8 @@ func (h *sigHandler) check(provider string, r *http.Request, body []byte) string
 		}
 	case "calendly":
 		// Calendly's documented check: t=…,v1=… over "<t>.<body>", 3 min tolerance.
-		var ts, v1 string
-		for _, part := range strings.Split(r.Header.Get("Calendly-Webhook-Signature"), ",") {
-			k, v, _ := strings.Cut(part, "=")
-			switch k {
-			case "t":
-				ts = v
-			case "v1":
-				v1 = v
-			}
-		}
+		sig := sigParams(r.Header.Get("Calendly-Webhook-Signature"), ",")
+		ts, v1 := sig["t"], sig["v1"]
 		n, _ := strconv.ParseInt(ts, 10, 64)
 		if time.Since(time.Unix(n, 0)) > 3*time.Minute {
 			return "calendly timestamp too old"
@@ -461,6 +445,19 @@ func TestSendE2EHandlerAcceptsEverySample(t *testing.T) {
 	if s := h.last(t); s.Header.Get("X-GitHub-Event") != "issues" || s.Header.Get("X-GitHub-Delivery") == "" {
 		t.Fatalf("github headers %v", s.Header)
 	}
+}
+
+// sigParams splits a signature header of k=v parts joined by sep (Stripe's
+// and Calendly's "t=…,v1=…", Paddle's "ts=…;h1=…"): no spaces trimmed (the
+// Mercado Pago check, which trims them, splits its own), a repeated key's
+// last value kept.
+func sigParams(header, sep string) map[string]string {
+	params := map[string]string{}
+	for _, part := range strings.Split(header, sep) {
+		k, v, _ := strings.Cut(part, "=")
+		params[k] = v
+	}
+	return params
 }
 
 func headerHas(h http.Header, v string) bool {
