@@ -152,11 +152,7 @@ func TestCheckServeLeftoverOutsideTheGroupIsNoted(t *testing.T) {
 	db := filepath.Join(dir, "h.db")
 	id := checkStripeDelivery(t, db)
 	addr := freeAddr(t)
-	walletDB := filepath.Join(dir, "wallet.db")
-	pidfile := filepath.Join(dir, "handler.pid")
-	serve := fmt.Sprintf("setsid %s demo serve %s --listen %s --db %s --secret %s --quiet </dev/null >/dev/null 2>&1 & echo $! > %s",
-		binPath, wallet.Fixed, addr, walletDB, checkSecret, pidfile)
-	t.Cleanup(func() { exec.Command("sh", "-c", "kill -KILL $(cat "+pidfile+")").Run() })
+	serve, walletDB := setsidServe(t, dir, addr)
 	r, c := checkRunJSON(t, db, "--to", "http://"+addr+"/webhooks/stripe", "--probe-sql", checkBalanceSQL, "--dsn", "sqlite:"+walletDB,
 		"--secret", checkSecret, "--settle", "50ms", "-n", "2", "--phases", "first", "--serve", serve, fmt.Sprint(id))
 	if r.Code != 0 || c == nil {
@@ -179,15 +175,23 @@ func TestCheckCrashOfADaemonizedServeNamesKillCmd(t *testing.T) {
 	db := filepath.Join(dir, "h.db")
 	id := checkStripeDelivery(t, db)
 	addr := freeAddr(t)
-	walletDB := filepath.Join(dir, "wallet.db")
-	pidfile := filepath.Join(dir, "handler.pid")
-	serve := fmt.Sprintf("setsid %s demo serve %s --listen %s --db %s --secret %s --quiet </dev/null >/dev/null 2>&1 & echo $! > %s",
-		binPath, wallet.Fixed, addr, walletDB, checkSecret, pidfile)
-	t.Cleanup(func() { exec.Command("sh", "-c", "kill -KILL $(cat "+pidfile+")").Run() })
+	serve, walletDB := setsidServe(t, dir, addr)
 	r := runBin(t, db, nil, "check", "--to", "http://"+addr+"/webhooks/stripe", "--probe-sql", checkBalanceSQL, "--dsn", "sqlite:"+walletDB,
 		"--secret", checkSecret, "--settle", "50ms", "-n", "2", "--phases", "first,crash", "--serve", serve, fmt.Sprint(id))
 	if r.Code != 2 || !strings.Contains(r.Stderr, addr+" still accepts connections after the handler's process group was killed") ||
 		!strings.Contains(r.Stderr, "give --kill-cmd and --start-cmd") || strings.Contains(r.Stderr, "drop --serve") {
 		t.Fatalf("want exit 2 naming --kill-cmd and --start-cmd, got %d\n%s", r.Code, r.Stderr)
 	}
+}
+
+// setsidServe returns a --serve command that starts the fixed demo wallet
+// on addr under setsid, outside the process group check stops, and the
+// wallet's database in dir; the wallet is killed when the test ends.
+func setsidServe(t *testing.T, dir, addr string) (serve, walletDB string) {
+	walletDB = filepath.Join(dir, "wallet.db")
+	pidfile := filepath.Join(dir, "handler.pid")
+	serve = fmt.Sprintf("setsid %s demo serve %s --listen %s --db %s --secret %s --quiet </dev/null >/dev/null 2>&1 & echo $! > %s",
+		binPath, wallet.Fixed, addr, walletDB, checkSecret, pidfile)
+	t.Cleanup(func() { exec.Command("sh", "-c", "kill -KILL $(cat "+pidfile+")").Run() })
+	return serve, walletDB
 }
