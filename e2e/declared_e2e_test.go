@@ -85,24 +85,6 @@ func (h *acmeHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	w.WriteHeader(200)
 }
 
-// runIn runs hookreplay in dir (where its hookreplay.yaml is).
-func runIn(t *testing.T, dir string, args ...string) result {
-	t.Helper()
-	c := exec.Command(binPath, args...)
-	c.Dir = dir
-	c.Env = append(os.Environ(), "NO_COLOR=1")
-	var out, errb bytes.Buffer
-	c.Stdout, c.Stderr = &out, &errb
-	err := c.Run()
-	code := 0
-	if ee, ok := err.(*exec.ExitError); ok {
-		code = ee.ExitCode()
-	} else if err != nil {
-		t.Fatal(err)
-	}
-	return result{Stdout: out.String(), Stderr: errb.String(), Code: code}
-}
-
 // A declared scheme works end to end: capture (declared with --declare)
 // detects and verifies it, list shows its event id and type, verify checks
 // it, and check re-signs and re-identifies its copies, passing a handler
@@ -129,7 +111,7 @@ func TestDeclaredSchemeEndToEnd(t *testing.T) {
 	resp.Body.Close()
 	p.stop(5 * time.Second)
 
-	r := runIn(t, dir, "--db", db, "list", "--json", "id,provider,event_id,event_type,verification")
+	r := runBinIn(t, dir, "--db", db, "list", "--json", "id,provider,event_id,event_type,verification")
 	var ds []map[string]any
 	if err := json.Unmarshal([]byte(r.Stdout), &ds); err != nil || len(ds) != 1 {
 		t.Fatalf("list: %v\n%s%s", err, r.Stdout, r.Stderr)
@@ -137,10 +119,10 @@ func TestDeclaredSchemeEndToEnd(t *testing.T) {
 	if d := ds[0]; d["provider"] != "acme" || d["event_id"] != "evt_8sJ2kQ0aZ" || d["event_type"] != "charge.succeeded" || !strings.HasPrefix(fmt.Sprint(d["verification"]), "valid (acme, sha256") {
 		t.Fatalf("list shows %v", d)
 	}
-	if r := runIn(t, dir, "--db", db, "verify", "1", "--secret", acmeSecret); r.Code != 0 || !strings.Contains(r.Stdout, "valid (acme, sha256, signed") {
+	if r := runBinIn(t, dir, "--db", db, "verify", "1", "--secret", acmeSecret); r.Code != 0 || !strings.Contains(r.Stdout, "valid (acme, sha256, signed") {
 		t.Fatalf("verify: exit %d\n%s%s", r.Code, r.Stdout, r.Stderr)
 	}
-	if r := runIn(t, dir, "--db", db, "verify", "1", "--secret", "another"); r.Code != 1 || !strings.Contains(r.Stderr, "invalid: signature mismatch") {
+	if r := runBinIn(t, dir, "--db", db, "verify", "1", "--secret", "another"); r.Code != 1 || !strings.Contains(r.Stderr, "invalid: signature mismatch") {
 		t.Fatalf("verify, wrong secret: exit %d\n%s%s", r.Code, r.Stdout, r.Stderr)
 	}
 
@@ -150,7 +132,7 @@ func TestDeclaredSchemeEndToEnd(t *testing.T) {
 	}{{false, 0}, {true, 1}} {
 		h := &acmeHandler{naive: tc.naive, seen: map[string]bool{}}
 		base := serveHandler(t, h)
-		r := runIn(t, dir, "--db", db, "check", "--json", "--to", base+"/webhooks/acme", "--probe-http", base+"/work", "--secret", acmeSecret,
+		r := runBinIn(t, dir, "--db", db, "check", "--json", "--to", base+"/webhooks/acme", "--probe-http", base+"/work", "--secret", acmeSecret,
 			"--settle", "50ms", "-n", "3", "--burst", "5", "--phases", "first,dups,burst,lost,tamper", "1")
 		var c struct {
 			Verdict    string
@@ -191,12 +173,12 @@ func TestProvidersCommand(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(dir, "hookreplay.yaml"), []byte(acmeYAML), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	r := runIn(t, dir, "providers")
+	r := runBinIn(t, dir, "providers")
 	if r.Code != 0 || !regexpMatch(`(?m)^acme +Acme Pay +Acme-Signature +5m +body, signed +4, over 1d +hookreplay.yaml:2$`, r.Stdout) ||
 		!regexpMatch(`(?m)^stripe +Stripe .* built in$`, r.Stdout) {
 		t.Fatalf("providers: exit %d\n%s%s", r.Code, r.Stdout, r.Stderr)
 	}
-	r = runIn(t, dir, "providers", "--json", "--declare", `zed: {signature_header: X-Zed-Sig, format: "sha256={signature}", event_id: "header:X-Zed-Id"}`)
+	r = runBinIn(t, dir, "providers", "--json", "--declare", `zed: {signature_header: X-Zed-Sig, format: "sha256={signature}", event_id: "header:X-Zed-Id"}`)
 	var ps []struct {
 		Name       string
 		DeclaredAt string `json:"declared_at"`
@@ -218,7 +200,7 @@ func TestProvidersCommand(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, args := range [][]string{{"providers"}, {"list"}} {
-		r = runIn(t, dir, args...)
+		r = runBinIn(t, dir, args...)
 		if r.Code != 2 || !strings.HasPrefix(r.Stderr, "hookreplay: hookreplay.yaml:6: provider acme: signed: placeholder {bdy}: unknown placeholder") {
 			t.Fatalf("%v with a broken declaration: exit %d\n%s", args, r.Code, r.Stderr)
 		}
@@ -244,7 +226,7 @@ func TestSendDeclared(t *testing.T) {
 		if keep {
 			args = append(args, "--keep-id")
 		}
-		r := runIn(t, dir, args...)
+		r := runBinIn(t, dir, args...)
 		var j struct {
 			EventID string `json:"event_id"`
 			Event   string
@@ -258,7 +240,7 @@ func TestSendDeclared(t *testing.T) {
 	if h.work != 2 {
 		t.Fatalf("the handler worked %d events, want 2", h.work)
 	}
-	if r := runIn(t, dir, "send", "--provider", "acme", "--secret", "s", "--to", base); r.Code != 2 || !strings.Contains(r.Stderr, "--provider acme is declared and has no sample events: give the body to send with --body FILE") {
+	if r := runBinIn(t, dir, "send", "--provider", "acme", "--secret", "s", "--to", base); r.Code != 2 || !strings.Contains(r.Stderr, "--provider acme is declared and has no sample events: give the body to send with --body FILE") {
 		t.Fatalf("send without a body: exit %d %s", r.Code, r.Stderr)
 	}
 }
@@ -277,7 +259,7 @@ func TestTUIShowsDeclaredProvider(t *testing.T) {
 		t.Fatal(err)
 	}
 	db := filepath.Join(dir, "h.db")
-	if r := runIn(t, dir, "--db", db, "import", "acme.http"); r.Code != 0 {
+	if r := runBinIn(t, dir, "--db", db, "import", "acme.http"); r.Code != 0 {
 		t.Fatalf("import: exit %d %s", r.Code, r.Stderr)
 	}
 	tm := tuiTmux(t, fmt.Sprintf("cd %s && NO_COLOR=1 %s --db %s tui --secret %s; echo \"tui exited $?\"; sleep 600", dir, binPath, db, acmeSecret))
@@ -303,7 +285,7 @@ func TestCheckConfigWithDeclaredProvider(t *testing.T) {
 	raw := fmt.Sprintf("POST /webhooks/acme HTTP/1.1\r\nHost: example.com\r\nContent-Type: application/json\r\nAcme-Signature: %s\r\nContent-Length: %d\r\n\r\n%s",
 		acmeSign(time.Now(), []byte(body)), len(body), body)
 	os.WriteFile(filepath.Join(dir, "acme.http"), []byte(raw), 0o600)
-	if r := runIn(t, dir, "--db", db, "--declare", "acme: {signature_header: Acme-Signature, format: \"t={timestamp},v1={signature}\", signed: \"{timestamp}.{body}\", event_id: $.id, event_type: $.type}", "import", "acme.http"); r.Code != 0 {
+	if r := runBinIn(t, dir, "--db", db, "--declare", "acme: {signature_header: Acme-Signature, format: \"t={timestamp},v1={signature}\", signed: \"{timestamp}.{body}\", event_id: $.id, event_type: $.type}", "import", "acme.http"); r.Code != 0 {
 		t.Fatalf("import: exit %d %s", r.Code, r.Stderr)
 	}
 	for _, tc := range []struct {
