@@ -185,13 +185,7 @@ func FuzzParse(f *testing.F) {
 	f.Fuzz(func(t *testing.T, data []byte) {
 		cfg, err := Parse("f.yaml", data, env(map[string]string{"V": "v"}))
 		if err != nil {
-			var ce *Error
-			if !errors.As(err, &ce) {
-				t.Fatalf("error %T %v, want *config.Error", err, err)
-			}
-			if strings.Contains(err.Error(), "\n") {
-				t.Fatalf("error spans lines: %q", err)
-			}
+			assertOneLineError(t, err)
 			return
 		}
 		if len(cfg.Checks) == 0 {
@@ -230,5 +224,19 @@ func TestFromEnv(t *testing.T) {
 	_, err = Parse("ci.yaml", []byte("checks:\n  a:\n    deliveries: {last: true}\n    to: ${URL}\n    probes: {n: {cmd: echo 1}}\n"), bad)
 	if err == nil || strings.Contains(err.Error(), "s3cret") || !strings.Contains(err.Error(), "[REDACTED]") {
 		t.Fatalf("err = %v", err)
+	}
+}
+
+// assertOneLineError fails t unless err, refusing a config or a
+// declaration, is a *config.Error of one line (what the fuzz targets hold
+// every refusal to).
+func assertOneLineError(t *testing.T, err error) {
+	t.Helper()
+	var ce *Error
+	if !errors.As(err, &ce) {
+		t.Fatalf("error %T %v, want *config.Error", err, err)
+	}
+	if strings.Contains(err.Error(), "\n") {
+		t.Fatalf("error spans lines: %q", err)
 	}
 }

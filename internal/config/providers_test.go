@@ -1,7 +1,6 @@
 package config
 
 import (
-	"errors"
 	"os"
 	"path/filepath"
 	"strings"
@@ -136,13 +135,7 @@ func FuzzParseDeclare(f *testing.F) {
 	f.Fuzz(func(t *testing.T, value string) {
 		ps, err := ParseDeclare(value)
 		if err != nil {
-			var ce *Error
-			if !errors.As(err, &ce) {
-				t.Fatalf("error %T %v, want *config.Error", err, err)
-			}
-			if strings.Contains(err.Error(), "\n") {
-				t.Fatalf("error spans lines: %q", err)
-			}
+			assertOneLineError(t, err)
 			return
 		}
 		for _, p := range ps {
