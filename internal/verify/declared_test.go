@@ -1,9 +1,7 @@
 package verify
 
 import (
-	"encoding/json"
 	"errors"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -105,14 +103,7 @@ func TestDeclaredTwinsOfficialVectors(t *testing.T) {
 	files, _ := filepath.Glob("../../testdata/providers/vectors/*.json")
 	ran := 0
 	for _, file := range files {
-		raw, err := os.ReadFile(file)
-		if err != nil {
-			t.Fatal(err)
-		}
-		var v vector
-		if err := json.Unmarshal(raw, &v); err != nil {
-			t.Fatal(err)
-		}
+		v := readVector(t, file)
 		d, ok := twins[v.Provider]
 		if !ok || !v.Valid && v.Reason != "signature mismatch" {
 			continue // the declared comparison accepts any case of hex and base64 form

@@ -25,6 +25,20 @@ type vector struct {
 	SignReproduces []string    `json:"sign_reproduces"`
 }
 
+// readVector reads the provider's published test vector in file.
+func readVector(t *testing.T, file string) vector {
+	t.Helper()
+	raw, err := os.ReadFile(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var v vector
+	if err := json.Unmarshal(raw, &v); err != nil {
+		t.Fatal(err)
+	}
+	return v
+}
+
 func TestOfficialVectors(t *testing.T) {
 	files, err := filepath.Glob("../../testdata/providers/vectors/*.json")
 	if err != nil || len(files) < 10 {
@@ -32,14 +46,7 @@ func TestOfficialVectors(t *testing.T) {
 	}
 	for _, file := range files {
 		t.Run(filepath.Base(file), func(t *testing.T) {
-			raw, err := os.ReadFile(file)
-			if err != nil {
-				t.Fatal(err)
-			}
-			var v vector
-			if err := json.Unmarshal(raw, &v); err != nil {
-				t.Fatal(err)
-			}
+			v := readVector(t, file)
 			if v.Source == "" {
 				t.Fatal("vector without a source")
 			}
