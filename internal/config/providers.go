@@ -101,10 +101,9 @@ func (p *parser) providers(n *yaml.Node) ([]Provider, error) {
 	var out []Provider
 	err := p.mapping(n, "providers", nil, func(name string, k, v *yaml.Node) error {
 		d := verify.Declaration{Name: name}
-		fields := map[string]*yaml.Node{"": k}
+		fields := map[string]*yaml.Node{"": k} // the keys read without a mistake
 		what := "provider " + name
 		err := p.mapping(v, what, ProviderKeys, func(key string, kn, vn *yaml.Node) error {
-			fields[key] = vn
 			w := what + ": " + key
 			var err error
 			switch key {
@@ -147,9 +146,17 @@ func (p *parser) providers(n *yaml.Node) ([]Provider, error) {
 			case "retry_final":
 				d.RetryFinal, err = p.str(w, vn)
 			}
+			if err == nil {
+				fields[key] = vn
+			}
 			return err
 		})
 		if err != nil {
+			// The keys read are above the one refused: a mistake of
+			// theirs comes first, so that fixing top-down works.
+			if at, de := firstAlone(d, fields, nil); de != nil {
+				return p.errf(at, "%v", de)
+			}
 			return err
 		}
 		s, err := verify.Declare(d)
@@ -159,7 +166,11 @@ func (p *parser) providers(n *yaml.Node) ([]Provider, error) {
 			if at == nil {
 				at = k
 			}
-			return p.errf(at, "%v", err)
+			// Declare judges in its own order, not the file's.
+			if n, e := firstAlone(d, fields, at); e != nil {
+				at, de = n, e
+			}
+			return p.errf(at, "%v", de)
 		}
 		if err != nil {
 			return p.errf(k, "%v", err)
@@ -168,6 +179,28 @@ func (p *parser) providers(n *yaml.Node) ([]Provider, error) {
 		return nil
 	})
 	return out, err
+}
+
+// firstAlone is the first, in file order, of the read fields' mistakes that
+// hold whatever the other fields say (verify.FieldError), above the node
+// before when it is given, with its node.
+func firstAlone(d verify.Declaration, fields map[string]*yaml.Node, before *yaml.Node) (*yaml.Node, *verify.DeclarationError) {
+	var at *yaml.Node
+	var first *verify.DeclarationError
+	for key, n := range fields {
+		if before != nil && !above(n, before) || at != nil && !above(n, at) {
+			continue
+		}
+		if de := verify.FieldError(d, key); de != nil {
+			at, first = n, de
+		}
+	}
+	return at, first
+}
+
+// above reports whether a comes before b in the file.
+func above(a, b *yaml.Node) bool {
+	return a.Line < b.Line || a.Line == b.Line && a.Column < b.Column
 }
 
 // retries reads a list of offsets from the first attempt ("1m", "2h", "3d").

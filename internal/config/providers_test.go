@@ -95,6 +95,46 @@ func TestProvidersErrors(t *testing.T) {
 	}
 }
 
+// Of two mistakes in a declaration the first in the file is reported (one
+// line, as ever), so that fixing them top-down works: a bad encoding above
+// an unparsable tolerance reported the tolerance, and Declare's own order
+// (compare before event_id) reported the lower line. A mistake that holds
+// only next to the refused key is not taken for one above it.
+func TestProvidersFirstMistakeFirst(t *testing.T) {
+	for _, tc := range []struct {
+		edits []string
+		want  string
+	}{
+		{[]string{`encoding: hex=>encoding: base32`, `tolerance: 5m=>tolerance: 5`}, `:9: provider acme: encoding: unknown encoding "base32"`},
+		{[]string{`mac: hmac-sha256=>mac: hmac-md5`, `retries: [1m, 1h, 3d]=>retries: [1m, soon]`}, `:8: provider acme: mac: unknown MAC "hmac-md5"`},
+		{[]string{`event_id: $.id=>event_id: $..id`, `compare: exact=>compare: exacto`}, `:11: provider acme: event_id: "$..id" has an empty key`},
+		{[]string{`encoding: hex=>encoding: base32`, `    title: Acme Pay=>    title: "Acme\u0007Pay"`}, `:4: provider acme: title: must be printable`},
+		{[]string{`encoding: hex=>encoding: base32`, `  acme:=>  Acme:`}, `:3: provider Acme: the name must be lower-case`},
+		// signed's {timestamp} would be carried by the refused
+		// timestamp_header below it: signed is not blamed for its absence.
+		{[]string{`format: "t={timestamp},v1={signature}"=>format: "v1={signature}"`, "    mac: hmac-sha256=>    timestamp_header: [Acme-Timestamp]\n    mac: hmac-sha256"}, `:8: provider acme: timestamp_header:`},
+	} {
+		body := acme
+		for _, e := range tc.edits {
+			old, repl, _ := strings.Cut(e, "=>")
+			body = strings.Replace(body, old, repl, 1)
+		}
+		path := filepath.Join(t.TempDir(), "hookreplay.yaml")
+		if err := os.WriteFile(path, []byte(body), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		_, err := LoadProviders(path)
+		if err == nil || !strings.Contains(err.Error(), path+tc.want) || strings.Contains(err.Error(), "\n") {
+			t.Errorf("%q:\n got %v\nwant %s%s", tc.edits, err, path, tc.want)
+		}
+	}
+	// --declare is one line: the first mistake is the leftmost.
+	_, err := ParseDeclare(`acme: {signature_header: Acme-Signature, encoding: base32, tolerance: 5}`)
+	if err == nil || !strings.Contains(err.Error(), "encoding: unknown encoding") {
+		t.Errorf("--declare: %v", err)
+	}
+}
+
 // A file without providers: declares nothing; a broken checks: section is
 // check's business, not every command's.
 func TestLoadProvidersIgnoresTheRest(t *testing.T) {

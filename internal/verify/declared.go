@@ -4,6 +4,7 @@ import (
 	"crypto/sha1"
 	"crypto/sha256"
 	"crypto/sha512"
+	"errors"
 	"fmt"
 	"hash"
 	"regexp"
@@ -70,10 +71,14 @@ type Declaration struct {
 
 // DeclarationError is a mistake in a declaration: Field names the key it
 // is in ("signed", "mac", …), so that a config file can point at its line.
+// Alone says the field's value is wrong whatever the other fields say (an
+// unknown MAC), not only next to them (a tolerance without a timestamp):
+// such a mistake shows in a declaration of that field alone (FieldError).
 type DeclarationError struct {
 	Name  string
 	Field string
 	Msg   string
+	Alone bool
 }
 
 func (e *DeclarationError) Error() string {
@@ -121,12 +126,68 @@ func Declare(d Declaration) (Scheme, error) {
 	return s, nil
 }
 
+// FieldError is the mistake d's field (a key of providers:, "mac"; "" is
+// the name) has whatever the other fields say, or nil: Declare of d with only that field
+// (and a signature header when the field is another), kept when Alone. A
+// config file that found a mistake at one line asks it of the fields above.
+func FieldError(d Declaration, field string) *DeclarationError {
+	one := Declaration{Name: d.Name, SignatureHeader: "X-Signature"}
+	switch field {
+	case "": // the name
+	case "title":
+		one.Title = d.Title
+	case "signature_header":
+		one.SignatureHeader = d.SignatureHeader
+	case "format":
+		one.Format = d.Format
+	case "timestamp_header":
+		one.TimestampHeader = d.TimestampHeader
+	case "timestamp_unit":
+		one.TimestampUnit = d.TimestampUnit
+	case "signed":
+		one.Signed = d.Signed
+	case "mac":
+		one.MAC = d.MAC
+	case "encoding":
+		one.Encoding = d.Encoding
+	case "secret_encoding":
+		one.SecretEncoding = d.SecretEncoding
+	case "compare":
+		one.Compare = d.Compare
+	case "tolerance":
+		one.Tolerance = d.Tolerance
+	case "event_id":
+		one.EventID = d.EventID
+	case "event_type":
+		one.EventType = d.EventType
+	case "new_event_id":
+		one.NewEventID = d.NewEventID
+	case "detect":
+		one.Detect = d.Detect
+	case "timeout":
+		one.Timeout = d.Timeout
+	case "retries":
+		one.Retries = d.Retries
+	default: // retry_source and retry_final are wrong only next to retries
+		return nil
+	}
+	_, err := Declare(one)
+	var de *DeclarationError
+	if errors.As(err, &de) && (de.Alone || field == "") && de.Field == field {
+		return de
+	}
+	return nil
+}
+
 // declare is Declare without the check against the built-in names, for the
 // built-in providers that are declarations themselves (it must not read
 // schemes, which they initialise).
 func declare(d Declaration) (*declaredScheme, error) {
 	fail := func(field, format string, a ...any) (*declaredScheme, error) {
 		return nil, &DeclarationError{Name: d.Name, Field: field, Msg: fmt.Sprintf(format, a...)}
+	}
+	alone := func(field, format string, a ...any) (*declaredScheme, error) {
+		return nil, &DeclarationError{Name: d.Name, Field: field, Msg: fmt.Sprintf(format, a...), Alone: true}
 	}
 	switch {
 	case !declaredName.MatchString(d.Name):
@@ -139,20 +200,20 @@ func declare(d Declaration) (*declaredScheme, error) {
 		s.d.Title = d.Name
 	}
 	if message.Printable(s.d.Title) != s.d.Title || len(s.d.Title) > 80 {
-		return fail("title", "must be printable text of at most 80 characters (it is shown in messages and reports)")
+		return alone("title", "must be printable text of at most 80 characters (it is shown in messages and reports)")
 	}
 	if !validHeaderName(d.SignatureHeader) {
-		return fail("signature_header", "give the header carrying the signature, e.g. X-Acme-Signature")
+		return alone("signature_header", "give the header carrying the signature, e.g. X-Acme-Signature")
 	}
 	var err error
 	if s.d.Format == "" {
 		s.d.Format = "{signature}"
 	}
 	if s.format, err = parseFormat(s.d.Format); err != nil {
-		return fail("format", "%v", err)
+		return alone("format", "%v", err)
 	}
 	if d.TimestampHeader != "" && !validHeaderName(d.TimestampHeader) {
-		return fail("timestamp_header", "%q is not a header name", d.TimestampHeader)
+		return alone("timestamp_header", "%q is not a header name", d.TimestampHeader)
 	}
 	if d.TimestampHeader != "" && hasPlaceholder(s.format, "timestamp") {
 		return fail("timestamp_header", "the timestamp is in the signature header's format already: give one or the other")
@@ -162,13 +223,13 @@ func declare(d Declaration) (*declaredScheme, error) {
 		s.d.TimestampUnit = "s"
 	case "s", "ms":
 	default:
-		return fail("timestamp_unit", "unknown unit %q (want s or ms)", d.TimestampUnit)
+		return alone("timestamp_unit", "unknown unit %q (want s or ms)", d.TimestampUnit)
 	}
 	if s.d.Signed == "" {
 		s.d.Signed = "{body}"
 	}
 	if s.signed, err = parseSigned(s.d.Signed); err != nil {
-		return fail("signed", "%v", err)
+		return alone("signed", "%v", err)
 	}
 	if hasPlaceholder(s.signed, "timestamp") && !s.timestamped() {
 		return fail("signed", "{timestamp} is signed but no header carries it: add {timestamp} to format, or give timestamp_header")
@@ -181,7 +242,7 @@ func declare(d Declaration) (*declaredScheme, error) {
 	case "hmac-sha512":
 		s.hash = sha512.New
 	default:
-		return fail("mac", "unknown MAC %q (want hmac-sha256, hmac-sha1 or hmac-sha512)", d.MAC)
+		return alone("mac", "unknown MAC %q (want hmac-sha256, hmac-sha1 or hmac-sha512)", d.MAC)
 	}
 	s.d.MAC = strings.ToLower(d.MAC)
 	if s.d.MAC == "" {
@@ -192,7 +253,7 @@ func declare(d Declaration) (*declaredScheme, error) {
 		s.d.Encoding = "hex"
 	case "hex", "base64", "base64url":
 	default:
-		return fail("encoding", "unknown encoding %q (want hex, base64 or base64url)", d.Encoding)
+		return alone("encoding", "unknown encoding %q (want hex, base64 or base64url)", d.Encoding)
 	}
 	if err := s.separable(); err != nil {
 		return fail("format", "%v", err)
@@ -202,17 +263,17 @@ func declare(d Declaration) (*declaredScheme, error) {
 		s.d.SecretEncoding = "text"
 	case "text", "base64", "hex":
 	default:
-		return fail("secret_encoding", "unknown encoding %q (want text, base64 or hex)", d.SecretEncoding)
+		return alone("secret_encoding", "unknown encoding %q (want text, base64 or hex)", d.SecretEncoding)
 	}
 	switch s.d.Compare = strings.ToLower(d.Compare); s.d.Compare {
 	case "":
 		s.d.Compare = "any"
 	case "any", "exact":
 	default:
-		return fail("compare", "unknown comparison %q (want any or exact)", d.Compare)
+		return alone("compare", "unknown comparison %q (want any or exact)", d.Compare)
 	}
 	if d.Tolerance < 0 {
-		return fail("tolerance", "must not be negative")
+		return alone("tolerance", "must not be negative")
 	}
 	if d.Tolerance > 0 && !s.timestamped() {
 		return fail("tolerance", "needs a timestamp: add {timestamp} to format, or give timestamp_header")
@@ -229,7 +290,7 @@ func declare(d Declaration) (*declaredScheme, error) {
 		}
 		p, err := parsePlace(f.text)
 		if err != nil {
-			return fail(f.field, "%v", err)
+			return alone(f.field, "%v", err)
 		}
 		*f.to = &p
 	}
@@ -237,7 +298,7 @@ func declare(d Declaration) (*declaredScheme, error) {
 		s.d.NewEventID = "{uuid}"
 	}
 	if s.newID, err = parseNewID(s.d.NewEventID); err != nil {
-		return fail("new_event_id", "%v", err)
+		return alone("new_event_id", "%v", err)
 	}
 	if d.NewEventID != "" && s.id == nil {
 		return fail("new_event_id", "there is no event_id to give a fresh value")
@@ -252,24 +313,24 @@ func declare(d Declaration) (*declaredScheme, error) {
 	for _, r := range rules {
 		name, ok := strings.CutPrefix(r, "header:")
 		if !ok {
-			return fail("detect", "%q: want header:NAME or header:NAME=VALUE", r)
+			return alone("detect", "%q: want header:NAME or header:NAME=VALUE", r)
 		}
 		name, value, exact := strings.Cut(name, "=")
 		if !validHeaderName(name) {
-			return fail("detect", "%q: %q is not a header name", r, name)
+			return alone("detect", "%q: %q is not a header name", r, name)
 		}
 		s.detect = append(s.detect, detectRule{header: name, value: value, exact: exact})
 	}
 	if d.Timeout < 0 {
-		return fail("timeout", "must not be negative")
+		return alone("timeout", "must not be negative")
 	}
 	for i, r := range d.Retries {
 		if r <= 0 || i > 0 && r <= d.Retries[i-1] {
-			return fail("retries", "offsets from the first attempt must be above 0 and increasing (%s after %s)", r, d.Retries[max(i-1, 0)])
+			return alone("retries", "offsets from the first attempt must be above 0 and increasing (%s after %s)", r, d.Retries[max(i-1, 0)])
 		}
 	}
 	if len(d.Retries) > 100 {
-		return fail("retries", "%d retries: at most 100", len(d.Retries))
+		return alone("retries", "%d retries: at most 100", len(d.Retries))
 	}
 	if d.RetrySource != "" && len(d.Retries) == 0 {
 		return fail("retry_source", "there are no retries to cite a source for")
