@@ -546,14 +546,7 @@ func (r *runner) run(ctx context.Context) error {
 
 // listening reports whether a TCP connection to the target can be opened.
 func (r *runner) listening(ctx context.Context) bool {
-	host := r.o.Target.Host
-	if r.o.Target.Port() == "" {
-		port := "80"
-		if r.o.Target.Scheme == "https" {
-			port = "443"
-		}
-		host = net.JoinHostPort(r.o.Target.Hostname(), port)
-	}
+	host := replay.DialAddr(r.o.Target)
 	var dl net.Dialer
 	dctx, cancel := context.WithTimeout(ctx, 3*time.Second)
 	defer cancel()

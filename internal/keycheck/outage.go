@@ -206,14 +206,7 @@ func (r *runner) apiGone() bool {
 
 // apiListening reports whether the API's address accepts connections.
 func (r *runner) apiListening() bool {
-	host := r.target.URL.Host
-	if r.target.URL.Port() == "" {
-		port := "80"
-		if r.target.URL.Scheme == "https" {
-			port = "443"
-		}
-		host = net.JoinHostPort(r.target.URL.Hostname(), port)
-	}
+	host := replay.DialAddr(r.target.URL)
 	c, err := net.DialTimeout("tcp", host, 500*time.Millisecond)
 	if err != nil {
 		return false

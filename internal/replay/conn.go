@@ -243,16 +243,8 @@ func (x *exchange) open(ctx context.Context) bool {
 		}
 	}
 	u := x.t.URL
-	addr := u.Host
-	if u.Port() == "" {
-		port := "80"
-		if u.Scheme == "https" {
-			port = "443"
-		}
-		addr = net.JoinHostPort(u.Hostname(), port)
-	}
 	d := net.Dialer{Deadline: x.deadline}
-	c, err := d.DialContext(ctx, "tcp", addr)
+	c, err := d.DialContext(ctx, "tcp", DialAddr(u))
 	if err != nil {
 		return x.fail("connect", ctxErr(ctx, err))
 	}
@@ -498,4 +490,18 @@ func describe(stage string, err error, timeout time.Duration) string {
 func isTimeout(err error) bool {
 	var ne net.Error
 	return errors.As(err, &ne) && ne.Timeout()
+}
+
+// DialAddr is the host:port a connection to u is opened to: u's port, else
+// 443 for https and 80 otherwise. It serves the engine's connections and
+// check's and keycheck's is-it-listening dials.
+func DialAddr(u *url.URL) string {
+	if u.Port() != "" {
+		return u.Host
+	}
+	port := "80"
+	if u.Scheme == "https" {
+		port = "443"
+	}
+	return net.JoinHostPort(u.Hostname(), port)
 }

@@ -51,3 +51,22 @@ func TestRebuiltAbsoluteFormTargetGoesToTheNewHost(t *testing.T) {
 		t.Errorf("FullURL = %s, want %s", got, want)
 	}
 }
+
+// DialAddr keeps a URL's port and otherwise takes its scheme's: 443 for
+// https, 80 for http, brackets kept around an IPv6 host.
+func TestDialAddr(t *testing.T) {
+	for in, want := range map[string]string{
+		"http://127.0.0.1:8080/x": "127.0.0.1:8080",
+		"http://example.com/x":    "example.com:80",
+		"https://example.com":     "example.com:443",
+		"https://[::1]/hook":      "[::1]:443",
+	} {
+		u, err := url.Parse(in)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := DialAddr(u); got != want {
+			t.Errorf("DialAddr(%s) = %s, want %s", in, got, want)
+		}
+	}
+}
