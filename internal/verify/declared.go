@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"hash"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -179,6 +180,16 @@ func FieldError(d Declaration, field string) *DeclarationError {
 	return nil
 }
 
+// choice is a declaration's word for one of a few settings: v, or def when
+// v is empty, and whether it is def or one of more. It serves
+// timestamp_unit, encoding, secret_encoding and compare.
+func choice(v, def string, more ...string) (string, bool) {
+	if v == "" {
+		return def, true
+	}
+	return v, v == def || slices.Contains(more, v)
+}
+
 // declare is Declare without the check against the built-in names, for the
 // built-in providers that are declarations themselves (it must not read
 // schemes, which they initialise).
@@ -218,11 +229,8 @@ func declare(d Declaration) (*declaredScheme, error) {
 	if d.TimestampHeader != "" && hasPlaceholder(s.format, "timestamp") {
 		return fail("timestamp_header", "the timestamp is in the signature header's format already: give one or the other")
 	}
-	switch s.d.TimestampUnit {
-	case "":
-		s.d.TimestampUnit = "s"
-	case "s", "ms":
-	default:
+	var ok bool
+	if s.d.TimestampUnit, ok = choice(d.TimestampUnit, "s", "ms"); !ok {
 		return alone("timestamp_unit", "unknown unit %q (want s or ms)", d.TimestampUnit)
 	}
 	if s.d.Signed == "" {
@@ -248,28 +256,16 @@ func declare(d Declaration) (*declaredScheme, error) {
 	if s.d.MAC == "" {
 		s.d.MAC = "hmac-sha256"
 	}
-	switch s.d.Encoding = strings.ToLower(d.Encoding); s.d.Encoding {
-	case "":
-		s.d.Encoding = "hex"
-	case "hex", "base64", "base64url":
-	default:
+	if s.d.Encoding, ok = choice(strings.ToLower(d.Encoding), "hex", "base64", "base64url"); !ok {
 		return alone("encoding", "unknown encoding %q (want hex, base64 or base64url)", d.Encoding)
 	}
 	if err := s.separable(); err != nil {
 		return fail("format", "%v", err)
 	}
-	switch s.d.SecretEncoding = strings.ToLower(d.SecretEncoding); s.d.SecretEncoding {
-	case "":
-		s.d.SecretEncoding = "text"
-	case "text", "base64", "hex":
-	default:
+	if s.d.SecretEncoding, ok = choice(strings.ToLower(d.SecretEncoding), "text", "base64", "hex"); !ok {
 		return alone("secret_encoding", "unknown encoding %q (want text, base64 or hex)", d.SecretEncoding)
 	}
-	switch s.d.Compare = strings.ToLower(d.Compare); s.d.Compare {
-	case "":
-		s.d.Compare = "any"
-	case "any", "exact":
-	default:
+	if s.d.Compare, ok = choice(strings.ToLower(d.Compare), "any", "exact"); !ok {
 		return alone("compare", "unknown comparison %q (want any or exact)", d.Compare)
 	}
 	if d.Tolerance < 0 {

@@ -47,6 +47,7 @@ func TestDeclareErrors(t *testing.T) {
 		{"bare hash", func(d *Declaration) { d.MAC = "sha256" }, "mac", "want hmac-sha256"},
 		{"unknown encoding", func(d *Declaration) { d.Encoding = "base32" }, "encoding", `unknown encoding "base32"`},
 		{"unknown secret encoding", func(d *Declaration) { d.SecretEncoding = "utf16" }, "secret_encoding", "want text"},
+		{"unknown comparison", func(d *Declaration) { d.Compare = "loose" }, "compare", `unknown comparison "loose" (want any or exact)`},
 		{"no signature in format", func(d *Declaration) { d.Format = "t={timestamp}" }, "format", "{signature} exactly once"},
 		{"two signatures", func(d *Declaration) { d.Format = "{signature},{signature}" }, "format", "exactly once"},
 		{"adjacent placeholders", func(d *Declaration) { d.Format = "{timestamp}{signature}" }, "format", "cannot be split back"},
