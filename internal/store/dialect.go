@@ -351,7 +351,7 @@ func (t txn) QueryRowContext(ctx context.Context, q string, args ...any) *sql.Ro
 
 func (t txn) PrepareContext(ctx context.Context, q string) (stmt, error) {
 	st, err := t.Tx.PrepareContext(ctx, t.d.rebind(q))
-	return stmt{Stmt: st, d: t.d}, err
+	return stmt{Stmt: st, d: t.d}, t.d.lost(err)
 }
 
 // stmt is a prepared statement whose arguments go through its dialect.

@@ -232,7 +232,7 @@ func (s *Store) InsertAttempts(ctx context.Context, as []*Attempt) error {
 		if err := stmt.QueryRowContext(ctx, a.RunID, a.DeliveryID, a.Phase, a.Copy, a.ConnID, a.EventID, unixNano(a.SentAt),
 			unixNano(a.CompletedAt), a.Status, string(hdrs), a.ResponseBody, a.Latency.Nanoseconds(), a.Err, a.Lost, a.Edit,
 			a.StandsFor.Nanoseconds(), string(detail)).Scan(&a.ID); err != nil {
-			return fmt.Errorf("record attempt: %w", err)
+			return fmt.Errorf("record attempt: %w", s.db.d.lost(err))
 		}
 	}
 	if err := tx.Commit(); err != nil {
