@@ -161,6 +161,10 @@ type slowDupHandler struct {
 	Delay time.Duration
 	mu    sync.Mutex
 	seen  map[string]bool
+	// credits says which request credited each event: the method, path,
+	// id (or the decoding error), sender and time, so that a run where
+	// dups saw a second credit names the request that made it.
+	credits []string
 }
 
 func (h *slowDupHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
@@ -173,9 +177,13 @@ func (h *slowDupHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	var ev struct {
 		ID string `json:"id"`
 	}
-	json.NewDecoder(r.Body).Decode(&ev)
+	derr := json.NewDecoder(r.Body).Decode(&ev)
 	dup := h.seen[ev.ID]
 	h.seen[ev.ID] = true
+	if !dup {
+		h.credits = append(h.credits, fmt.Sprintf("%s %s %s id %q (decode: %v, Content-Length %d, from %s, User-Agent %q)",
+			time.Now().Format("15:04:05.000"), r.Method, r.URL.Path, ev.ID, derr, r.ContentLength, r.RemoteAddr, r.UserAgent()))
+	}
 	h.mu.Unlock()
 	if dup {
 		time.Sleep(h.Delay)
@@ -202,7 +210,9 @@ func TestCheckLatencyJudgesEveryCopy(t *testing.T) {
 		t.Fatalf("latency: %+v", p)
 	}
 	if d := checkPhase(t, c, "dups"); d.Status != report.Pass {
-		t.Fatalf("dups changed nothing and were answered 200: %+v", d)
+		h.mu.Lock()
+		defer h.mu.Unlock()
+		t.Fatalf("dups changed nothing and were answered 200: %+v\nthe handler credited:\n%s", d, strings.Join(h.credits, "\n"))
 	}
 }
 
