@@ -3,6 +3,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"os/signal"
@@ -48,18 +49,32 @@ func main() {
 // (internal/panics) so that their reports are still written.
 // HOOKREPLAY_TRACEBACK=1 lets the panic through with its stack: the
 // end-to-end tests set it, so a bug is never hidden from them.
+//
+// A command whose engine caught a panic (on its own goroutine, or carried
+// from another by a panics.Trap) ends with the same line and exit code.
 func execute(run func() *cmd.ExitError) (ee *cmd.ExitError) {
-	if os.Getenv("HOOKREPLAY_TRACEBACK") != "" {
-		return run()
+	if panics.Traceback() {
+		return internal(run())
 	}
 	var err error
 	defer func() {
 		if err != nil {
-			ee = &cmd.ExitError{Code: 2, Err: fmt.Errorf("internal error, %w: please report it (HOOKREPLAY_TRACEBACK=1 shows the stack)", err)}
+			ee = &cmd.ExitError{Code: 2, Err: err}
 		}
+		ee = internal(ee)
 	}()
 	defer panics.Catch(&err)
 	return run()
+}
+
+// internal words an error that holds a panic as a bug to report, exit 2,
+// whatever exit code the command gave the error it ended as.
+func internal(ee *cmd.ExitError) *cmd.ExitError {
+	var pe *panics.Error
+	if ee == nil || !errors.As(ee, &pe) {
+		return ee
+	}
+	return &cmd.ExitError{Code: 2, Err: fmt.Errorf("internal error, %w: please report it (HOOKREPLAY_TRACEBACK=1 shows the stack)", ee.Err)}
 }
 
 // stopSignals are the signals that stop a command the way Ctrl-C does:

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/hookreplay/hookreplay/internal/panics"
 	"net"
 	"os"
 	"runtime/debug"
@@ -188,13 +189,23 @@ func captureTUI(ctx context.Context, o *captureOptions, st *store.Store, srv *ca
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	served := make(chan error, 1)
-	go func() { served <- srv.Serve(ctx, ln) }()
+	// A panic of the capture's goroutine stops the TUI (the terminal
+	// restored) and is raised here, for main's one line.
+	trap := panics.Trap{OnPanic: cancel}
+	go func() {
+		var err error
+		defer func() { served <- err }()
+		defer trap.Guard()
+		err = srv.Serve(ctx, ln)
+	}()
 	t := &tuiOptions{IO: o.IO}
 	t.Check.IO, t.Check.Secret = o.IO, o.Secret
 	t.Check.Store, t.Check.ExistingStore = o.Store, o.Store
 	err := tuiRun(ctx, t, &tuiSession{store: st, notes: notes, banner: strings.TrimSpace(banner), forward: o.Forward})
 	cancel()
-	if serr := <-served; err == nil && serr != nil && !errors.Is(serr, context.Canceled) {
+	serr := <-served
+	trap.Rethrow()
+	if err == nil && serr != nil && !errors.Is(serr, context.Canceled) {
 		return setupErr("%v", serr)
 	}
 	return err

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/hookreplay/hookreplay/internal/panics"
 	"io"
 	"slices"
 	"strings"
@@ -157,6 +158,9 @@ func checkFlag(in check.Input) string {
 // checkErr words an error of check.Run for the command line: a setup
 // problem (exit 2) in terms of the flags that fix it.
 func checkErr(err error) error {
+	if pe := (*panics.Error)(nil); errors.As(err, &pe) {
+		return &ExitError{Code: 2, Err: &caughtPanic{text: checkErrText(err), pe: pe}}
+	}
 	var se *check.SetupError
 	if errors.As(err, &se) {
 		return setupErr("%s", checkErrText(se.Err))

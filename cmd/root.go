@@ -6,6 +6,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/hookreplay/hookreplay/internal/panics"
 	"os"
 	"runtime/debug"
 	"slices"
@@ -275,13 +276,32 @@ func setupErr(format string, a ...any) error {
 	// A store or probe cut short by Ctrl-C (or SIGTERM, SIGHUP) is no setup
 	// error: 'replay --last' interrupted while reading its delivery exited 2
 	// with 'read delivery: context canceled'.
+	var pe *panics.Error
 	for _, v := range a {
 		if err, ok := v.(error); ok && errors.Is(err, context.Canceled) {
 			return errInterrupted
 		}
+		if err, ok := v.(error); ok && pe == nil {
+			errors.As(err, &pe)
+		}
 	}
-	return &ExitError{Code: 2, Err: fmt.Errorf(format, a...)}
+	err := fmt.Errorf(format, a...)
+	if pe != nil {
+		// A panic an engine caught, worded here: main still tells it
+		// for a bug to report (internal error, exit 2).
+		err = &caughtPanic{text: err.Error(), pe: pe}
+	}
+	return &ExitError{Code: 2, Err: err}
 }
+
+// caughtPanic is a command's words for an error that holds a panic.
+type caughtPanic struct {
+	text string
+	pe   *panics.Error
+}
+
+func (c *caughtPanic) Error() string { return c.text }
+func (c *caughtPanic) Unwrap() error { return c.pe }
 
 func failErr(format string, a ...any) error {
 	return &ExitError{Code: 1, Err: fmt.Errorf(format, a...)}

@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/hookreplay/hookreplay/internal/panics"
 	"io"
 	"net"
 	"net/http"
@@ -232,15 +233,15 @@ func (s *Server) commitBatch(batch []commitReq, rs []store.Response) {
 		}
 		ds[i] = r.d
 	}
-	err := s.w.Commit(ctx, ds, rs)
+	err := s.commit(ctx, ds, rs)
 	if err != nil && len(ds)+len(rs) > 1 {
 		// The transaction is all or nothing; one row the store refuses must
 		// not cost the others their acknowledgement.
 		for _, r := range batch {
-			r.done <- s.w.Commit(ctx, []*store.Delivery{r.d}, nil)
+			r.done <- s.commit(ctx, []*store.Delivery{r.d}, nil)
 		}
 		for _, r := range rs {
-			if err := s.w.Commit(ctx, nil, []store.Response{r}); err != nil {
+			if err := s.commit(ctx, nil, []store.Response{r}); err != nil {
 				s.logf("%v", err)
 			}
 		}
@@ -252,6 +253,23 @@ func (s *Server) commitBatch(batch []commitReq, rs []store.Response) {
 	for _, r := range batch {
 		r.done <- err
 	}
+}
+
+// commit writes a batch. A panic in it (the database driver, on the
+// committer's goroutine) is the batch's error: its senders are answered
+// 503 and the log says why, rather than the capture dying with every
+// connection waiting on it.
+func (s *Server) commit(ctx context.Context, ds []*store.Delivery, rs []store.Response) (err error) {
+	defer func() {
+		if panics.Traceback() {
+			return
+		}
+		if r := recover(); r != nil {
+			err = fmt.Errorf("internal error, %w: please report it (HOOKREPLAY_TRACEBACK=1 shows the stack)", panics.Recovered(r))
+		}
+	}()
+	panics.TestHook("commit")
+	return s.w.Commit(ctx, ds, rs)
 }
 
 // reject answers a request that is not stored and closes the connection.

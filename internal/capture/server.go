@@ -15,6 +15,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/hookreplay/hookreplay/internal/panics"
 	"hash/maphash"
 	"io"
 	"net"
@@ -402,8 +403,12 @@ func (s *Server) serveConn(c *conn) {
 	defer func() {
 		// A bug on one connection must not take the capture (and every other
 		// connection) down; what was committed stays committed.
+		if panics.Traceback() {
+			return // HOOKREPLAY_TRACEBACK: the panic goes on, with its stack
+		}
 		if r := recover(); r != nil {
-			s.logf("internal error on connection from %s: %v (connection closed)", c.nc.RemoteAddr(), r)
+			s.logf("internal error on connection from %s, %v: please report it (connection closed; HOOKREPLAY_TRACEBACK=1 shows the stack)",
+				c.nc.RemoteAddr(), panics.Recovered(r))
 		}
 	}()
 	rec := &recorder{conn: c.nc, budget: &s.bodies}

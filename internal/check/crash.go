@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/hookreplay/hookreplay/internal/panics"
 	"slices"
 	"strings"
 	"time"
@@ -426,7 +427,15 @@ func (c *crashPhase) killTrial(ctx context.Context, t *trial, i int, k killPlan)
 	r := c.r
 	sent := make(chan store.Attempt, 1)
 	called := time.Now()
-	go func() { sent <- r.send(ctx, t.req, replayOptions) }()
+	// A panic of the send (reading the handler's answer) is raised here
+	// once the copy is accounted for: the kill and restart still happen.
+	var trap panics.Trap
+	go func() {
+		var a store.Attempt
+		defer func() { sent <- a }()
+		defer trap.Guard()
+		a = r.send(ctx, t.req, replayOptions)
+	}()
 	var (
 		ct       = &crashed{}
 		answered bool
@@ -441,6 +450,7 @@ func (c *crashPhase) killTrial(ctx context.Context, t *trial, i int, k killPlan)
 	if !answered {
 		ct.a1 = <-sent
 	}
+	trap.Rethrow()
 	if killErr != nil {
 		return nil, &SetupError{Err: fmt.Errorf("crash phase: %w", killErr)}
 	}

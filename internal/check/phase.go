@@ -3,6 +3,7 @@ package check
 import (
 	"context"
 	"fmt"
+	"github.com/hookreplay/hookreplay/internal/panics"
 	"strings"
 	"time"
 
@@ -173,7 +174,7 @@ func (r *runner) perDelivery() bool {
 // against it, in registry order.
 func (r *runner) delivery(ctx context.Context, d Delivery) (*report.DeliveryResult, error) {
 	dr := &report.DeliveryResult{DeliveryID: d.ID, Provider: d.Provider, EventID: d.EventID, EventIDs: d.EventIDs, EventType: d.EventType}
-	fr, err := r.first(ctx, &d)
+	fr, err := r.firstCaught(ctx, &d)
 	if err != nil {
 		dr.Phases = append(dr.Phases, r.errored(PhaseFirst, err))
 		return dr, err
@@ -183,7 +184,7 @@ func (r *runner) delivery(ctx context.Context, d Delivery) (*report.DeliveryResu
 		if p.delivery == nil || !(p.always || r.enabled(p.name)) {
 			continue
 		}
-		res, err := r.deliveryPhase(ctx, p, &d, fr)
+		res, err := r.phaseCaught(ctx, p, &d, fr)
 		if err != nil {
 			dr.Phases = append(dr.Phases, r.errored(p.name, err))
 			return dr, err
@@ -194,6 +195,20 @@ func (r *runner) delivery(ctx context.Context, d Delivery) (*report.DeliveryResu
 	}
 	forgetfulHints(dr)
 	return dr, nil
+}
+
+// firstCaught and phaseCaught run a phase of d; a panic in it (its own,
+// or one a sender's goroutine carried back) is the phase's error, so the
+// delivery's report holds the phases judged before it and this one marked
+// error, as for any error that stops a run.
+func (r *runner) firstCaught(ctx context.Context, d *Delivery) (fr *firstResult, err error) {
+	defer panics.Catch(&err)
+	return r.first(ctx, d)
+}
+
+func (r *runner) phaseCaught(ctx context.Context, p phase, d *Delivery, fr *firstResult) (res *report.PhaseResult, err error) {
+	defer panics.Catch(&err)
+	return r.deliveryPhase(ctx, p, d, fr)
 }
 
 // deliveryPhase runs one per-delivery phase, or says why it was not run.

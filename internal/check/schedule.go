@@ -16,6 +16,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/hookreplay/hookreplay/internal/panics"
 	"runtime"
 	"strings"
 	"sync"
@@ -192,10 +193,14 @@ func (r *runner) runScheduled(ctx context.Context, s *schedule) error {
 	children := make([]*runner, len(s.groups))
 	work := make(chan int)
 	var wg sync.WaitGroup
+	// A worker's panic stops the others and is raised here once the
+	// groups' results are gathered, as a panic of one job would be.
+	trap := panics.Trap{OnPanic: func() { cancel(errors.New("stopped by an internal error")) }}
 	for range s.jobs {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
+			defer trap.Guard()
 			for g := range work {
 				ch := r.child()
 				children[g] = ch
@@ -228,11 +233,15 @@ func (r *runner) runScheduled(ctx context.Context, s *schedule) error {
 		if ctx.Err() != nil {
 			break
 		}
-		work <- g
+		select {
+		case work <- g:
+		case <-ctx.Done():
+		}
 	}
 	close(work)
 	wg.Wait()
 	r.gather(children, results)
+	trap.Rethrow()
 	if err := parent.Err(); err != nil {
 		return err
 	}

@@ -3,6 +3,7 @@ package keycheck
 import (
 	"context"
 	"fmt"
+	"github.com/hookreplay/hookreplay/internal/panics"
 	"sync"
 	"time"
 
@@ -29,19 +30,23 @@ func (r *runner) checkInFlight(ctx context.Context) (*report.KeyCheckResult, err
 	m := r.build(req{body: r.o.SlowBody, key: r.newKey(nonce), nonce: nonce})
 	var slow store.Attempt
 	var wg sync.WaitGroup
+	var trap panics.Trap // the slow request's panic, raised here
 	wg.Add(1)
 	go func() {
 		defer wg.Done()
+		defer trap.Guard()
 		slow = replay.Send(ctx, r.target, m, replay.SendOptions{})
 	}()
 	select {
 	case <-ctx.Done():
 		wg.Wait()
+		trap.Rethrow()
 		return res, ctx.Err()
 	case <-time.After(r.o.InFlightDelay):
 	}
 	cp := replay.Send(ctx, r.target, m, replay.SendOptions{})
 	wg.Wait()
+	trap.Rethrow()
 	for _, a := range []*store.Attempt{&slow, &cp} {
 		if err := r.record(ctx, nameInFlight, m, a); err != nil {
 			return res, err

@@ -29,15 +29,20 @@ func (e *Error) Error() string {
 // and a test sees the call fail.
 func Catch(err *error) {
 	if v := recover(); v != nil {
-		*err = &Error{Value: v, Where: where()}
+		if e, ok := v.(*Error); ok { // rethrown by a Trap: where it happened
+			*err = e
+			return
+		}
+		*err = &Error{Value: v, Where: where(0)}
 	}
 }
 
 // where finds the function that panicked: the first frame below the
-// deferred Catch that is not the runtime's.
-func where() string {
+// deferred Catch that is not the runtime's; skip counts the functions
+// between where and the deferred one.
+func where(skip int) string {
 	pcs := make([]uintptr, 32)
-	n := runtime.Callers(3, pcs)
+	n := runtime.Callers(3+skip, pcs)
 	frames := runtime.CallersFrames(pcs[:n])
 	for {
 		f, more := frames.Next()

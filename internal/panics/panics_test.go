@@ -30,3 +30,37 @@ func TestCatch(t *testing.T) {
 		t.Fatalf("err = %v", err)
 	}
 }
+
+// A Trap keeps the first panic of its goroutines, with where it happened,
+// calls OnPanic once, and Rethrow raises it on the owner's goroutine, where
+// Catch keeps it as it was.
+func TestTrap(t *testing.T) {
+	t.Setenv("HOOKREPLAY_TRACEBACK", "")
+	stopped := 0
+	tr := Trap{OnPanic: func() { stopped++ }}
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		defer tr.Guard()
+		index([]int{1}, 7)
+	}()
+	<-done
+	done = make(chan struct{})
+	go func() {
+		defer close(done)
+		defer tr.Guard()
+		panic("second")
+	}()
+	<-done
+	if stopped != 1 || tr.Err() == nil || !strings.Contains(tr.Err().Error(), "index out of range [7]") {
+		t.Fatalf("stopped %d, err %v", stopped, tr.Err())
+	}
+	err := run(tr.Rethrow)
+	if e, ok := err.(*Error); !ok || !strings.HasSuffix(e.Where, "panics.index") {
+		t.Fatalf("rethrown: %#v, want the first panic where it happened", err)
+	}
+	var none Trap
+	if err := run(none.Rethrow); err != nil || none.Err() != nil {
+		t.Fatalf("a trap without a panic: %v", err)
+	}
+}

@@ -4,7 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/hookreplay/hookreplay/internal/panics"
 	"io"
+	"log"
 	"net"
 	"net/http"
 	"regexp"
@@ -53,6 +55,12 @@ type Sink struct {
 	mu       sync.Mutex
 	keys     map[string]bool // method, path and idempotency key of calls seen
 	patterns bool            // SetMatch was given patterns
+
+	// trap holds a panic of a connection's goroutine (net/http's, or
+	// the sink's own reading of a call): the probe's next read raises it
+	// rather than count fewer calls than came (net/http would log it with
+	// its stack and go on).
+	trap panics.Trap
 }
 
 // CallPattern selects sink calls: a method (or "" for any) and a path glob
@@ -166,7 +174,8 @@ func StartSink(ctx context.Context, addr string) (*Sink, error) {
 	}
 	s := &Sink{ln: ln, done: make(chan struct{})}
 	s.SetMatch(nil)
-	s.srv = &http.Server{Handler: http.HandlerFunc(s.serve), ReadHeaderTimeout: 10 * time.Second}
+	s.srv = &http.Server{Handler: http.HandlerFunc(s.serve), ReadHeaderTimeout: 10 * time.Second,
+		ErrorLog: log.New(serverLog{trap: &s.trap, server: "net/http.(*conn).serve"}, "", 0)}
 	go func() {
 		defer close(s.done)
 		_ = s.srv.Serve(ln) // returns on Close
@@ -182,6 +191,15 @@ func StartSink(ctx context.Context, addr string) (*Sink, error) {
 }
 
 func (s *Sink) serve(w http.ResponseWriter, r *http.Request) {
+	if s.record(w, r) != nil {
+		panic(http.ErrAbortHandler) // the connection is cut, nothing logged
+	}
+}
+
+// record counts the call and answers it; its panic is held in s.trap.
+func (s *Sink) record(w http.ResponseWriter, r *http.Request) (err error) {
+	defer s.trap.Catch(&err)
+	panics.TestHook("sink")
 	body, _ := io.ReadAll(io.LimitReader(r.Body, maxSinkBody))
 	_, _ = io.Copy(io.Discard, r.Body)
 	c := Call{At: time.Now(), Method: r.Method, Path: r.URL.RequestURI(), Body: body}
@@ -205,6 +223,7 @@ func (s *Sink) serve(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Content-Length", "11")
 	w.WriteHeader(http.StatusOK)
 	_, _ = io.WriteString(w, `{"ok":true}`)
+	return nil
 }
 
 // Addr is the address the sink listens on (with the real port).
@@ -251,6 +270,7 @@ func (p *sinkProbe) Read(ctx context.Context) (Value, error) {
 	if err := ctx.Err(); err != nil {
 		return Value{}, probeErr(p.Name(), err)
 	}
+	p.s.trap.Rethrow()
 	n := p.s.Counted()
 	return Value{Text: strconv.Itoa(n), Num: float64(n), IsNum: true}, nil
 }

@@ -5,7 +5,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/hookreplay/hookreplay/internal/panics"
 	"io"
+	"log"
 	"mime"
 	"net"
 	"regexp"
@@ -123,6 +125,12 @@ type SMTPSink struct {
 
 	mu   sync.Mutex
 	keys map[string]bool // X-Bird-Idempotency-Key values seen
+
+	// trap holds a panic of a connection's goroutine (go-smtp's, or the
+	// sink's reading of a message): the probe's next read raises it.
+	// go-smtp recovers them itself, answers 421 and logs them, so unheld
+	// they would only make the sink count fewer messages than came.
+	trap panics.Trap
 }
 
 // StartSMTPSink listens on addr (host:port; port 0 picks a free one) and
@@ -148,7 +156,8 @@ func startSMTPSink(ctx context.Context, addr string, maxConns int, life time.Dur
 	srv.MaxRecipients = maxMailRecipients
 	srv.ReadTimeout = 30 * time.Second
 	srv.WriteTimeout = 30 * time.Second
-	srv.ErrorLog = quietLog{} // a client that hangs up is not hookreplay's error
+	// A client that hangs up is not hookreplay's error; a panic is.
+	srv.ErrorLog = log.New(serverLog{trap: &s.trap, server: "github.com/emersion/go-smtp.(*Conn).handle"}, "", 0)
 	s.srv = srv
 	go func() {
 		defer close(s.done)
@@ -164,10 +173,24 @@ func startSMTPSink(ctx context.Context, addr string, maxConns int, life time.Dur
 	return s, nil
 }
 
-type quietLog struct{}
+// serverLog is a server library's error log: it drops what the library
+// logs (clients that hang up, handshakes that fail) except a panic it
+// recovered, which it holds in trap with the first line the library gave.
+type serverLog struct {
+	trap   *panics.Trap
+	server string // where the library recovers it, for the error
+}
 
-func (quietLog) Printf(string, ...any) {}
-func (quietLog) Println(...any)        {}
+func (l serverLog) Write(p []byte) (int, error) {
+	line, _, _ := strings.Cut(string(p), "\n")
+	if _, v, ok := strings.Cut(line, "panic serving "); ok {
+		if _, after, ok := strings.Cut(v, ": "); ok {
+			v = after // past the client's address
+		}
+		l.trap.Hold(&panics.Error{Value: v, Where: l.server})
+	}
+	return len(p), nil
+}
 
 // Addr is the address the sink listens on (with the real port).
 func (s *SMTPSink) Addr() string { return s.ln.Addr().String() }
@@ -227,6 +250,7 @@ func (p *smtpProbe) Read(ctx context.Context) (Value, error) {
 	if err := ctx.Err(); err != nil {
 		return Value{}, probeErr(p.Name(), err)
 	}
+	p.s.trap.Rethrow()
 	return NumValue(float64(p.s.Counted())), nil
 }
 
@@ -269,7 +293,9 @@ var mailHeaderFields = []string{"Subject", MailIdempotencyHeader}
 
 // Data reads the message (the fields of its header section a report names,
 // the rest discarded as it arrives) and counts it.
-func (c *smtpSession) Data(r io.Reader) error {
+func (c *smtpSession) Data(r io.Reader) (err error) {
+	defer c.s.trap.Catch(&err) // answered 554, raised by the probe's next read
+	panics.TestHook("smtp")
 	cr := &countingReader{r: r}
 	br := bufio.NewReaderSize(cr, 4096)
 	fields, _ := readMailFields(br, mailHeaderFields)

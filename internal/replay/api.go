@@ -7,6 +7,7 @@ package replay
 import (
 	"context"
 	"crypto/tls"
+	"github.com/hookreplay/hookreplay/internal/panics"
 	"net/url"
 	"sync"
 	"time"
@@ -110,18 +111,25 @@ func burst(ctx context.Context, t Target, ws []wire, opt SendOptions, mode relea
 	ready := make([]bool, len(xs))
 	release := make(chan struct{})
 	var prep, done sync.WaitGroup
+	// A copy's panic (reading the handler's answer, a TLS handshake) is
+	// raised on the caller's goroutine once every copy is done.
+	var trap panics.Trap
 	for i, x := range xs {
 		prep.Add(1)
 		done.Add(1)
 		go func() {
 			defer done.Done()
+			defer trap.Guard()
+			prepared := sync.OnceFunc(prep.Done)
+			defer prepared()
 			ok := x.open(ctx) && x.writeHead(ctx)
 			ready[i] = ok
-			prep.Done()
+			prepared()
 			if !ok {
 				return
 			}
 			<-release
+			panics.TestHook("burst")
 			if mode == releaseBarrier {
 				if !x.writeLast() {
 					x.readEarly(ctx)
@@ -149,6 +157,7 @@ func burst(ctx context.Context, t Target, ws []wire, opt SendOptions, mode relea
 		x.close()
 		out[i] = x.a
 	}
+	trap.Rethrow()
 	return out
 }
 

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"github.com/hookreplay/hookreplay/internal/panics"
 	"slices"
 	"strings"
 	"sync"
@@ -155,6 +156,10 @@ type run struct {
 	sinkErr error
 	wg      sync.WaitGroup
 	out     chan store.Attempt // finished attempts on their way to the sink
+	// trap holds a panic of the run's goroutines (a sender reading a
+	// handler's answer, the sink): it stops new sends, and Run raises it
+	// on its caller's goroutine once everything sent is delivered.
+	trap panics.Trap
 }
 
 // Run sends the job's copies, streaming each attempt to sink. Cancelling ctx
@@ -169,19 +174,28 @@ func (j *Job) Run(ctx context.Context, sink AttemptSink) (*Result, error) {
 	defer after()
 	r := &run{j: j, sink: sink, ctx: dispatch, sendCtx: sendCtx, stop: stop,
 		res: &Result{Seed: j.Seed, Started: time.Now()}, out: make(chan store.Attempt, 1024)}
+	r.trap.OnPanic = stop
 	sinkDone := make(chan struct{})
 	go r.drain(sinkDone)
-	if j.plan.Order == OrderBurst {
+	r.dispatch()
+	r.wg.Wait()
+	close(r.out)
+	<-sinkDone
+	r.trap.Rethrow()
+	r.res.Finished = time.Now()
+	r.res.Interrupted = ctx.Err() != nil
+	return r.res, r.sinkErr
+}
+
+// dispatch sends the copies; a panic (its own or a burst's, rethrown)
+// stops new sends and waits in r.trap while what was sent is delivered.
+func (r *run) dispatch() {
+	defer r.trap.Guard()
+	if r.j.plan.Order == OrderBurst {
 		r.bursts()
 	} else {
 		r.pool()
 	}
-	r.wg.Wait()
-	close(r.out)
-	<-sinkDone
-	r.res.Finished = time.Now()
-	r.res.Interrupted = ctx.Err() != nil
-	return r.res, r.sinkErr
 }
 
 func (r *run) pool() {
@@ -191,6 +205,7 @@ func (r *run) pool() {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
+			defer r.trap.Guard()
 			// Copies one after another on a worker reuse its connection.
 			k := &keeper{}
 			defer k.close()
@@ -255,6 +270,7 @@ func (r *run) bursts() {
 				r.wg.Add(1)
 				go func() {
 					defer r.wg.Done()
+					defer r.trap.Guard()
 					r.retry(pd, a)
 				}()
 			}
@@ -405,15 +421,23 @@ func (r *run) drain(done chan<- struct{}) {
 				break more
 			}
 		}
-		if r.sink == nil || r.sinkErr != nil {
+		if r.sink == nil || r.sinkErr != nil || r.trap.Err() != nil {
 			continue
 		}
-		if err := deliver(r.sendCtx, r.sink, batch); err != nil {
-			r.mu.Lock()
-			r.sinkErr = err
-			r.mu.Unlock()
-			r.stop()
-		}
+		r.deliver(batch)
+	}
+}
+
+// deliver hands a batch to the sink. A panic in it (the store's driver,
+// a view) is held in r.trap and stops the run; the drain goes on reading
+// so that no sender waits on it.
+func (r *run) deliver(batch []*store.Attempt) {
+	defer r.trap.Guard()
+	if err := deliver(r.sendCtx, r.sink, batch); err != nil {
+		r.mu.Lock()
+		r.sinkErr = err
+		r.mu.Unlock()
+		r.stop()
 	}
 }
 

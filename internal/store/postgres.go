@@ -6,6 +6,7 @@ import (
 	"database/sql/driver"
 	"errors"
 	"fmt"
+	"github.com/hookreplay/hookreplay/internal/panics"
 	"hash/fnv"
 	"net"
 	"net/url"
@@ -553,6 +554,10 @@ type pgWatch struct {
 	v       int64
 	err     error         // set while disconnected
 	changed chan struct{} // closed and replaced at each change
+
+	// trap holds a panic of run (pgx reading what the server sends):
+	// Wait and Version raise it on their caller's goroutine.
+	trap panics.Trap
 }
 
 func (s *Store) watchPostgres(ctx context.Context) (*pgWatch, error) {
@@ -562,6 +567,7 @@ func (s *Store) watchPostgres(ctx context.Context) (*pgWatch, error) {
 	}
 	wctx, cancel := context.WithCancel(context.Background())
 	w := &pgWatch{t: s.pg, d: s.db.d.(postgresDialect), cancel: cancel, done: make(chan struct{}), v: 1, changed: make(chan struct{})}
+	w.trap.OnPanic = func() { w.set(nil, true) } // wakes Wait, which raises it
 	go w.run(wctx, s, c)
 	return w, nil
 }
@@ -604,6 +610,7 @@ func replayed(ctx context.Context, c *pgx.Conn) (string, error) {
 
 func (w *pgWatch) run(ctx context.Context, s *Store, c *pgx.Conn) {
 	defer close(w.done)
+	defer w.trap.Guard()
 	for {
 		var lsn string
 		var err error
@@ -677,6 +684,7 @@ func (w *pgWatch) set(err error, bump bool) {
 }
 
 func (w *pgWatch) version() (int64, <-chan struct{}, error) {
+	w.trap.Rethrow()
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	return w.v, w.changed, w.err

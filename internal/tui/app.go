@@ -64,8 +64,8 @@ func newModel(e *env) *model {
 
 func (m *model) top() view { return m.views[len(m.views)-1] }
 
-// Init loads the deliveries and starts watching the store.
-func (m *model) Init() tea.Cmd {
+// init loads the deliveries and starts watching the store.
+func (m *model) init() tea.Cmd {
 	cmds := []tea.Cmd{m.views[0].Init()}
 	if m.env.watcher != nil {
 		cmds = append(cmds, readVersion(m.env.watcher))
@@ -87,9 +87,9 @@ func (m *model) push(v view) tea.Cmd {
 	return v.Init()
 }
 
-// Update routes msg, then makes the view changes it asked for.
-func (m *model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
-	return m, tea.Batch(m.route(msg), m.navigate())
+// update routes msg, then makes the view changes it asked for.
+func (m *model) update(msg tea.Msg) tea.Cmd {
+	return tea.Batch(m.route(msg), m.navigate())
 }
 
 // navigate makes the view changes asked for so far (nav).
@@ -260,8 +260,8 @@ func (m *model) quit() tea.Cmd {
 	return tea.Quit
 }
 
-// View draws the title line, the top view, the status bar and the footer.
-func (m *model) View() string {
+// view draws the title line, the top view, the status bar and the footer.
+func (m *model) view() string {
 	if m.quitting {
 		return ""
 	}

@@ -22,6 +22,7 @@ import (
 
 	"github.com/hookreplay/hookreplay/internal/capture"
 	"github.com/hookreplay/hookreplay/internal/check"
+	"github.com/hookreplay/hookreplay/internal/panics"
 	"github.com/hookreplay/hookreplay/internal/report"
 	"github.com/hookreplay/hookreplay/internal/store"
 )
@@ -119,6 +120,11 @@ type env struct {
 	// done is closed when the program has ended: nothing reads messages
 	// any more.
 	done chan struct{}
+
+	// trap holds the first panic of the session (guard.go); quitProgram
+	// ends the program from outside its event loop.
+	trap        panics.Trap
+	quitProgram func()
 }
 
 func newEnv(o Options, r *lipgloss.Renderer) *env {
@@ -184,8 +190,13 @@ func Run(ctx context.Context, o Options) error {
 	m.views[0].(*deliveriesModel).setFilter(filter, o.Filter)
 	p := tea.NewProgram(m, tea.WithAltScreen(), tea.WithMouseCellMotion(), tea.WithContext(ctx),
 		tea.WithInput(o.In), tea.WithOutput(o.Out))
+	e.quitProgram = p.Quit
+	e.trap.OnPanic = func() { go p.Quit() }
 	_, err = p.Run()
 	e.finish(o.Out)
+	if perr := e.trap.Err(); perr != nil {
+		return fmt.Errorf("tui: %w", perr)
+	}
 	if errors.Is(err, tea.ErrProgramKilled) && ctx.Err() != nil {
 		return nil // interrupted from outside (SIGTERM): same as q
 	}
@@ -241,6 +252,7 @@ func (e *env) start(fn func(ctx context.Context)) context.CancelFunc {
 			e.mu.Unlock()
 			cancel()
 		}()
+		defer e.trap.Guard() // ends the session (guard.go)
 		fn(ctx)
 	}()
 	return cancel
