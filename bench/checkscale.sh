@@ -9,6 +9,11 @@
 #   SELECT … FROM wallets WHERE customer = {{json:data.object.customer}}
 # The buggy set must fail exactly its invoice.paid deliveries, with the same
 # verdicts, phase by phase, in both modes; otherwise the row says so.
+# The same three sets are then checked with a probe that is not scoped,
+#   SELECT COALESCE(SUM(balance),0) FROM wallets
+# which every delivery's effect shows in: the default checks the first
+# delivery alone and the others as a group (docs/guide.md, "Many deliveries
+# at once"). SCOPES=scoped or SCOPES=unscoped runs one of the two.
 . "$(dirname "$0")/lib.sh"
 [ -n "${HR:-}" ] && [ -n "${HEY:-}" ] || setup
 
@@ -16,7 +21,9 @@ W=$BENCH_WORK/checkscale
 mkdir -p "$W"
 SECRET=whsec_benchCheckSecret0123456789
 PROBE="balance=SELECT COALESCE(SUM(balance),0) FROM wallets WHERE customer = {{json:data.object.customer}}"
+UNSCOPED="balance=SELECT COALESCE(SUM(balance),0) FROM wallets"
 N=${N:-20}
+SCOPES=${SCOPES:-scoped unscoped}
 
 # capture_set DB: N deliveries, each about its own customer; the 5th and
 # 15th are invoice.paid, the rest invoice.payment_succeeded.
@@ -40,7 +47,7 @@ capture_set() {
 capture_set "$W/store.db"
 
 # check_secs VARIANT OUT [FLAGS...]: seconds of one full default check (the
-# JSON report in OUT, the exit code in OUT.code).
+# JSON report in OUT, the exit code in OUT.code) with the probe $P.
 n=0
 check_secs() {
 	local v=$1 out=$2 port t0 t1 code=0
@@ -52,7 +59,7 @@ check_secs() {
 	wait_port "$port"
 	t0=$(date +%s.%N)
 	"$HR" --db "$W/store.db" check "$@" --to "http://127.0.0.1:$port/webhooks/stripe" --secret "$SECRET" \
-		--dsn "sqlite:$W/$v-$n.db" --probe-sql "$PROBE" -q --json --no-color >"$out" 2>"$out.err" || code=$?
+		--dsn "sqlite:$W/$v-$n.db" --probe-sql "$P" -q --json --no-color >"$out" 2>"$out.err" || code=$?
 	t1=$(date +%s.%N)
 	echo "$code" >"$out.code"
 	stop "$h"
@@ -71,30 +78,41 @@ for d in c.get("deliveries", []):
 }
 
 all=$(seq -s ' ' "$N")
-log "checkscale: 1 delivery, $N correct, $N with invoice.paid buggy; --jobs 1 and the default; load $(cut -d' ' -f1-3 /proc/loadavg)"
-one=$(check_secs fixed "$W/one.json" 1)
-ok1=$(check_secs fixed "$W/ok1.json" $all --jobs 1)
-okd=$(check_secs fixed "$W/okd.json" $all)
-bad1=$(check_secs paidnaive "$W/bad1.json" $all --jobs 1)
-badd=$(check_secs paidnaive "$W/badd.json" $all)
-log "load at the end $(cut -d' ' -f1-3 /proc/loadavg)"
-
-for f in one ok1 okd; do
-	[ "$(cat "$W/$f.json.code")" = 0 ] || log "$f: the correct handler did not pass (exit $(cat "$W/$f.json.code")): $(tail -1 "$W/$f.json.err")"
-done
 # The buggy set: which deliveries failed, and do both modes agree?
 failed() { verdicts "$1" | awk '$4 == "fail" { print $1 " " $2 }' | sort -n -u | tr '\n' ';'; }
-agree=same
-[ "$(verdicts "$W/bad1.json")" = "$(verdicts "$W/badd.json")" ] || agree=DIFFERENT
-[ "$(verdicts "$W/ok1.json")" = "$(verdicts "$W/okd.json")" ] || agree=DIFFERENT
-log "buggy set, failed with --jobs 1: $(failed "$W/bad1.json")"
-log "buggy set, failed with the default: $(failed "$W/badd.json")"
-log "verdicts of --jobs 1 and the default, phase by phase: $agree"
-note=$(python3 -c 'import json,sys; print(next((n for n in json.load(open(sys.argv[1])).get("notes", []) if "at a time" in n), ""))' "$W/okd.json")
-log "default: $note"
 
-row "4 check scale" "1 delivery, full default check, s vs goal 1.5 s" "$one" 1.5
-row "4 check scale" "$N correct deliveries, --jobs 1, s vs 1 delivery" "$ok1" "$one"
-row "4 check scale" "$N correct deliveries, default jobs, s vs 1 delivery (goal ≤ 3×)" "$okd" "$one"
-row "4 check scale" "$N deliveries, invoice.paid buggy, --jobs 1, s vs 1 delivery (failed: $(failed "$W/bad1.json"))" "$bad1" "$one"
-row "4 check scale" "$N deliveries, invoice.paid buggy, default jobs, s vs 1 delivery (failed: $(failed "$W/badd.json") verdicts vs --jobs 1: $agree)" "$badd" "$one"
+# scale NAME PROBE: the five checks of one probe, and their rows.
+scale() {
+	local s=$1 one ok1 okd bad1 badd agree note f
+	P=$2
+	log "checkscale ($s probe): 1 delivery, $N correct, $N with invoice.paid buggy; --jobs 1 and the default; load $(cut -d' ' -f1-3 /proc/loadavg)"
+	one=$(check_secs fixed "$W/$s-one.json" 1)
+	ok1=$(check_secs fixed "$W/$s-ok1.json" $all --jobs 1)
+	okd=$(check_secs fixed "$W/$s-okd.json" $all)
+	bad1=$(check_secs paidnaive "$W/$s-bad1.json" $all --jobs 1)
+	badd=$(check_secs paidnaive "$W/$s-badd.json" $all)
+	log "load at the end $(cut -d' ' -f1-3 /proc/loadavg)"
+	for f in one ok1 okd; do
+		[ "$(cat "$W/$s-$f.json.code")" = 0 ] || log "$s $f: the correct handler did not pass (exit $(cat "$W/$s-$f.json.code")): $(tail -1 "$W/$s-$f.json.err")"
+	done
+	agree=same
+	[ "$(verdicts "$W/$s-bad1.json")" = "$(verdicts "$W/$s-badd.json")" ] || agree=DIFFERENT
+	[ "$(verdicts "$W/$s-ok1.json")" = "$(verdicts "$W/$s-okd.json")" ] || agree=DIFFERENT
+	log "$s: buggy set, failed with --jobs 1: $(failed "$W/$s-bad1.json")"
+	log "$s: buggy set, failed with the default: $(failed "$W/$s-badd.json")"
+	log "$s: verdicts of --jobs 1 and the default, phase by phase: $agree"
+	note=$(python3 -c 'import json,sys; print(next((n for n in json.load(open(sys.argv[1])).get("notes", []) if "at a time" in n or "as a group" in n), ""))' "$W/$s-okd.json")
+	log "$s default: $note"
+	row "4 check scale" "$s probe: 1 delivery, full default check, s vs goal 1.5 s" "$one" 1.5
+	row "4 check scale" "$s probe: $N correct deliveries, --jobs 1, s vs 1 delivery" "$ok1" "$one"
+	row "4 check scale" "$s probe: $N correct deliveries, default, s vs 1 delivery (goal ≤ 3×)" "$okd" "$one"
+	row "4 check scale" "$s probe: $N deliveries, invoice.paid buggy, --jobs 1, s vs 1 delivery (failed: $(failed "$W/$s-bad1.json"))" "$bad1" "$one"
+	row "4 check scale" "$s probe: $N deliveries, invoice.paid buggy, default, s vs 1 delivery (failed: $(failed "$W/$s-badd.json") verdicts vs --jobs 1: $agree)" "$badd" "$one"
+}
+for s in $SCOPES; do
+	case $s in
+	scoped) scale scoped "$PROBE" ;;
+	unscoped) scale unscoped "$UNSCOPED" ;;
+	*) log "unknown scope $s (want scoped or unscoped)"; exit 2 ;;
+	esac
+done

@@ -20,6 +20,10 @@ import (
 	"github.com/hookreplay/hookreplay/internal/verify"
 )
 
+// scopedBalanceSQL reads the balance of the customer a delivery is about;
+// totalBalanceSQL every customer's (not scoped: deliveries are grouped).
+const totalBalanceSQL = "balance=SELECT COALESCE(SUM(balance), 0) FROM wallets"
+
 // scopedBalanceSQL reads the balance of the customer a delivery is about.
 const scopedBalanceSQL = "balance=SELECT COALESCE(SUM(balance), 0) FROM wallets WHERE customer = {{json:data.object.customer}}"
 
@@ -72,11 +76,17 @@ func verdicts(c *report.Check) []string {
 // concurrent run's report.
 func checkBothModes(t *testing.T, db, variant string, ids []string, extra ...string) *report.Check {
 	t.Helper()
+	return checkBothModesProbe(t, db, variant, scopedBalanceSQL, ids, extra...)
+}
+
+// checkBothModesProbe is checkBothModes with probe as the --probe-sql.
+func checkBothModesProbe(t *testing.T, db, variant, probe string, ids []string, extra ...string) *report.Check {
+	t.Helper()
 	var got [2]*report.Check
 	var codes [2]int
 	for i, jobs := range []string{"1", "4"} {
 		url, dsn := checkWallet(t, variant)
-		args := append([]string{"--to", url, "--probe-sql", scopedBalanceSQL, "--dsn", dsn, "--secret", checkSecret, "--seed", "7", "--jobs", jobs}, extra...)
+		args := append([]string{"--to", url, "--probe-sql", probe, "--dsn", dsn, "--secret", checkSecret, "--seed", "7", "--jobs", jobs}, extra...)
 		r, c := checkRunJSON(t, db, append(args, ids...)...)
 		if c == nil {
 			t.Fatalf("%s --jobs %s: exit %d\n%s", variant, jobs, r.Code, r.Stderr)
@@ -115,6 +125,43 @@ func TestCheckJobsSameVerdicts(t *testing.T) {
 						t.Errorf("%s: delivery %d (%s) %s %s: %s", variant, d.DeliveryID, d.EventType, p.Phase, p.Status, p.Message)
 					}
 				}
+			}
+		})
+	}
+}
+
+// With a probe that is not scoped (every customer's balance), the default
+// checks the deliveries as a group: a correct wallet passes every delivery,
+// each phase judged in the group; a wallet that credits invoice.paid again
+// on every copy fails exactly that delivery (dups, burst, lost), with the
+// message it gets alone; both modes agree phase by phase.
+func TestCheckGroupSameVerdicts(t *testing.T) {
+	t.Parallel()
+	db := t.TempDir() + "/h.db"
+	ids := jobsDeliveries(t, db)
+	fast := []string{"--settle", "100ms", "-n", "3", "--burst", "10", "--phases", "first,dups,tamper,burst,lost"}
+	for _, variant := range []string{wallet.Fixed, wallet.PaidNaive} {
+		t.Run(variant, func(t *testing.T) {
+			t.Parallel()
+			c := checkBothModesProbe(t, db, variant, totalBalanceSQL, ids, fast...)
+			notes := strings.Join(c.Notes, "\n")
+			t.Logf("%s: notes:\n%s", variant, notes)
+			if !strings.Contains(notes, "then the other 3 as a group") {
+				t.Errorf("the report should say the deliveries ran as a group: %q", c.Notes)
+			}
+			for _, d := range c.Deliveries {
+				for _, p := range d.Phases {
+					bad := variant == wallet.PaidNaive && d.EventType == "invoice.paid" && (p.Phase == "dups" || p.Phase == "burst" || p.Phase == "lost")
+					if bad && p.Status != report.Fail || !bad && p.Status != report.Pass {
+						t.Errorf("%s: delivery %d (%s) %s %s: %s", variant, d.DeliveryID, d.EventType, p.Phase, p.Status, p.Message)
+					}
+					if bad && p.Phase == "dups" && !strings.Contains(p.Message, "2 of 2 duplicates did the work again (copies 2, 3)") {
+						t.Errorf("the failing delivery's dups should read as alone: %s", p.Message)
+					}
+				}
+			}
+			if variant == wallet.Fixed && !strings.Contains(notes, "first 3, dups 3, tamper 3, burst 3, lost 3") {
+				t.Errorf("every phase of every delivery should be judged in the group: %q", c.Notes)
 			}
 		})
 	}

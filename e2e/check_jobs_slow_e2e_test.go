@@ -27,3 +27,24 @@ func TestCheckJobsSameVerdictsEveryWallet(t *testing.T) {
 		})
 	}
 }
+
+// The same with a probe that is not scoped (every customer's balance):
+// --jobs 4 checks the deliveries after the first as a group, and every
+// delivery's every phase has the status --jobs 1 gives it, on every wallet
+// variant, state-dependent ones (workfirst, claimfirst, conflict, lastwrite)
+// and the racy one included.
+func TestCheckGroupSameVerdictsEveryWallet(t *testing.T) {
+	db := t.TempDir() + "/h.db"
+	ids := jobsDeliveries(t, db)
+	variants := append(append([]string{}, wallet.Variants...), wallet.TestVariants...)
+	for _, variant := range variants {
+		if variant == wallet.Slow {
+			continue
+		}
+		t.Run(variant, func(t *testing.T) {
+			t.Parallel()
+			c := checkBothModesProbe(t, db, variant, totalBalanceSQL, ids)
+			t.Logf("%s: verdict %s, %d deliveries, the same in both modes; notes: %q", variant, c.Verdict, len(c.Deliveries), c.Notes)
+		})
+	}
+}

@@ -526,7 +526,11 @@ func (r *runner) run(ctx context.Context) error {
 			}
 			return r.all(ctx)
 		}
-		r.unscopedNote()
+		why := r.groupWhy()
+		if why == "" {
+			return r.runGrouped(ctx)
+		}
+		r.unscopedNote(why)
 	}
 	for _, d := range r.o.Deliveries {
 		if !needFirst { // only order was asked for

@@ -36,14 +36,37 @@ type firstResult struct {
 	// answeredVals are the probes read as the first copy was answered
 	// (nil when the read failed: the settled readings report probe errors).
 	answeredVals []probe.Value
+	// start, clk and sentAt time the phase (firstSend to firstFinish).
+	start, sentAt time.Time
+	clk           report.PhaseTiming
+	took          time.Duration
+	timing        *report.PhaseTiming
+	// deferred: sent in a group, its late-effect window left to the
+	// group's (grouptest.go).
+	deferred bool
 }
 
 // first sends the delivery once (with a fresh event id when it can be
 // given one) and measures its effect E, which every later phase is judged
 // against.
 func (r *runner) first(ctx context.Context, d *Delivery) (*firstResult, error) {
-	start, clk := time.Now(), r.clk.snapshot()
-	fr := &firstResult{}
+	fr, err := r.firstSend(ctx, d, false, nil)
+	if err != nil {
+		return nil, err
+	}
+	return fr, r.firstFinish(ctx, d, fr)
+}
+
+// firstSend sends the first copy and reads its effect; firstFinish judges
+// it. With grouped, the delivery is one of a group whose first copies are
+// sent one after another (grouptest.go): the late-effect window is left to
+// the group when the whole effect was in place as the copy was answered
+// (fr.deferred), and with prev, the settled reading after the group's
+// previous first copy, the reading before is prev's confirmed
+// (errMovedBetween when a probe moved since, which no copy of this
+// delivery can have caused).
+func (r *runner) firstSend(ctx context.Context, d *Delivery, grouped bool, prev *reading) (*firstResult, error) {
+	fr := &firstResult{start: time.Now(), clk: r.clk.snapshot()}
 	ph := &report.PhaseResult{Phase: PhaseFirst}
 	fr.res = ph
 	r.phaseStarted(d, PhaseFirst)
@@ -60,11 +83,20 @@ func (r *runner) first(ctx context.Context, d *Delivery) (*firstResult, error) {
 		}
 	}
 	fr.req, fr.eventID = req, id
-	before, err := r.read(ctx, d, PhaseFirst, "before")
+	var before reading
+	var err error
+	if prev != nil {
+		before, err = r.readQuiet(ctx, d, PhaseFirst, "before")
+		if err == nil && !probe.SameValues(before.vals, prev.vals) {
+			return nil, errMovedBetween
+		}
+	} else {
+		before, err = r.read(ctx, d, PhaseFirst, "before")
+	}
 	if err != nil {
 		return nil, err
 	}
-	sentAt := time.Now()
+	fr.sentAt = time.Now()
 	a := r.send(ctx, req, replay.SendOptions{})
 	if err := r.record(ctx, &a, d, PhaseFirst, 1, id); err != nil {
 		return nil, err
@@ -75,29 +107,40 @@ func (r *runner) first(ctx context.Context, d *Delivery) (*firstResult, error) {
 	if fr.answered && !r.haveFirst {
 		r.firstLat, r.haveFirst = a.Latency, true
 	}
-	after, err := r.firstAfter(ctx, d, fr, before, sentAt)
+	after, err := r.firstAfter(ctx, d, fr, before, grouped)
 	if err != nil {
 		return nil, err
 	}
 	fr.before, fr.after = before, after
-	fr.effect = deltas(r.c.Probes, before.vals, after.vals)
-	r.lateEffectNote(d, fr, sentAt)
-	fr.late = fr.answeredVals != nil && !probe.SameValues(fr.answeredVals, after.vals)
+	// A deferred delivery's phase ends here: the group's window is no
+	// one delivery's time.
+	fr.took, fr.timing = time.Since(fr.start), r.clk.since(fr.clk)
+	return fr, nil
+}
+
+// firstFinish judges the first copy firstSend sent and measured.
+func (r *runner) firstFinish(ctx context.Context, d *Delivery, fr *firstResult) error {
+	ph, a := fr.res, fr.att
+	fr.effect = deltas(r.c.Probes, fr.before.vals, fr.after.vals)
+	r.lateEffectNote(d, fr, fr.sentAt)
+	fr.late = fr.answeredVals != nil && !probe.SameValues(fr.answeredVals, fr.after.vals)
 	ph.Attempts = 1
 	ph.Statuses = countStatuses(nil, a)
-	ph.Effects = r.effects(ctx, d, PhaseFirst, before, after)
-	ph.Duration, ph.Timing = time.Since(start), r.clk.since(clk)
+	ph.Effects = r.effects(ctx, d, PhaseFirst, fr.before, fr.after)
+	ph.Duration, ph.Timing = fr.took, fr.timing
 	r.step(Step{Phase: PhaseFirst, DeliveryID: d.ID, N: 1, Attempts: []store.Attempt{a}, Effect: fr.effect, Changed: anyChanged(fr.effect)})
 	if err := r.judgeFirst(ctx, d, fr); err != nil {
-		return nil, err
+		return err
 	}
 	r.phaseDone(d, ph)
-	return fr, nil
+	return nil
 }
 
 // firstAfter reads the probes after the first copy: waiting for a change
 // and calibrating the settle when the copy was accepted, at once otherwise.
-func (r *runner) firstAfter(ctx context.Context, d *Delivery, fr *firstResult, before reading, sentAt time.Time) (reading, error) {
+// grouped leaves the late-effect window to the group (fr.deferred) when the
+// probes read as the copy was answered already showed the settled effect.
+func (r *runner) firstAfter(ctx context.Context, d *Delivery, fr *firstResult, before reading, grouped bool) (reading, error) {
 	if !fr.answered || is4xx(fr.att.Status) {
 		return r.read(ctx, d, PhaseFirst, "after")
 	}
@@ -105,7 +148,14 @@ func (r *runner) firstAfter(ctx context.Context, d *Delivery, fr *firstResult, b
 	if err != nil {
 		return reading{}, err
 	}
-	return r.calibrate(ctx, d, PhaseFirst, "after", sentAt, after)
+	if grouped && fr.answeredVals != nil && probe.SameValues(fr.answeredVals, after.vals) && len(after.unsettled) == 0 {
+		fr.deferred = true
+		if !after.lastChange.IsZero() {
+			r.learn(after.lastChange.Sub(fr.sentAt))
+		}
+		return after, nil
+	}
+	return r.calibrate(ctx, d, PhaseFirst, "after", fr.sentAt, after)
 }
 
 // judgeFirst sets the first phase's status and message, and whether later

@@ -179,6 +179,12 @@ func (r *runner) delivery(ctx context.Context, d Delivery) (*report.DeliveryResu
 		dr.Phases = append(dr.Phases, r.errored(PhaseFirst, err))
 		return dr, err
 	}
+	return r.deliveryRest(ctx, d, fr, dr)
+}
+
+// deliveryRest runs, for d whose first phase gave fr, every enabled phase
+// in registry order, adding each result to dr.
+func (r *runner) deliveryRest(ctx context.Context, d Delivery, fr *firstResult, dr *report.DeliveryResult) (*report.DeliveryResult, error) {
 	dr.Effect = fr.effect
 	for _, p := range phases {
 		if p.delivery == nil || !(p.always || r.enabled(p.name)) {
@@ -213,21 +219,32 @@ func (r *runner) phaseCaught(ctx context.Context, p phase, d *Delivery, fr *firs
 
 // deliveryPhase runs one per-delivery phase, or says why it was not run.
 func (r *runner) deliveryPhase(ctx context.Context, p phase, d *Delivery, fr *firstResult) (*report.PhaseResult, error) {
+	return r.deliveryPhaseOr(ctx, p, d, fr, nil, false)
+}
+
+// deliveryPhaseOr is deliveryPhase, with grouped the result the phase got
+// in a group (grouptest.go) instead of running it, when not nil; started
+// says the group already told the Observer the phase started.
+func (r *runner) deliveryPhaseOr(ctx context.Context, p phase, d *Delivery, fr *firstResult, grouped *report.PhaseResult, started bool) (*report.PhaseResult, error) {
 	if p.afterFirst && !fr.usable {
 		res := &report.PhaseResult{Phase: p.name, Status: report.Skip, Message: "not run: " + fr.why}
 		r.phaseDone(d, res)
 		return res, nil
 	}
 	res, _ := r.unmet(p)
-	clk, ran, started := r.clk.snapshot(), false, time.Now()
+	clk, ran, startedAt := r.clk.snapshot(), false, time.Now()
 	switch {
+	case grouped != nil:
+		res = grouped
 	case res != nil:
 	case p.fresh && !fr.fresh:
 		res = &report.PhaseResult{Phase: p.name, Status: report.Skip, Message: "not run: " + r.freshReason(d), Statuses: map[string]int{}}
 	case p.name == PhaseFirst:
 		res = fr.res // run before every other phase, shown in its place
 	default:
-		r.phaseStarted(d, p.name)
+		if !started {
+			r.phaseStarted(d, p.name)
+		}
 		ran = true
 		var err error
 		if res, err = r.stillArriving(ctx, d, p); err != nil {
@@ -254,7 +271,7 @@ func (r *runner) deliveryPhase(ctx context.Context, p phase, d *Delivery, fr *fi
 		// control event it may send first, as its timing does.
 		res.Timing = r.clk.since(clk)
 		if res.Duration > 0 {
-			res.Duration = time.Since(started)
+			res.Duration = time.Since(startedAt)
 		}
 	}
 	if p.control {

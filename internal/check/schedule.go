@@ -133,11 +133,12 @@ func (r *runner) scopedProbes() bool {
 }
 
 // unscopedNote says why deliveries whose probes are not scoped were
-// checked one at a time, and how to check them side by side.
-func (r *runner) unscopedNote() {
+// checked one at a time (why they could not be checked as a group,
+// grouptest.go), and how to check them side by side.
+func (r *runner) unscopedNote(why string) {
 	if n := len(r.o.Deliveries); n >= 2 {
-		r.note("%d deliveries were checked one at a time: no probe is scoped to a delivery, so every reading shows every delivery's effects; "+
-			"a probe that names what each event is about ({{json:data.object.customer}}) lets deliveries about different things run side by side (docs/guide.md, \"Scoped probes\")", n)
+		r.note("%d deliveries were checked one at a time: no probe is scoped to a delivery, so every reading shows every delivery's effects, and they could not be checked as a group: %s; "+
+			"a probe that names what each event is about ({{json:data.object.customer}}) lets deliveries about different things run side by side (docs/guide.md, \"Scoped probes\")", n, why)
 	}
 }
 

@@ -162,14 +162,25 @@ func TestScheduledMissingFieldIsSetupError(t *testing.T) {
 	}
 }
 
-// Deliveries whose probe is not scoped run one at a time, and the report
-// says why and how to run them side by side.
+// Deliveries whose probe is not scoped run as a group (grouptest.go), or,
+// when they cannot, one at a time, and the report says why and how to run
+// them side by side.
 func TestUnscopedDeliveriesSayWhy(t *testing.T) {
 	h, u := newHandler(t, "correct")
 	o := options(h, u, delivery(t, 1, 4900), delivery(t, 2, 4900))
-	o.Phases = []string{PhaseFirst}
 	c := run(t, o)
-	if notes := strings.Join(c.Notes, "\n"); !strings.Contains(notes, "2 deliveries were checked one at a time: no probe is scoped") || !strings.Contains(notes, "{{json:data.object.customer}}") {
+	if notes := strings.Join(c.Notes, "\n"); !strings.Contains(notes, "then the other 1 as a group") {
+		t.Fatalf("notes: %q", c.Notes)
+	}
+	o.Phases = []string{PhaseFirst}
+	c = run(t, o)
+	if notes := strings.Join(c.Notes, "\n"); !strings.Contains(notes, "2 deliveries were checked one at a time") || !strings.Contains(notes, "no phase sends a control event") {
+		t.Fatalf("notes: %q", c.Notes)
+	}
+	o.Jobs = 1
+	c = run(t, o)
+	if notes := strings.Join(c.Notes, "\n"); !strings.Contains(notes, "2 deliveries were checked one at a time: no probe is scoped") ||
+		!strings.Contains(notes, "could not be checked as a group: one job was asked for") || !strings.Contains(notes, "{{json:data.object.customer}}") {
 		t.Fatalf("notes: %q", c.Notes)
 	}
 }

@@ -181,6 +181,11 @@ type TimelineRecords struct {
 	Readings []*store.ProbeReading
 }
 
+// GroupReadings titles a timeline section of readings that deliveries
+// checked as a group shared (check's group testing): they are charged to
+// no delivery.
+const GroupReadings = "group readings (deliveries checked together)"
+
 // NewTimeline builds check run c's timeline from the store's records of it.
 func NewTimeline(c *Check, rec TimelineRecords) *Timeline {
 	tl := newTimeline(rec)
@@ -191,6 +196,11 @@ func NewTimeline(c *Check, rec TimelineRecords) *Timeline {
 	for i := range tl.Sections {
 		s := &tl.Sections[i]
 		s.Title = titles[s.DeliveryID]
+		if s.DeliveryID == 0 && s.Phase != "order" {
+			// Readings deliveries checked as a group shared: no one
+			// delivery's, so no delivery's result either.
+			s.Title = GroupReadings
+		}
 		if ph := c.phase(s.DeliveryID, s.Phase); ph != nil {
 			s.Status, s.Message = ph.Status, ph.Message
 			for _, v := range ph.Violations {

@@ -436,3 +436,31 @@ func TestTimelineChangeNotChargedToAnotherDelivery(t *testing.T) {
 		t.Fatalf("delivery 1's change: %+v (%s)", ch, ch[0].Label())
 	}
 }
+
+// Readings of no delivery in a per-delivery phase are a group's (check's
+// group testing): their section says so and carries no delivery's result.
+func TestTimelineGroupReadingsAreNoDeliverys(t *testing.T) {
+	t0 := time.Date(2026, 12, 6, 5, 0, 0, 0, time.UTC)
+	n := 3.0
+	rec := TimelineRecords{
+		Attempts: []*store.Attempt{{ID: 1, DeliveryID: 2, Phase: "dups", Copy: 2, SentAt: t0, CompletedAt: t0, Status: 200}},
+		Readings: []*store.ProbeReading{{DeliveryID: 0, Phase: "dups", Point: "group: after delivery 2's copies", Probe: "count", Value: "3", Numeric: &n, ReadAt: t0.Add(time.Millisecond)}},
+	}
+	c := &Check{Deliveries: []DeliveryResult{{DeliveryID: 2, Phases: []PhaseResult{{Phase: "dups", Status: Pass}}}}}
+	tl := NewTimeline(c, rec)
+	if len(tl.Sections) != 2 {
+		t.Fatalf("sections: %+v", tl.Sections)
+	}
+	for _, s := range tl.Sections {
+		switch s.DeliveryID {
+		case 0:
+			if s.Title != GroupReadings || s.Status != "" || len(s.Copies) != 0 {
+				t.Errorf("group section: %+v", s)
+			}
+		case 2:
+			if s.Status != Pass || len(s.Probes) != 0 {
+				t.Errorf("delivery 2's section took the group's reading: %+v", s)
+			}
+		}
+	}
+}

@@ -1,0 +1,500 @@
+package check
+
+// The phases a group runs together (grouptest.go): each sends one member's
+// copies after another's and peeks at the probes between two members; a
+// member's result comes from the group only when it passed there.
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/hookreplay/hookreplay/internal/message"
+	"github.com/hookreplay/hookreplay/internal/probe"
+	"github.com/hookreplay/hookreplay/internal/replay"
+	"github.com/hookreplay/hookreplay/internal/report"
+	"github.com/hookreplay/hookreplay/internal/store"
+)
+
+// groupQuiet reads the probes quiet before a group's step; ok is false when
+// they are still changing (every member then runs the phase alone).
+func (r *runner) groupQuiet(ctx context.Context, phase, point string) (reading, bool, error) {
+	q, err := r.readQuiet(ctx, nil, phase, point)
+	return q, err == nil && len(q.unsettled) == 0, err
+}
+
+// groupSettled waits for quiet after a group's step and reports whether
+// nothing moved since last, the peek after its last delivery: a change
+// then is late work no peek can attribute.
+func (r *runner) groupSettled(ctx context.Context, phase, point string, last reading) (bool, error) {
+	rd, err := r.read(ctx, nil, phase, point)
+	if err != nil {
+		return false, err
+	}
+	return len(rd.unsettled) == 0 && probe.SameValues(rd.vals, last.vals), nil
+}
+
+// fell reports whether a probe's number went down from a to b: the probes
+// are then not sums that only grow, and a change could hide another.
+func fell(a, b []probe.Value) bool {
+	for k := range a {
+		if d, ok := probe.Delta(a[k], b[k]); ok && d < 0 {
+			return true
+		}
+	}
+	return false
+}
+
+// answered2xx reports whether every copy was answered 2xx.
+func answered2xx(as []store.Attempt) bool {
+	for _, a := range as {
+		if a.Err != "" || a.Lost || !is2xx(a.Status) {
+			return false
+		}
+	}
+	return true
+}
+
+// groupDups sends every member's duplicates, member after member, peeking
+// after each member's: a member whose peeks show no change and whose
+// copies were all answered 2xx passes as dups passes alone.
+func (r *runner) groupDups(ctx context.Context, _ phase, members []int, frs []*firstResult) (map[int]*report.PhaseResult, error) {
+	if r.o.N < 2 {
+		return nil, nil
+	}
+	start := time.Now()
+	prev, ok, err := r.groupQuiet(ctx, PhaseDups, "group: before")
+	if err != nil || !ok {
+		return nil, err
+	}
+	type member struct {
+		as       []store.Attempt
+		from, to reading
+	}
+	ms := map[int]*member{}
+	for _, i := range members {
+		d, fr := &r.o.Deliveries[i], frs[i]
+		m := &member{from: prev}
+		for c := 2; c <= r.o.N; c++ {
+			a := r.send(ctx, r.sameIdentity(d, fr.req, fr.eventID), replay.SendOptions{})
+			if err := r.record(ctx, &a, d, PhaseDups, c, fr.eventID); err != nil {
+				return nil, err
+			}
+			m.as = append(m.as, a)
+			r.step(Step{Phase: PhaseDups, DeliveryID: d.ID, N: c, Attempts: []store.Attempt{a}})
+		}
+		if m.to, err = r.peek(ctx, nil, PhaseDups, fmt.Sprintf("group: after delivery %d's copies", d.ID)); err != nil {
+			return nil, err
+		}
+		if fell(m.from.vals, m.to.vals) {
+			return nil, nil
+		}
+		ms[i], prev = m, m.to
+	}
+	if ok, err := r.groupSettled(ctx, PhaseDups, "group: after the last copy", prev); err != nil || !ok {
+		return nil, err
+	}
+	out := map[int]*report.PhaseResult{}
+	for _, i := range members {
+		m, fr := ms[i], frs[i]
+		if !probe.SameValues(m.from.vals, m.to.vals) || !answered2xx(m.as) {
+			continue
+		}
+		ph := &report.PhaseResult{Phase: PhaseDups, Statuses: map[string]int{}, Attempts: len(m.as)}
+		countStatuses(ph.Statuses, m.as...)
+		t := &dupsTally{reported: map[string]bool{}, answers: answerTally{what: "duplicates", followUp: true}}
+		t.answers.add(m.as...)
+		frd := *fr
+		frd.after = m.to
+		r.dupsVerdict(ph, &frd, t, m.to)
+		t.answers.conclude(ph, fmt.Sprintf("%d duplicates (same event id)", r.o.N-1))
+		ph.Duration = time.Since(start)
+		if ph.Status == report.Pass && len(ph.Warnings) == 0 {
+			out[i] = ph
+		}
+	}
+	return out, nil
+}
+
+// groupTamper sends every member's forged copies, member after member,
+// peeking after each member's: a member whose peeks show no change and
+// whose copies were all refused passes as tamper passes alone.
+func (r *runner) groupTamper(ctx context.Context, _ phase, members []int, _ []*firstResult) (map[int]*report.PhaseResult, error) {
+	start := time.Now()
+	prev, ok, err := r.groupQuiet(ctx, PhaseTamper, "group: before")
+	if err != nil || !ok {
+		return nil, err
+	}
+	type member struct {
+		ph       *report.PhaseResult
+		copies   []tamperedCopy
+		as       []store.Attempt
+		from, to reading
+	}
+	out := map[int]*report.PhaseResult{}
+	var ms []*member
+	var idx []int
+	for _, i := range members {
+		d := &r.o.Deliveries[i]
+		m := &member{ph: &report.PhaseResult{Phase: PhaseTamper, Statuses: map[string]int{}}, from: prev}
+		copies, why := r.tamperedCopies(d, m.ph)
+		if len(copies) == 0 {
+			out[i] = skipped(m.ph, why)
+			continue
+		}
+		m.copies = copies
+		for n, t := range copies {
+			a := r.send(ctx, t.req, replay.SendOptions{})
+			a.Edit = t.what
+			if err := r.record(ctx, &a, d, PhaseTamper, n+1, t.id); err != nil {
+				return nil, err
+			}
+			countStatuses(m.ph.Statuses, a)
+			m.ph.Attempts++
+			m.as = append(m.as, a)
+			r.step(Step{Phase: PhaseTamper, DeliveryID: d.ID, N: n + 1, What: t.what, Attempts: []store.Attempt{a}})
+		}
+		if m.to, err = r.peek(ctx, nil, PhaseTamper, fmt.Sprintf("group: after delivery %d's copies", d.ID)); err != nil {
+			return nil, err
+		}
+		if fell(m.from.vals, m.to.vals) {
+			return out, nil
+		}
+		prev = m.to
+		ms, idx = append(ms, m), append(idx, i)
+	}
+	if ok, err := r.groupSettled(ctx, PhaseTamper, "group: after the last copy", prev); err != nil || !ok {
+		return out, err
+	}
+	for k, m := range ms {
+		if !probe.SameValues(m.from.vals, m.to.vals) {
+			continue
+		}
+		var answers []string
+		for n, t := range m.copies {
+			answers = append(answers, r.judgeTampered(m.ph, n+1, t, m.as[n], m.to, m.to))
+		}
+		if len(m.ph.Violations) > 0 {
+			continue // accepted a forged copy: judged alone
+		}
+		m.ph.Status = report.Pass
+		m.ph.Message = "refused with no effect: " + strings.Join(answers, "; ")
+		m.ph.Duration = time.Since(start)
+		out[idx[k]] = m.ph
+	}
+	return out, nil
+}
+
+// exactMembers sends the control event of every member that has not had
+// it (as the phase does alone) and returns the members whose fresh events
+// are judged exactly; a member whose fresh events were refused because of
+// state gets its result in out, as alone.
+func (r *runner) exactMembers(ctx context.Context, p phase, members []int, frs []*firstResult, out map[int]*report.PhaseResult) ([]int, error) {
+	if err := r.groupControl(ctx, members, frs); err != nil {
+		return nil, err
+	}
+	var in []int
+	for _, i := range members {
+		d := &r.o.Deliveries[i]
+		res, err := r.stateDependent(ctx, d, frs[i], p)
+		if err != nil {
+			return nil, err
+		}
+		if res != nil {
+			out[i] = res
+			continue
+		}
+		if ad := r.additive[d.ID]; ad != nil && ad.yes {
+			in = append(in, i)
+		}
+	}
+	return in, nil
+}
+
+// groupControl sends the control event (exactJudgement's second fresh
+// event) of every member that has not had it, member after member, each
+// read by a peek, and one wait for quiet after the last. A member whose
+// control changed the probes exactly as its first copy did, answered 2xx,
+// is judged exact as alone; the others are left to send theirs alone.
+func (r *runner) groupControl(ctx context.Context, members []int, frs []*firstResult) error {
+	var todo []int
+	for _, i := range members {
+		if ad := r.additive[r.o.Deliveries[i].ID]; ad == nil || !ad.known {
+			todo = append(todo, i)
+		}
+	}
+	if len(todo) < 2 {
+		return nil
+	}
+	prev, ok, err := r.groupQuiet(ctx, "control", "group: before")
+	if err != nil || !ok {
+		return err
+	}
+	type control struct {
+		i        int
+		id       string
+		a        store.Attempt
+		from, to reading
+	}
+	var cs []control
+	for _, i := range todo {
+		d := &r.o.Deliveries[i]
+		req, id, fresh, _ := r.freshIdentity(d)
+		if !fresh {
+			continue
+		}
+		a := r.send(ctx, req, replay.SendOptions{})
+		if err := r.record(ctx, &a, d, "control", 1, id); err != nil {
+			return err
+		}
+		cur, err := r.peek(ctx, nil, "control", fmt.Sprintf("group: after delivery %d's control event", d.ID))
+		if err != nil {
+			return err
+		}
+		if fell(prev.vals, cur.vals) {
+			return nil
+		}
+		cs, prev = append(cs, control{i: i, id: id, a: a, from: prev, to: cur}), cur
+	}
+	if ok, err := r.groupSettled(ctx, "control", "group: after the last control event", prev); err != nil || !ok {
+		return err
+	}
+	for _, c := range cs {
+		d, fr := &r.o.Deliveries[c.i], frs[c.i]
+		ctl := deltas(r.c.Probes, c.from.vals, c.to.vals)
+		if !answered2xx([]store.Attempt{c.a}) || !sameEffect(fr.effect, ctl) {
+			continue
+		}
+		ad := r.additive[d.ID]
+		if ad == nil {
+			ad = &additivity{}
+			r.additive[d.ID] = ad
+		}
+		ad.known = true
+		r.judgeControl(ad, d, fr, c.id, c.a, ctl)
+		r.step(Step{Phase: "control", DeliveryID: d.ID, N: 1, Attempts: []store.Attempt{c.a}, Effect: ctl, Changed: anyChanged(ctl)})
+	}
+	return nil
+}
+
+// groupBurst sends every round's bursts, one member's burst after
+// another's, peeking after each: a member whose every peek shows exactly
+// one event's effect and whose copies were all answered 2xx passes as
+// burst passes alone, after every round.
+func (r *runner) groupBurst(ctx context.Context, p phase, members []int, frs []*firstResult) (map[int]*report.PhaseResult, error) {
+	out := map[int]*report.PhaseResult{}
+	in, err := r.exactMembers(ctx, p, members, frs, out)
+	if err != nil || len(in) < 2 {
+		return out, err
+	}
+	start := time.Now()
+	rounds := r.o.BurstRounds
+	if rounds <= 0 {
+		rounds = 3
+	}
+	type member struct {
+		ph      *report.PhaseResult
+		as      []store.Attempt
+		j       judgement
+		ok      bool
+		spreads time.Duration
+	}
+	ms := map[int]*member{}
+	for _, i := range in {
+		ms[i] = &member{ph: &report.PhaseResult{Phase: PhaseBurst, Statuses: map[string]int{}}, ok: true}
+	}
+	for round := 1; round <= rounds; round++ {
+		prev, ok, err := r.groupQuiet(ctx, PhaseBurst, fmt.Sprintf("group: round %d before", round))
+		if err != nil || !ok {
+			return out, err
+		}
+		for _, i := range in {
+			m, d, fr := ms[i], &r.o.Deliveries[i], frs[i]
+			if !m.ok {
+				continue
+			}
+			req, id, fresh, _ := r.freshIdentity(d)
+			if !fresh {
+				m.ok = false
+				continue
+			}
+			t := &trial{exact: true, req: req, id: id, before: prev}
+			reqs := make([]*message.Request, r.o.Burst)
+			for c := range reqs {
+				reqs[c] = r.sameIdentity(d, t.req, t.id)
+			}
+			r.gen.Add(1)
+			as := r.burstSend(ctx, reqs)
+			r.sent()
+			for c := range as {
+				if err := r.record(ctx, &as[c], d, PhaseBurst, len(m.as)+c+1, t.id); err != nil {
+					return nil, err
+				}
+			}
+			cur, err := r.peek(ctx, nil, PhaseBurst, fmt.Sprintf("group: round %d after delivery %d's burst", round, d.ID))
+			if err != nil {
+				return nil, err
+			}
+			m.as = append(m.as, as...)
+			countStatuses(m.ph.Statuses, as...)
+			m.spreads = max(m.spreads, replay.Spread(as))
+			m.j = r.judge(fr, t, cur)
+			r.step(Step{Phase: PhaseBurst, DeliveryID: d.ID, N: round, Attempts: as, Spread: replay.Spread(as), Status: m.j.status})
+			if m.j.status != report.Pass || len(m.j.warnings) > 0 || !answered2xx(as) {
+				m.ok = false
+			}
+			if fell(prev.vals, cur.vals) {
+				return out, nil
+			}
+			prev = cur
+		}
+		if ok, err := r.groupSettled(ctx, PhaseBurst, fmt.Sprintf("group: round %d after", round), prev); err != nil || !ok {
+			return out, err
+		}
+	}
+	what := fmt.Sprintf("%d concurrent copies of a fresh event", r.o.Burst)
+	if rounds > 1 {
+		what = fmt.Sprintf("%d bursts of %d concurrent copies of a fresh event each", rounds, r.o.Burst)
+	}
+	for _, i := range in {
+		m := ms[i]
+		if !m.ok {
+			continue
+		}
+		ph := m.ph
+		ph.Attempts, ph.BurstSpread = len(m.as), m.spreads
+		ph.Status, ph.Message, ph.Warnings = m.j.status, what+": "+m.j.message, m.j.warnings
+		answers := &answerTally{what: "concurrent copies", followUp: true}
+		answers.add(m.as...)
+		answers.conclude(ph, what)
+		ph.Duration = time.Since(start)
+		if ph.Status == report.Pass && len(ph.Warnings) == 0 {
+			out[i] = ph
+		}
+	}
+	return out, nil
+}
+
+// groupLost runs each lost trial for every member in turn: the copy whose
+// answer is lost, a wait until its effect shows (as alone, at most
+// changeWait), the provider's retry, a peek. A member whose every retry
+// was answered 2xx and whose peeks show exactly one event's effect per
+// trial passes as lost passes alone.
+func (r *runner) groupLost(ctx context.Context, p phase, members []int, frs []*firstResult) (map[int]*report.PhaseResult, error) {
+	out := map[int]*report.PhaseResult{}
+	in, err := r.exactMembers(ctx, p, members, frs, out)
+	if err != nil || len(in) < 2 {
+		return out, err
+	}
+	start := time.Now()
+	type member struct {
+		ph      *report.PhaseResult
+		retries []store.Attempt
+		ok      bool
+	}
+	ms := map[int]*member{}
+	for _, i := range in {
+		ms[i] = &member{ph: &report.PhaseResult{Phase: PhaseLost, Statuses: map[string]int{}}, ok: true}
+	}
+	var passed []string
+	for ti, lt := range lostTrials {
+		prev, ok, err := r.groupQuiet(ctx, PhaseLost, fmt.Sprintf("group: trial %d before", ti+1))
+		if err != nil || !ok {
+			return out, err
+		}
+		for _, i := range in {
+			m, d, fr := ms[i], &r.o.Deliveries[i], frs[i]
+			if !m.ok {
+				continue
+			}
+			req, id, fresh, _ := r.freshIdentity(d)
+			if !fresh {
+				m.ok = false
+				continue
+			}
+			t := &trial{exact: true, req: req, id: id, before: prev}
+			a1 := r.send(ctx, t.req, lt.opt)
+			a1.Edit = lt.what
+			if err := r.record(ctx, &a1, d, PhaseLost, 2*ti+1, t.id); err != nil {
+				return nil, err
+			}
+			if err := r.groupAwait(ctx, d, fr, t, fmt.Sprintf("group: trial %d after delivery %d's lost copy", ti+1, d.ID)); err != nil {
+				return nil, err
+			}
+			a2 := r.send(ctx, asRetry(d, r.sameIdentity(d, t.req, t.id), 1), replay.SendOptions{})
+			a2.Edit = "provider's retry"
+			if err := r.record(ctx, &a2, d, PhaseLost, 2*ti+2, t.id); err != nil {
+				return nil, err
+			}
+			cur, err := r.peek(ctx, nil, PhaseLost, fmt.Sprintf("group: trial %d after delivery %d's retry", ti+1, d.ID))
+			if err != nil {
+				return nil, err
+			}
+			m.ph.Attempts += 2
+			countStatuses(m.ph.Statuses, a1, a2)
+			m.retries = append(m.retries, a2)
+			j := r.judge(fr, t, cur)
+			r.step(Step{Phase: PhaseLost, DeliveryID: d.ID, N: ti + 1, What: lt.what, Attempts: []store.Attempt{a1, a2}, Status: j.status})
+			if j.status != report.Pass || len(j.warnings) > 0 || !answered2xx([]store.Attempt{a2}) {
+				m.ok = false
+			}
+			if fell(prev.vals, cur.vals) {
+				return out, nil
+			}
+			prev = cur
+		}
+		if ok, err := r.groupSettled(ctx, PhaseLost, fmt.Sprintf("group: trial %d after", ti+1), prev); err != nil || !ok {
+			return out, err
+		}
+		passed = append(passed, lt.what)
+	}
+	for _, i := range in {
+		m := ms[i]
+		if !m.ok {
+			continue
+		}
+		lostVerdict(m.ph, passed, nil)
+		answers := &answerTally{what: "provider's retries", followUp: true}
+		answers.add(m.retries...)
+		answers.conclude(m.ph, "a fresh event whose answer never reached the sender, then the provider's retry")
+		m.ph.Duration = time.Since(start)
+		if m.ph.Status == report.Pass && len(m.ph.Warnings) == 0 {
+			out[i] = m.ph
+		}
+	}
+	return out, nil
+}
+
+// groupAwait waits, after a lost copy of trial t, until the probes show
+// one event's effect since t.before, or changeWait passes (as alone, the
+// retry follows the lost copy's work), and records what it read as the
+// group's.
+func (r *runner) groupAwait(ctx context.Context, d *Delivery, fr *firstResult, t *trial, point string) error {
+	r.clk.settleBegin()
+	start := time.Now()
+	var vals []probe.Value
+	for {
+		var err error
+		if vals, err = probe.ReadAll(ctx, r.o.Probes); err != nil {
+			r.clk.settleEnd()
+			if ctx.Err() != nil {
+				return ctx.Err()
+			}
+			return &SetupError{Err: err}
+		}
+		if r.judge(fr, t, reading{vals: vals}).status == report.Pass || time.Since(start) >= r.changeWait() {
+			break
+		}
+		select {
+		case <-ctx.Done():
+			r.clk.settleEnd()
+			return ctx.Err()
+		case <-time.After(r.pollInterval()):
+		}
+	}
+	r.clk.settleEnd()
+	rd := reading{vals: vals, at: time.Now(), from: start}
+	r.markSinks(&rd)
+	return r.storeReading(ctx, nil, PhaseLost, point, rd)
+}

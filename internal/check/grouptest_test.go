@@ -1,0 +1,93 @@
+package check
+
+import (
+	"fmt"
+	"regexp"
+	"sort"
+	"strings"
+	"testing"
+
+	"github.com/hookreplay/hookreplay/internal/report"
+)
+
+// numbers are what differs between two runs' messages of one finding: the
+// probe's values (its history differs) and the fresh event ids.
+var numbers = regexp.MustCompile(`evt_[A-Za-z0-9]+|[0-9]+`)
+
+// statusesOf is every delivery's phase statuses, "id phase status" sorted.
+func statusesOf(c *report.Check) []string {
+	var out []string
+	for _, d := range c.Deliveries {
+		for _, p := range d.Phases {
+			out = append(out, fmt.Sprintf("%d %s %s", d.DeliveryID, p.Phase, p.Status))
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
+// groupBothModes checks three deliveries against a fresh handler of kind,
+// once one at a time (Jobs 1) and once as a group (the default), and fails
+// unless every delivery's every phase has the same status; it returns both
+// reports.
+func groupBothModes(t *testing.T, kind string) (alone, grouped *report.Check) {
+	t.Helper()
+	var got [2]*report.Check
+	for i, jobs := range []int{1, 0} {
+		h, u := newHandler(t, kind)
+		o := options(h, u, delivery(t, 1, 4900), delivery(t, 2, 4901), delivery(t, 3, 4902))
+		o.Jobs = jobs
+		got[i] = run(t, o)
+	}
+	a, b := statusesOf(got[0]), statusesOf(got[1])
+	if strings.Join(a, "\n") != strings.Join(b, "\n") {
+		t.Fatalf("%s: one at a time and grouped disagree:\n%s\n---\n%s\ngroup notes: %q", kind, strings.Join(a, "\n"), strings.Join(b, "\n"), got[1].Notes)
+	}
+	return got[0], got[1]
+}
+
+// Every handler of the engine's tests gets, as a group, the verdict it gets
+// one delivery at a time, phase by phase; a phase that fails in the group
+// is judged alone, so its message is the one a run of one gives.
+func TestGroupSameVerdictsEveryHandler(t *testing.T) {
+	for _, kind := range []string{"correct", "double", "racy", "unsigned", "dup409", "late", "busy500", "forgets", "state", "last", "receipt"} {
+		t.Run(kind, func(t *testing.T) {
+			t.Parallel() // each kind its own handler; the runs wait, they do not compute
+			alone, grouped := groupBothModes(t, kind)
+			for i, d := range grouped.Deliveries {
+				for j, p := range d.Phases {
+					a := alone.Deliveries[i].Phases[j]
+					if p.Status == report.Fail && p.Phase != PhaseBurst && numbers.ReplaceAllString(p.Message, "N") != numbers.ReplaceAllString(a.Message, "N") {
+						t.Errorf("delivery %d %s: grouped %q, alone %q", d.DeliveryID, p.Phase, p.Message, a.Message)
+					}
+				}
+			}
+		})
+	}
+}
+
+// A correct handler's deliveries are judged in the group, every phase.
+func TestGroupJudgesACorrectHandlerTogether(t *testing.T) {
+	t.Parallel()
+	_, c := groupBothModes(t, "correct")
+	if notes := strings.Join(c.Notes, "\n"); !strings.Contains(notes, "then the other 2 as a group") ||
+		!strings.Contains(notes, "first 2, dups 2, tamper 2, burst 2, lost 2") {
+		t.Fatalf("notes: %q", c.Notes)
+	}
+}
+
+// A receipt counted 30 ms after the handler answered delivery 2 is part of
+// delivery 2's effect in the group as alone, never charged to delivery 3:
+// a probe that moves between two deliveries, or in the group's late-effect
+// window, sends their first copies again alone.
+func TestGroupLateEffectStaysWithItsDelivery(t *testing.T) {
+	t.Parallel()
+	alone, grouped := groupBothModes(t, "receipt")
+	for _, c := range []*report.Check{alone, grouped} {
+		for i, want := range []string{"(+1)", "(+2)", "(+1)"} {
+			if got := c.Deliveries[i].Phases[0].Message; !strings.Contains(got, want) {
+				t.Errorf("delivery %d's first: %q, want %s\nnotes: %q", i+1, got, want, c.Notes)
+			}
+		}
+	}
+}
