@@ -211,3 +211,50 @@ func TestCheckJobsInterruptWritesEveryDelivery(t *testing.T) {
 		t.Errorf("the progress should show a total:\n%s", stderr)
 	}
 }
+
+// Ctrl-C while deliveries run as a group (a probe that is not scoped)
+// writes the report of every delivery: the first, checked alone, as
+// judged; the others' first phase as judged and the group's phase in
+// progress marked interrupted.
+func TestCheckGroupInterruptWritesEveryDelivery(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	db := filepath.Join(dir, "h.db")
+	ids := jobsDeliveries(t, db)[:3]
+	// Each copy takes 100 ms inside the handler (its work done before):
+	// the signal comes while the group's duplicates are sending.
+	url, dsn := checkWallet(t, wallet.Fixed, func(o *wallet.Options) { o.Delay = 100 * time.Millisecond; o.Variant = wallet.Slow })
+	jsonPath := filepath.Join(dir, "r.json")
+	args := append([]string{"check", "--to", url, "--probe-sql", totalBalanceSQL, "--dsn", dsn, "--secret", checkSecret, "--settle", "100ms",
+		"--phases", "first,dups,burst", "--burst", "5", "--report", "json=" + jsonPath}, ids...)
+	p := startBin(t, db, args...)
+	waitStderr(t, p, "dups     delivery "+ids[1]+" copy", 60*time.Second)
+	p.cmd.Process.Signal(syscall.SIGINT)
+	select {
+	case <-p.done:
+	case <-time.After(15 * time.Second):
+		t.Fatal("check did not stop within 15s of SIGINT")
+	}
+	_, stderr := p.Output()
+	if code := p.cmd.ProcessState.ExitCode(); code != 130 {
+		t.Fatalf("exit %d, want 130\n%s", code, stderr)
+	}
+	var rc report.Check
+	if err := json.Unmarshal([]byte(readFile(t, jsonPath)), &rc); err != nil {
+		t.Fatalf("no JSON report: %v\n%s", err, stderr)
+	}
+	if rc.Verdict != report.VerdictInterrupted || len(rc.Deliveries) != 3 {
+		t.Fatalf("verdict %s, %d deliveries, want interrupted with all 3\n%s", rc.Verdict, len(rc.Deliveries), checkDump(&rc))
+	}
+	for i, d := range rc.Deliveries {
+		for _, ph := range d.Phases {
+			want := report.Pass
+			if i > 0 && ph.Phase == "dups" {
+				want = report.Interrupted
+			}
+			if ph.Status != want {
+				t.Errorf("delivery %d: %s %s, want %s: %s", d.DeliveryID, ph.Phase, ph.Status, want, ph.Message)
+			}
+		}
+	}
+}

@@ -186,6 +186,13 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 				h.effect.Add(1)
 			}()
 		}
+	case "zero": // correct; an invoice paying nothing changes nothing
+		h.mu.Lock()
+		if !h.seen[ev.ID] && ev.Data.Object.AmountPaid > 0 {
+			h.seen[ev.ID] = true
+			h.effect.Add(1)
+		}
+		h.mu.Unlock()
 	case "ignore":
 	case "reject":
 		http.Error(w, "no", http.StatusInternalServerError)

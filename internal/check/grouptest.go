@@ -131,6 +131,9 @@ func (r *runner) memberWhy(fr *firstResult) string {
 // deliveries are checked as a group, phase after phase; when it does not
 // (the effect depends on state), or the delivery cannot be in a group,
 // every delivery is checked alone, one after another, in the order given.
+// A delivery whose first copy changed nothing (an event type the handler
+// ignores) proves nothing either way: the next one is checked alone and
+// may lead the group instead.
 func (r *runner) runGrouped(ctx context.Context) error {
 	ds := r.o.Deliveries
 	drs := make([]*report.DeliveryResult, len(ds))
@@ -144,22 +147,42 @@ func (r *runner) runGrouped(ctx context.Context) error {
 			}
 		}
 	}
-	fr, err := r.first(ctx, &ds[0])
-	if err != nil {
-		drs[0].Phases = append(drs[0].Phases, r.errored(PhaseFirst, err))
-		keep()
-		return err
+	lead, why := -1, ""
+	for i := range ds {
+		fr, err := r.first(ctx, &ds[i])
+		if err != nil {
+			drs[i].Phases = append(drs[i].Phases, r.errored(PhaseFirst, err))
+			keep()
+			return err
+		}
+		if _, err := r.deliveryRest(ctx, ds[i], fr, drs[i]); err != nil {
+			keep()
+			return err
+		}
+		if why = r.leaderWhy(&ds[i], fr); why == "" {
+			lead = i
+			break
+		}
+		if fr.usable && anyChanged(fr.effect) {
+			break // its effect shows the deliveries cannot be grouped
+		}
+		if i+1 < len(ds) {
+			why = ""
+		}
 	}
-	if _, err := r.deliveryRest(ctx, ds[0], fr, drs[0]); err != nil {
-		keep()
-		return err
-	}
-	if why := r.leaderWhy(&ds[0], fr); why != "" {
-		r.note("%d deliveries were checked one at a time: no probe is scoped to a delivery, and delivery %d, checked first, showed that they cannot be checked as a group: %s (docs/guide.md, \"Probes that are not scoped: a group\")", len(ds), ds[0].ID, why)
-		for i, d := range ds[1:] {
-			dr, err := r.delivery(ctx, d)
+	if lead < 0 && why != "" {
+		checked := len(drs)
+		for i, dr := range drs {
+			if len(dr.Phases) == 0 {
+				checked = i
+				break
+			}
+		}
+		r.note("%d deliveries were checked one at a time: no probe is scoped to a delivery, and delivery %d, checked alone, showed that they cannot be checked as a group: %s (docs/guide.md, \"Probes that are not scoped: a group\")", len(ds), ds[checked-1].ID, why)
+		for i := checked; i < len(ds); i++ {
+			dr, err := r.delivery(ctx, ds[i])
 			if dr != nil {
-				drs[i+1] = dr
+				drs[i] = dr
 			}
 			if err != nil {
 				keep()
@@ -169,9 +192,13 @@ func (r *runner) runGrouped(ctx context.Context) error {
 		keep()
 		return r.all(ctx)
 	}
-	frs := make([]*firstResult, len(ds)) // frs[0] stays nil: checked alone
+	if lead < 0 || lead == len(ds)-1 {
+		keep() // every delivery was checked alone
+		return r.all(ctx)
+	}
+	frs := make([]*firstResult, len(ds)) // nil up to lead: checked alone
 	tally := &groupTally{}
-	if i, err := r.groupFirst(ctx, frs, tally); err != nil {
+	if i, err := r.groupFirst(ctx, lead+1, frs, tally); err != nil {
 		drs[i].Phases = append(drs[i].Phases, r.errored(PhaseFirst, err))
 		keep()
 		return err
@@ -210,7 +237,7 @@ func (r *runner) runGrouped(ctx context.Context) error {
 		}
 	}
 	keep()
-	r.groupNote(frs, tally)
+	r.groupNote(lead, frs, tally)
 	return r.all(ctx)
 }
 
@@ -239,7 +266,7 @@ func (r *runner) leaderWhy(d *Delivery, fr *firstResult) string {
 // deliveries or in that window, or a delivery whose effect came late after
 // deferred ones, sends every deferred first copy again alone. It returns
 // the index of the delivery an error came with.
-func (r *runner) groupFirst(ctx context.Context, frs []*firstResult, tally *groupTally) (int, error) {
+func (r *runner) groupFirst(ctx context.Context, from int, frs []*firstResult, tally *groupTally) (int, error) {
 	ds := r.o.Deliveries
 	var prev *reading // the settled reading after the last first copy sent
 	var deferred []int
@@ -264,7 +291,7 @@ func (r *runner) groupFirst(ctx context.Context, frs []*firstResult, tally *grou
 		deferred, alone = nil, true
 		return 0, nil
 	}
-	for i := 1; i < len(ds); i++ {
+	for i := from; i < len(ds); i++ {
 		if alone {
 			fr, err := r.first(ctx, &ds[i])
 			if err != nil {
@@ -398,15 +425,19 @@ func (r *runner) groupPhase(ctx context.Context, p phase, frs []*firstResult, ta
 
 // groupNote says which phases ran as a group, for how many deliveries,
 // and which deliveries could not be in it and why.
-func (r *runner) groupNote(frs []*firstResult, tally *groupTally) {
+func (r *runner) groupNote(lead int, frs []*firstResult, tally *groupTally) {
 	n := len(r.o.Deliveries)
+	first := fmt.Sprintf("delivery %d was checked alone first", r.o.Deliveries[0].ID)
+	if lead > 0 {
+		first = fmt.Sprintf("the first %d were checked alone, one at a time (the first copies before delivery %d's changed nothing)", lead+1, r.o.Deliveries[lead].ID)
+	}
 	var parts []string
 	for _, ph := range tally.phases {
 		parts = append(parts, fmt.Sprintf("%s %d", ph, tally.grouped[ph]))
 	}
-	text := fmt.Sprintf("%d deliveries: delivery %d was checked alone first (its control event showed that one event's effect adds up), then the other %d as a group, "+
+	text := fmt.Sprintf("%d deliveries: %s (delivery %d's control event showed that one event's effect adds up), then the other %d as a group, "+
 		"one after another with one wait for quiet per phase: no probe is scoped to a delivery, so a read of the probes between two deliveries' copies tells their effects apart (docs/guide.md, \"Probes that are not scoped: a group\")",
-		n, r.o.Deliveries[0].ID, n-1)
+		n, first, r.o.Deliveries[lead].ID, n-lead-1)
 	if len(parts) > 0 {
 		text += "; deliveries judged in the group, by phase: " + strings.Join(parts, ", ") + "; the others ran that phase alone (a change where none was due, or an answer other than 2xx, is judged alone)"
 	} else {

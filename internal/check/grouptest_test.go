@@ -91,3 +91,24 @@ func TestGroupLateEffectStaysWithItsDelivery(t *testing.T) {
 		}
 	}
 }
+
+// A first delivery whose event changes nothing (the handler ignores it)
+// shows nothing about the others: the next one is checked alone and leads
+// the group.
+func TestGroupLeaderIsTheFirstDeliveryWithAnEffect(t *testing.T) {
+	t.Parallel()
+	var got [2]*report.Check
+	for i, jobs := range []int{1, 0} {
+		h, u := newHandler(t, "zero")
+		o := options(h, u, delivery(t, 1, 0), delivery(t, 2, 4900), delivery(t, 3, 4901), delivery(t, 4, 4902))
+		o.Jobs = jobs
+		got[i] = run(t, o)
+	}
+	if a, b := statusesOf(got[0]), statusesOf(got[1]); strings.Join(a, "\n") != strings.Join(b, "\n") {
+		t.Fatalf("one at a time and grouped disagree:\n%s\n---\n%s", strings.Join(a, "\n"), strings.Join(b, "\n"))
+	}
+	if notes := strings.Join(got[1].Notes, "\n"); !strings.Contains(notes, "the first 2 were checked alone") || !strings.Contains(notes, "then the other 2 as a group") ||
+		!strings.Contains(notes, "dups 2, tamper 2, burst 2, lost 2") {
+		t.Fatalf("notes: %q", got[1].Notes)
+	}
+}
