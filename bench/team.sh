@@ -11,10 +11,12 @@
 # of that database: the capture ones are dropped at the end, the 1M one (bench_1000k_<stamp>, filled
 # from 4,000 rows bench/fill writes, copied by the server) is kept between runs as store.sh keeps its
 # SQLite files. Needs psql (postgresql-client) for the schema housekeeping.
-# With BEFORE=COMMIT (lib.sh builds that hookreplay too) capture into Postgres and list on it
-# are also measured with that build, in the same rounds: what a change did, side by side.
+# With BEFORE=COMMIT (lib.sh builds that hookreplay too) capture into Postgres and into SQLite,
+# and list on Postgres, are also measured with that build, in the same rounds: what a change did,
+# side by side.
 # The load average at the start and the end is a row of its own: on a shared machine the
-# ratios of one run are what holds, not its absolute figures.
+# ratios of one run are what holds, not its absolute figures. TEAM_ONLY=capture stops after
+# the capture rows (no 1M store to fill).
 . "$(dirname "$0")/lib.sh"
 [ -n "${HR:-}" ] && [ -n "${HEY:-}" ] || setup
 
@@ -59,7 +61,8 @@ start_capture postgres "$(pg_url "$cap_schema")"
 targets="sqlite sqlitefull postgres"
 if [ -n "${HR_BEFORE:-}" ]; then
 	start_capture postgresbefore "$(pg_url "${cap_schema}_before")" "" "$HR_BEFORE"
-	targets="$targets postgresbefore"
+	start_capture sqlitebefore "$W/capture-before.db" "" "$HR_BEFORE"
+	targets="$targets postgresbefore sqlitebefore"
 fi
 log "team: the Postgres server has fsync=$(psql_q "SHOW fsync"), synchronous_commit on (hookreplay sets it)"
 
@@ -82,9 +85,16 @@ row "8 team" "capture --forward into Postgres vs into SQLite --sync full (a flus
 if [ -n "${HR_BEFORE:-}" ]; then
 	row "8 team" "capture --forward into Postgres, req/s at c=16: this build vs $BEFORE" "$(m rps.postgres.16)" "$(m rps.postgresbefore.16)"
 	row "8 team" "capture --forward into Postgres, p50 ms at c=1: this build vs $BEFORE" "$(m p50.postgres.1)" "$(m p50.postgresbefore.1)"
+	row "8 team" "capture --forward into Postgres vs into SQLite, req/s at c=16, both $BEFORE" "$(m rps.postgresbefore.16)" "$(m rps.sqlitebefore.16)"
+	row "8 team" "capture --forward into SQLite, req/s at c=16: this build vs $BEFORE" "$(m rps.sqlite.16)" "$(m rps.sqlitebefore.16)"
+	row "8 team" "capture --forward into SQLite, p50 ms at c=1: this build vs $BEFORE" "$(m p50.sqlite.1)" "$(m p50.sqlitebefore.1)"
 fi
 for t in $targets; do stop "${PID[$t]}"; done
 drop_capture_schema
+if [ "${TEAM_ONLY:-}" = capture ]; then
+	row "8 team" "load average (1 min): at the start vs at the end of this run" "$load_start" "$(cut -d' ' -f1 /proc/loadavg)"
+	exit 0
+fi
 
 # The 1M stores: Postgres in a kept schema, SQLite in store.sh's cache file.
 # A filled schema is kept whatever hookreplay version filled it (opening it

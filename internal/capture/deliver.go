@@ -114,12 +114,30 @@ func (a *answerSlot) joined() bool {
 	return a.taken && a.resp != nil
 }
 
-// gatherWait bounds how long the committer waits for deliveries of the
+// gatherWait is the least time the committer waits for deliveries of the
 // other requests being served to share its transaction (group commit). A
 // lone request never waits: at concurrency 1 a delivery is committed as
 // soon as it is read. Measured on 2 cores with hey -c 16: capture's CPU
 // per delivery 226 → 186 µs.
 const gatherWait = time.Millisecond
+
+// maxGatherWait bounds the wait when commits are slow. The committer waits
+// as long as its last commit took (at least gatherWait): a delivery that
+// misses the batch waits for the whole next commit, so waiting up to one
+// commit's time for it costs the batch no more than it saves the delivery.
+// A Postgres commit on a loaded machine takes milliseconds (a round trip, a
+// WAL flush and two processes waiting for a CPU), against a fraction of one
+// for SQLite, whose wait stays gatherWait. With 1 ms alone, the requests of
+// one round at c=16 reached capture spread over more than that and a group
+// split in two commits: at load 8 on 2 cores capture into Postgres went
+// from 2,340–3,720 to 3,070–4,140 req/s (docs/performance.md).
+const maxGatherWait = 4 * time.Millisecond
+
+// gatherFor is how long to wait for more deliveries after a commit that
+// took took.
+func gatherFor(took time.Duration) time.Duration {
+	return min(max(took, gatherWait), maxGatherWait)
+}
 
 // answerWait is how long a forwarded delivery's commit waits for the
 // handler's answer, to store both in one row. Committing alongside the
@@ -140,6 +158,7 @@ const responseDelay = 10 * time.Millisecond
 func (s *Server) committer() {
 	var pending []store.Response
 	var flush <-chan time.Time
+	var took time.Duration // the last group commit's
 	commits, responses := s.commits, s.responses
 	for commits != nil || responses != nil {
 		select {
@@ -149,15 +168,16 @@ func (s *Server) committer() {
 				continue
 			}
 			batch := []commitReq{first}
+			size := first.size()
 			// While more requests are being served than the batch holds,
-			// wait up to gatherWait for them: under load a larger batch
+			// wait up to gatherFor for them: under load a larger batch
 			// costs far less per delivery (BenchmarkWriter) than the wait.
 			var gather <-chan time.Time
 			if s.busy.Load() > 1 {
-				gather = time.After(gatherWait)
+				gather = time.After(gatherFor(took))
 			}
 		more:
-			for len(batch) < maxBatch {
+			for len(batch) < maxBatch && size < maxBatchBytes {
 				if int64(len(batch)) >= s.busy.Load() {
 					gather = nil
 				}
@@ -181,6 +201,7 @@ func (s *Server) committer() {
 					break more
 				}
 				batch = append(batch, r)
+				size += r.size()
 			}
 		answers:
 			for len(pending) < maxBatch {
@@ -195,7 +216,9 @@ func (s *Server) committer() {
 					break answers
 				}
 			}
+			start := time.Now()
 			s.commitBatch(batch, pending)
+			took = time.Since(start)
 			pending, flush = pending[:0], nil
 		case r, ok := <-responses:
 			if !ok {

@@ -153,8 +153,19 @@ type commitReq struct {
 	done chan error
 }
 
-// maxBatch bounds how many deliveries share one transaction.
-const maxBatch = 128
+// size is what r's delivery holds in memory: the transaction carries a
+// copy of it to the store (pgx's buffer, on Postgres).
+func (r commitReq) size() int64 { return int64(len(r.d.Raw) + len(r.d.Body)) }
+
+// maxBatch and maxBatchBytes bound a group commit: a transaction takes at
+// most 128 deliveries, and no more once they hold 4 MiB (a delivery larger
+// than that commits alone), so the copy a transaction makes of its rows
+// stays near 4 MiB plus one --max-body whatever the load
+// (docs/reliability.md).
+const (
+	maxBatch      = 128
+	maxBatchBytes = 4 << 20
+)
 
 type conn struct {
 	nc        net.Conn

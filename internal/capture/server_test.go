@@ -39,7 +39,13 @@ type testServer struct {
 // server's inner bounds before it serves.
 func startServer(t testing.TB, opt Options, tweak ...func(*Server)) *testServer {
 	t.Helper()
-	dbPath := filepath.Join(t.TempDir(), "capture.db")
+	return startServerAt(t, filepath.Join(t.TempDir(), "capture.db"), opt, tweak...)
+}
+
+// startServerAt is startServer on the store at dbPath: a SQLite file or a
+// Postgres URL.
+func startServerAt(t testing.TB, dbPath string, opt Options, tweak ...func(*Server)) *testServer {
+	t.Helper()
 	st, err := store.Open(context.Background(), dbPath)
 	if err != nil {
 		t.Fatal(err)
