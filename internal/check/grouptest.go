@@ -43,9 +43,10 @@ import (
 var errMovedBetween = errors.New("a probe moved between two deliveries' first copies")
 
 // groupedPhase runs phase p for members (indexes into Options.Deliveries)
-// as a group and returns the result of every member the group judged;
-// members without one run the phase alone.
-type groupedPhase func(r *runner, ctx context.Context, p phase, members []int, frs []*firstResult) (map[int]*report.PhaseResult, error)
+// as a group and returns the result of every member the group judged, and
+// the members to try again as a group of their own (suspicion); the others
+// run the phase alone.
+type groupedPhase func(r *runner, ctx context.Context, p phase, members []int, frs []*firstResult) (map[int]*report.PhaseResult, []int, error)
 
 // groupedPhases are the phases a group runs together. latency sends
 // nothing, retention forgets one event, crash kills the handler: they run
@@ -409,9 +410,19 @@ func (r *runner) groupPhase(ctx context.Context, p phase, frs []*firstResult, ta
 		r.phaseStarted(&r.o.Deliveries[i], p.name)
 		started[i] = true
 	}
-	out, err := run(r, ctx, p, members, frs)
-	if err != nil {
-		return nil, started, err
+	out := map[int]*report.PhaseResult{}
+	for todo := members; len(todo) >= 2; {
+		got, again, err := run(r, ctx, p, todo, frs)
+		if err != nil {
+			return nil, started, err
+		}
+		for i, res := range got {
+			out[i] = res
+		}
+		if len(again) >= len(todo) {
+			break
+		}
+		todo = again
 	}
 	n := 0
 	for _, res := range out {

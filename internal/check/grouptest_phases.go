@@ -17,6 +17,41 @@ import (
 	"github.com/hookreplay/hookreplay/internal/store"
 )
 
+// suspicion follows one pass of a group: a window that shows what the
+// phase does not expect may hold the late work of any member read before
+// it, so those members' windows prove nothing and they are tried again
+// (groupPhase); the members after it are not concerned.
+type suspicion struct {
+	read    []int // members, in the order their windows were read
+	suspect map[int]bool
+}
+
+// window notes member i's window, which showed what was expected or not.
+func (s *suspicion) window(i int, expected bool) {
+	if s.suspect == nil {
+		s.suspect = map[int]bool{}
+	}
+	if !expected {
+		for _, j := range s.read {
+			s.suspect[j] = true
+		}
+	}
+	s.read = append(s.read, i)
+}
+
+// again lists the suspects among members, in order, leaving out those in
+// out (judged) and those bad (their own window or answers were not as
+// expected: alone).
+func (s *suspicion) again(members []int, out map[int]*report.PhaseResult, bad map[int]bool) []int {
+	var again []int
+	for _, i := range members {
+		if s.suspect[i] && out[i] == nil && !bad[i] {
+			again = append(again, i)
+		}
+	}
+	return again
+}
+
 // groupQuiet reads the probes quiet before a group's step; ok is false when
 // they are still changing (every member then runs the phase alone).
 func (r *runner) groupQuiet(ctx context.Context, phase, point string) (reading, bool, error) {
@@ -59,14 +94,14 @@ func answered2xx(as []store.Attempt) bool {
 // groupDups sends every member's duplicates, member after member, peeking
 // after each member's: a member whose peeks show no change and whose
 // copies were all answered 2xx passes as dups passes alone.
-func (r *runner) groupDups(ctx context.Context, _ phase, members []int, frs []*firstResult) (map[int]*report.PhaseResult, error) {
+func (r *runner) groupDups(ctx context.Context, _ phase, members []int, frs []*firstResult) (map[int]*report.PhaseResult, []int, error) {
 	if r.o.N < 2 {
-		return nil, nil
+		return nil, nil, nil
 	}
 	start := time.Now()
 	prev, ok, err := r.groupQuiet(ctx, PhaseDups, "group: before")
 	if err != nil || !ok {
-		return nil, err
+		return nil, nil, err
 	}
 	type member struct {
 		as       []store.Attempt
@@ -79,26 +114,34 @@ func (r *runner) groupDups(ctx context.Context, _ phase, members []int, frs []*f
 		for c := 2; c <= r.o.N; c++ {
 			a := r.send(ctx, r.sameIdentity(d, fr.req, fr.eventID), replay.SendOptions{})
 			if err := r.record(ctx, &a, d, PhaseDups, c, fr.eventID); err != nil {
-				return nil, err
+				return nil, nil, err
 			}
 			m.as = append(m.as, a)
 			r.step(Step{Phase: PhaseDups, DeliveryID: d.ID, N: c, Attempts: []store.Attempt{a}})
 		}
 		if m.to, err = r.peek(ctx, nil, PhaseDups, fmt.Sprintf("group: after delivery %d's copies", d.ID)); err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		if fell(m.from.vals, m.to.vals) {
-			return nil, nil
+			return nil, nil, nil
 		}
 		ms[i], prev = m, m.to
 	}
 	if ok, err := r.groupSettled(ctx, PhaseDups, "group: after the last copy", prev); err != nil || !ok {
-		return nil, err
+		return nil, nil, err
 	}
 	out := map[int]*report.PhaseResult{}
+	var sus suspicion
+	bad := map[int]bool{}
+	for _, i := range members {
+		m := ms[i]
+		same := probe.SameValues(m.from.vals, m.to.vals)
+		sus.window(i, same)
+		bad[i] = !same || !answered2xx(m.as)
+	}
 	for _, i := range members {
 		m, fr := ms[i], frs[i]
-		if !probe.SameValues(m.from.vals, m.to.vals) || !answered2xx(m.as) {
+		if bad[i] || sus.suspect[i] {
 			continue
 		}
 		ph := &report.PhaseResult{Phase: PhaseDups, Statuses: map[string]int{}, Attempts: len(m.as)}
@@ -114,17 +157,17 @@ func (r *runner) groupDups(ctx context.Context, _ phase, members []int, frs []*f
 			out[i] = ph
 		}
 	}
-	return out, nil
+	return out, sus.again(members, out, bad), nil
 }
 
 // groupTamper sends every member's forged copies, member after member,
 // peeking after each member's: a member whose peeks show no change and
 // whose copies were all refused passes as tamper passes alone.
-func (r *runner) groupTamper(ctx context.Context, _ phase, members []int, _ []*firstResult) (map[int]*report.PhaseResult, error) {
+func (r *runner) groupTamper(ctx context.Context, _ phase, members []int, _ []*firstResult) (map[int]*report.PhaseResult, []int, error) {
 	start := time.Now()
 	prev, ok, err := r.groupQuiet(ctx, PhaseTamper, "group: before")
 	if err != nil || !ok {
-		return nil, err
+		return nil, nil, err
 	}
 	type member struct {
 		ph       *report.PhaseResult
@@ -148,7 +191,7 @@ func (r *runner) groupTamper(ctx context.Context, _ phase, members []int, _ []*f
 			a := r.send(ctx, t.req, replay.SendOptions{})
 			a.Edit = t.what
 			if err := r.record(ctx, &a, d, PhaseTamper, n+1, t.id); err != nil {
-				return nil, err
+				return nil, nil, err
 			}
 			countStatuses(m.ph.Statuses, a)
 			m.ph.Attempts++
@@ -156,19 +199,25 @@ func (r *runner) groupTamper(ctx context.Context, _ phase, members []int, _ []*f
 			r.step(Step{Phase: PhaseTamper, DeliveryID: d.ID, N: n + 1, What: t.what, Attempts: []store.Attempt{a}})
 		}
 		if m.to, err = r.peek(ctx, nil, PhaseTamper, fmt.Sprintf("group: after delivery %d's copies", d.ID)); err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		if fell(m.from.vals, m.to.vals) {
-			return out, nil
+			return out, nil, nil
 		}
 		prev = m.to
 		ms, idx = append(ms, m), append(idx, i)
 	}
 	if ok, err := r.groupSettled(ctx, PhaseTamper, "group: after the last copy", prev); err != nil || !ok {
-		return out, err
+		return out, nil, err
+	}
+	var sus suspicion
+	bad := map[int]bool{}
+	for k, m := range ms {
+		bad[idx[k]] = !probe.SameValues(m.from.vals, m.to.vals)
+		sus.window(idx[k], !bad[idx[k]])
 	}
 	for k, m := range ms {
-		if !probe.SameValues(m.from.vals, m.to.vals) {
+		if bad[idx[k]] || sus.suspect[idx[k]] {
 			continue
 		}
 		var answers []string
@@ -176,6 +225,7 @@ func (r *runner) groupTamper(ctx context.Context, _ phase, members []int, _ []*f
 			answers = append(answers, r.judgeTampered(m.ph, n+1, t, m.as[n], m.to, m.to))
 		}
 		if len(m.ph.Violations) > 0 {
+			bad[idx[k]] = true
 			continue // accepted a forged copy: judged alone
 		}
 		m.ph.Status = report.Pass
@@ -183,7 +233,7 @@ func (r *runner) groupTamper(ctx context.Context, _ phase, members []int, _ []*f
 		m.ph.Duration = time.Since(start)
 		out[idx[k]] = m.ph
 	}
-	return out, nil
+	return out, sus.again(members, out, bad), nil
 }
 
 // exactMembers sends the control event of every member that has not had
@@ -260,11 +310,15 @@ func (r *runner) groupControl(ctx context.Context, members []int, frs []*firstRe
 	if ok, err := r.groupSettled(ctx, "control", "group: after the last control event", prev); err != nil || !ok {
 		return err
 	}
+	var sus suspicion
+	for _, c := range cs {
+		sus.window(c.i, sameEffect(frs[c.i].effect, deltas(r.c.Probes, c.from.vals, c.to.vals)))
+	}
 	for _, c := range cs {
 		d, fr := &r.o.Deliveries[c.i], frs[c.i]
 		ctl := deltas(r.c.Probes, c.from.vals, c.to.vals)
-		if !answered2xx([]store.Attempt{c.a}) || !sameEffect(fr.effect, ctl) {
-			continue
+		if !answered2xx([]store.Attempt{c.a}) || !sameEffect(fr.effect, ctl) || sus.suspect[c.i] {
+			continue // its control event is sent again alone
 		}
 		ad := r.additive[d.ID]
 		if ad == nil {
@@ -282,11 +336,11 @@ func (r *runner) groupControl(ctx context.Context, members []int, frs []*firstRe
 // another's, peeking after each: a member whose every peek shows exactly
 // one event's effect and whose copies were all answered 2xx passes as
 // burst passes alone, after every round.
-func (r *runner) groupBurst(ctx context.Context, p phase, members []int, frs []*firstResult) (map[int]*report.PhaseResult, error) {
+func (r *runner) groupBurst(ctx context.Context, p phase, members []int, frs []*firstResult) (map[int]*report.PhaseResult, []int, error) {
 	out := map[int]*report.PhaseResult{}
 	in, err := r.exactMembers(ctx, p, members, frs, out)
 	if err != nil || len(in) < 2 {
-		return out, err
+		return out, nil, err
 	}
 	start := time.Now()
 	rounds := r.o.BurstRounds
@@ -304,10 +358,12 @@ func (r *runner) groupBurst(ctx context.Context, p phase, members []int, frs []*
 	for _, i := range in {
 		ms[i] = &member{ph: &report.PhaseResult{Phase: PhaseBurst, Statuses: map[string]int{}}, ok: true}
 	}
+	var sus suspicion
+	bad := map[int]bool{}
 	for round := 1; round <= rounds; round++ {
 		prev, ok, err := r.groupQuiet(ctx, PhaseBurst, fmt.Sprintf("group: round %d before", round))
 		if err != nil || !ok {
-			return out, err
+			return out, nil, err
 		}
 		for _, i := range in {
 			m, d, fr := ms[i], &r.o.Deliveries[i], frs[i]
@@ -329,28 +385,33 @@ func (r *runner) groupBurst(ctx context.Context, p phase, members []int, frs []*
 			r.sent()
 			for c := range as {
 				if err := r.record(ctx, &as[c], d, PhaseBurst, len(m.as)+c+1, t.id); err != nil {
-					return nil, err
+					return nil, nil, err
 				}
 			}
 			cur, err := r.peek(ctx, nil, PhaseBurst, fmt.Sprintf("group: round %d after delivery %d's burst", round, d.ID))
 			if err != nil {
-				return nil, err
+				return nil, nil, err
 			}
 			m.as = append(m.as, as...)
 			countStatuses(m.ph.Statuses, as...)
 			m.spreads = max(m.spreads, replay.Spread(as))
 			m.j = r.judge(fr, t, cur)
 			r.step(Step{Phase: PhaseBurst, DeliveryID: d.ID, N: round, Attempts: as, Spread: replay.Spread(as), Status: m.j.status})
-			if m.j.status != report.Pass || len(m.j.warnings) > 0 || !answered2xx(as) {
-				m.ok = false
+			exact := m.j.status == report.Pass && len(m.j.warnings) == 0
+			sus.window(i, exact)
+			if !exact || !answered2xx(as) {
+				m.ok, bad[i] = false, true
 			}
 			if fell(prev.vals, cur.vals) {
-				return out, nil
+				return out, nil, nil
 			}
 			prev = cur
 		}
 		if ok, err := r.groupSettled(ctx, PhaseBurst, fmt.Sprintf("group: round %d after", round), prev); err != nil || !ok {
-			return out, err
+			return out, nil, err
+		}
+		for i := range sus.suspect {
+			ms[i].ok = false // tried again in a group of their own
 		}
 	}
 	what := fmt.Sprintf("%d concurrent copies of a fresh event", r.o.Burst)
@@ -373,7 +434,7 @@ func (r *runner) groupBurst(ctx context.Context, p phase, members []int, frs []*
 			out[i] = ph
 		}
 	}
-	return out, nil
+	return out, sus.again(in, out, bad), nil
 }
 
 // groupLost runs each lost trial for every member in turn: the copy whose
@@ -381,11 +442,11 @@ func (r *runner) groupBurst(ctx context.Context, p phase, members []int, frs []*
 // changeWait), the provider's retry, a peek. A member whose every retry
 // was answered 2xx and whose peeks show exactly one event's effect per
 // trial passes as lost passes alone.
-func (r *runner) groupLost(ctx context.Context, p phase, members []int, frs []*firstResult) (map[int]*report.PhaseResult, error) {
+func (r *runner) groupLost(ctx context.Context, p phase, members []int, frs []*firstResult) (map[int]*report.PhaseResult, []int, error) {
 	out := map[int]*report.PhaseResult{}
 	in, err := r.exactMembers(ctx, p, members, frs, out)
 	if err != nil || len(in) < 2 {
-		return out, err
+		return out, nil, err
 	}
 	start := time.Now()
 	type member struct {
@@ -397,11 +458,13 @@ func (r *runner) groupLost(ctx context.Context, p phase, members []int, frs []*f
 	for _, i := range in {
 		ms[i] = &member{ph: &report.PhaseResult{Phase: PhaseLost, Statuses: map[string]int{}}, ok: true}
 	}
+	var sus suspicion
+	bad := map[int]bool{}
 	var passed []string
 	for ti, lt := range lostTrials {
 		prev, ok, err := r.groupQuiet(ctx, PhaseLost, fmt.Sprintf("group: trial %d before", ti+1))
 		if err != nil || !ok {
-			return out, err
+			return out, nil, err
 		}
 		for _, i := range in {
 			m, d, fr := ms[i], &r.o.Deliveries[i], frs[i]
@@ -417,35 +480,40 @@ func (r *runner) groupLost(ctx context.Context, p phase, members []int, frs []*f
 			a1 := r.send(ctx, t.req, lt.opt)
 			a1.Edit = lt.what
 			if err := r.record(ctx, &a1, d, PhaseLost, 2*ti+1, t.id); err != nil {
-				return nil, err
+				return nil, nil, err
 			}
 			if err := r.groupAwait(ctx, d, fr, t, fmt.Sprintf("group: trial %d after delivery %d's lost copy", ti+1, d.ID)); err != nil {
-				return nil, err
+				return nil, nil, err
 			}
 			a2 := r.send(ctx, asRetry(d, r.sameIdentity(d, t.req, t.id), 1), replay.SendOptions{})
 			a2.Edit = "provider's retry"
 			if err := r.record(ctx, &a2, d, PhaseLost, 2*ti+2, t.id); err != nil {
-				return nil, err
+				return nil, nil, err
 			}
 			cur, err := r.peek(ctx, nil, PhaseLost, fmt.Sprintf("group: trial %d after delivery %d's retry", ti+1, d.ID))
 			if err != nil {
-				return nil, err
+				return nil, nil, err
 			}
 			m.ph.Attempts += 2
 			countStatuses(m.ph.Statuses, a1, a2)
 			m.retries = append(m.retries, a2)
 			j := r.judge(fr, t, cur)
 			r.step(Step{Phase: PhaseLost, DeliveryID: d.ID, N: ti + 1, What: lt.what, Attempts: []store.Attempt{a1, a2}, Status: j.status})
-			if j.status != report.Pass || len(j.warnings) > 0 || !answered2xx([]store.Attempt{a2}) {
-				m.ok = false
+			exact := j.status == report.Pass && len(j.warnings) == 0
+			sus.window(i, exact)
+			if !exact || !answered2xx([]store.Attempt{a2}) {
+				m.ok, bad[i] = false, true
 			}
 			if fell(prev.vals, cur.vals) {
-				return out, nil
+				return out, nil, nil
 			}
 			prev = cur
 		}
 		if ok, err := r.groupSettled(ctx, PhaseLost, fmt.Sprintf("group: trial %d after", ti+1), prev); err != nil || !ok {
-			return out, err
+			return out, nil, err
+		}
+		for i := range sus.suspect {
+			ms[i].ok = false // tried again in a group of their own
 		}
 		passed = append(passed, lt.what)
 	}
@@ -463,7 +531,7 @@ func (r *runner) groupLost(ctx context.Context, p phase, members []int, frs []*f
 			out[i] = m.ph
 		}
 	}
-	return out, nil
+	return out, sus.again(in, out, bad), nil
 }
 
 // groupAwait waits, after a lost copy of trial t, until the probes show

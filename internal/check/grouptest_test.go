@@ -6,6 +6,7 @@ import (
 	"sort"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/hookreplay/hookreplay/internal/report"
 )
@@ -110,5 +111,34 @@ func TestGroupLeaderIsTheFirstDeliveryWithAnEffect(t *testing.T) {
 	if notes := strings.Join(got[1].Notes, "\n"); !strings.Contains(notes, "the first 2 were checked alone") || !strings.Contains(notes, "then the other 2 as a group") ||
 		!strings.Contains(notes, "dups 2, tamper 2, burst 2, lost 2") {
 		t.Fatalf("notes: %q", got[1].Notes)
+	}
+}
+
+// Delivery 2's duplicate does the work again just after its peek, inside
+// delivery 3's window: delivery 2's own window showed nothing, but a
+// change where none was due in a later window may be any earlier
+// delivery's late work, so delivery 2 is not judged from that pass. It is
+// tried again (here alone) and fails dups as it does alone; delivery 3,
+// whose window showed the change, passes alone.
+func TestGroupLateWorkInALaterWindowIsNotAPass(t *testing.T) {
+	t.Parallel()
+	var got [2]*report.Check
+	for i, jobs := range []int{1, 0} {
+		h, u := newHandler(t, "spill")
+		o := options(h, u, delivery(t, 1, 4900), delivery(t, 2, 4901), delivery(t, 3, 4902), delivery(t, 4, 4903))
+		// One duplicate per delivery; alone, the settled reading after it
+		// waits 200 ms of quiet, far longer than the 10 ms the late work takes.
+		o.N, o.Settle, o.SettleMax = 2, 200*time.Millisecond, 3*time.Second
+		o.Phases, o.BurstRounds = []string{PhaseFirst, PhaseDups, PhaseBurst}, 1
+		o.Jobs = jobs
+		got[i] = run(t, o)
+	}
+	if a, b := statusesOf(got[0]), statusesOf(got[1]); strings.Join(a, "\n") != strings.Join(b, "\n") {
+		t.Fatalf("one at a time and grouped disagree:\n%s\n---\n%s\nnotes: %q", strings.Join(a, "\n"), strings.Join(b, "\n"), got[1].Notes)
+	}
+	for _, c := range got {
+		if p := c.Deliveries[1].Phases[1]; p.Phase != PhaseDups || p.Status != report.Fail {
+			t.Errorf("delivery 2's dups: %s %s: %s", p.Phase, p.Status, p.Message)
+		}
 	}
 }
