@@ -15,16 +15,17 @@ import (
 )
 
 // tailObserver starts a tail of work (the handler's effect growing every
-// 5 ms for tail) when the first phase is done: effects of the first phase
-// still arriving when the next one starts.
+// 5 ms for tail) when the first copy's effect was read: effects of the
+// first phase still arriving when the next one starts (its late-effect
+// window watched, or overlapped by the next phases).
 type tailObserver struct {
 	NopObserver
 	h    *handler
 	tail time.Duration
 }
 
-func (o tailObserver) PhaseDone(e PhaseEnd) {
-	if e.Result.Phase != PhaseFirst {
+func (o tailObserver) Step(s Step) {
+	if s.Phase != PhaseFirst {
 		return
 	}
 	o.h.effect.Add(1) // the tail has begun when the next phase starts

@@ -136,6 +136,9 @@ type Options struct {
 	// Jobs is how many deliveries are checked at once when their probes
 	// are scoped (schedule.go); 0 means DefaultJobs.
 	Jobs int
+	// alone: every phase runs alone, first's late-effect window is never
+	// overlapped (overlap.go); the tests compare both.
+	alone bool
 }
 
 // defaultProviderTimeout is used for providers whose answer timeout verify
@@ -187,6 +190,21 @@ type runner struct {
 	flightCap int64
 	// clk keeps where the time went (timing.go); o.Probes are timed by it.
 	clk *clock
+	// ov is what the readings saw while phases overlap first's late-effect
+	// window (overlap.go; nil otherwise); noOverlap: first watches its
+	// window before anything else runs.
+	ov        *overlap
+	noOverlap bool
+	// mayOverlap: the first phase being sent may leave its window open
+	// (firstOpen).
+	mayOverlap bool
+	// holding: store writes are held (held, of part holdCat) until the
+	// delivery's overlap is decided (overlap.go's release).
+	holding bool
+	holdCat int
+	held    []heldWrite
+	// againWhy notes why a delivery is checked again from a fresh first.
+	againWhy string
 }
 
 // Run performs the check and returns its report. A *SetupError (or a context

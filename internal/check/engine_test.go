@@ -694,8 +694,14 @@ func TestRunStoresWhatItSaw(t *testing.T) {
 		t.Errorf("loaded report: %+v", loaded)
 	}
 	as, err := st.ListAttempts(context.Background(), c.RunID)
-	if err != nil || len(as) != 3 {
-		t.Fatalf("attempts %d, %v; want first + 2 dups", len(as), err)
+	judged := 0
+	for _, a := range as {
+		if !strings.HasSuffix(a.Phase, overlapSuffix) { // what an overlap sent before it was redone
+			judged++
+		}
+	}
+	if err != nil || judged != 3 {
+		t.Fatalf("attempts %d (%d judged), %v; want first + 2 dups", len(as), judged, err)
 	}
 
 	// A run that ends in a setup error is stored as such, in the caller's words.

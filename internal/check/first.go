@@ -44,6 +44,14 @@ type firstResult struct {
 	// deferred: sent in a group, its late-effect window left to the
 	// group's (grouptest.go).
 	deferred bool
+	// open is first's late-effect window while the phases after it run
+	// inside it (overlap.go; nil: it was watched before first was judged);
+	// snap is the runner before first, to check the delivery again from
+	// a fresh first; stepped: the copy's step was told when it was read.
+	open    *lateWindow
+	snap    runnerSnapshot
+	stepped bool
+	judged  bool // firstFinish judged it
 }
 
 // first sends the delivery once (with a fresh event id when it can be
@@ -55,6 +63,31 @@ func (r *runner) first(ctx context.Context, d *Delivery) (*firstResult, error) {
 		return nil, err
 	}
 	return fr, r.firstFinish(ctx, d, fr)
+}
+
+// firstOpen is first for a delivery whose phases deliveryRest runs next:
+// when they can run inside first's late-effect window (overlap.go), it
+// returns with that window open (fr.open) and first not judged yet, and
+// the store writes held until the overlap is decided.
+func (r *runner) firstOpen(ctx context.Context, d *Delivery) (*firstResult, error) {
+	snap := r.snapshot(d.ID)
+	r.holding, r.holdCat, r.mayOverlap = !r.noOverlap && !r.o.alone, heldFirst, true
+	fr, err := r.firstSend(ctx, d, false, nil)
+	r.mayOverlap = false
+	if err == nil && fr.open != nil {
+		fr.snap = snap
+		return fr, nil
+	}
+	if err == nil {
+		err = r.firstFinish(ctx, d, fr)
+	}
+	if rerr := r.release(ctx, nil); err == nil {
+		err = rerr
+	}
+	if err != nil {
+		return nil, err
+	}
+	return fr, nil
 }
 
 // firstSend sends the first copy and reads its effect; firstFinish judges
@@ -107,11 +140,19 @@ func (r *runner) firstSend(ctx context.Context, d *Delivery, grouped bool, prev 
 	if fr.answered && !r.haveFirst {
 		r.firstLat, r.haveFirst = a.Latency, true
 	}
+	fr.before = before
 	after, err := r.firstAfter(ctx, d, fr, before, grouped)
 	if err != nil {
 		return nil, err
 	}
 	fr.before, fr.after = before, after
+	if fr.open != nil {
+		// Its late-effect window stays open while the phases after it run
+		// inside it; it is judged when that window is over (overlap.go).
+		fr.effect, fr.usable, fr.stepped = deltas(r.c.Probes, before.vals, after.vals), true, true
+		r.step(Step{Phase: PhaseFirst, DeliveryID: d.ID, N: 1, Attempts: []store.Attempt{a}, Effect: fr.effect, Changed: true})
+		return fr, nil
+	}
 	// A deferred delivery's phase ends here: the group's window is no
 	// one delivery's time.
 	fr.took, fr.timing = time.Since(fr.start), r.clk.since(fr.clk)
@@ -128,10 +169,13 @@ func (r *runner) firstFinish(ctx context.Context, d *Delivery, fr *firstResult) 
 	ph.Statuses = countStatuses(nil, a)
 	ph.Effects = r.effects(ctx, d, PhaseFirst, fr.before, fr.after)
 	ph.Duration, ph.Timing = fr.took, fr.timing
-	r.step(Step{Phase: PhaseFirst, DeliveryID: d.ID, N: 1, Attempts: []store.Attempt{a}, Effect: fr.effect, Changed: anyChanged(fr.effect)})
+	if !fr.stepped {
+		r.step(Step{Phase: PhaseFirst, DeliveryID: d.ID, N: 1, Attempts: []store.Attempt{a}, Effect: fr.effect, Changed: anyChanged(fr.effect)})
+	}
 	if err := r.judgeFirst(ctx, d, fr); err != nil {
 		return err
 	}
+	fr.judged = true
 	r.phaseDone(d, ph)
 	return nil
 }
@@ -153,6 +197,10 @@ func (r *runner) firstAfter(ctx context.Context, d *Delivery, fr *firstResult, b
 		if !after.lastChange.IsZero() {
 			r.learn(after.lastChange.Sub(fr.sentAt))
 		}
+		return after, nil
+	}
+	if w := r.overlapWindow(d, fr, after, grouped); w != nil {
+		fr.open = w
 		return after, nil
 	}
 	return r.calibrate(ctx, d, PhaseFirst, "after", fr.sentAt, after)

@@ -183,14 +183,57 @@ func (r *runner) delivery(ctx context.Context, d Delivery) (*report.DeliveryResu
 }
 
 // deliveryRest runs, for d whose first phase gave fr, every enabled phase
-// in registry order, adding each result to dr.
+// in registry order, adding each result to dr. When first left its
+// late-effect window open (overlap.go), the phases that fit in it run
+// while it is open; when that overlap cannot be attributed, the delivery
+// is checked again from a fresh first, one phase after another.
 func (r *runner) deliveryRest(ctx context.Context, d Delivery, fr *firstResult, dr *report.DeliveryResult) (*report.DeliveryResult, error) {
+	var done map[string]*report.PhaseResult
+	if fr.open != nil {
+		var again bool
+		var in string
+		var err error
+		if done, again, in, err = r.overlapCaught(ctx, &d, fr); err != nil {
+			// Nothing of an undecided overlap is judged: first's window was
+			// still open. Once first is judged (an overlap being redone),
+			// what was redone before the error is.
+			if !fr.judged {
+				in = PhaseFirst
+			} else {
+				dr.Phases = append(dr.Phases, *fr.res)
+				for _, p := range phases {
+					if res, ok := done[p.name]; ok {
+						dr.Phases = append(dr.Phases, *r.phaseFinish(p, &d, res))
+					}
+				}
+			}
+			dr.Phases = append(dr.Phases, r.errored(in, err))
+			return dr, err
+		}
+		if again {
+			r.restore(fr.snap)
+			r.noOverlap = true
+			again, err := r.firstCaught(ctx, &d)
+			r.noOverlap = false
+			if err != nil {
+				dr.Phases = append(dr.Phases, r.errored(PhaseFirst, err))
+				return dr, err
+			}
+			*fr, done = *again, nil // the caller's fr is this first's (grouptest's leader)
+		}
+	}
 	dr.Effect = fr.effect
 	for _, p := range phases {
 		if p.delivery == nil || !(p.always || r.enabled(p.name)) {
 			continue
 		}
-		res, err := r.phaseCaught(ctx, p, &d, fr)
+		res, ok := done[p.name]
+		var err error
+		if ok {
+			res = r.phaseFinish(p, &d, res)
+		} else {
+			res, err = r.phaseCaught(ctx, p, &d, fr)
+		}
 		if err != nil {
 			dr.Phases = append(dr.Phases, r.errored(p.name, err))
 			return dr, err
@@ -209,12 +252,19 @@ func (r *runner) deliveryRest(ctx context.Context, d Delivery, fr *firstResult, 
 // error, as for any error that stops a run.
 func (r *runner) firstCaught(ctx context.Context, d *Delivery) (fr *firstResult, err error) {
 	defer panics.Catch(&err)
-	return r.first(ctx, d)
+	return r.firstOpen(ctx, d)
 }
 
 func (r *runner) phaseCaught(ctx context.Context, p phase, d *Delivery, fr *firstResult) (res *report.PhaseResult, err error) {
 	defer panics.Catch(&err)
 	return r.deliveryPhase(ctx, p, d, fr)
+}
+
+// overlapCaught runs the phases inside first's open window (overlapped);
+// a panic is the error of the phase it was in.
+func (r *runner) overlapCaught(ctx context.Context, d *Delivery, fr *firstResult) (done map[string]*report.PhaseResult, again bool, in string, err error) {
+	defer panics.Catch(&err)
+	return r.overlapped(ctx, d, fr)
 }
 
 // deliveryPhase runs one per-delivery phase, or says why it was not run.
@@ -231,6 +281,17 @@ func (r *runner) deliveryPhaseOr(ctx context.Context, p phase, d *Delivery, fr *
 		r.phaseDone(d, res)
 		return res, nil
 	}
+	res, err := r.phaseCore(ctx, p, d, fr, grouped, started)
+	if err != nil || res == nil {
+		return nil, err
+	}
+	return r.phaseFinish(p, d, res), nil
+}
+
+// phaseCore runs phase p for d (fr usable when p needs it), or takes
+// grouped, its result in a group, and returns its result before the hints
+// and the observer see it (phaseFinish).
+func (r *runner) phaseCore(ctx context.Context, p phase, d *Delivery, fr *firstResult, grouped *report.PhaseResult, started bool) (*report.PhaseResult, error) {
 	res, _ := r.unmet(p)
 	clk, ran, startedAt := r.clk.snapshot(), false, time.Now()
 	switch {
@@ -274,6 +335,12 @@ func (r *runner) deliveryPhaseOr(ctx context.Context, p phase, d *Delivery, fr *
 			res.Duration = time.Since(startedAt)
 		}
 	}
+	return res, nil
+}
+
+// phaseFinish adds the hints and warnings that concern res, phase p's
+// result for d, and tells the observer it is done.
+func (r *runner) phaseFinish(p phase, d *Delivery, res *report.PhaseResult) *report.PhaseResult {
 	if p.control {
 		r.sharedKeyWarning(d, res)
 	}
@@ -286,7 +353,7 @@ func (r *runner) deliveryPhaseOr(ctx context.Context, p phase, d *Delivery, fr *
 	if p.name != PhaseFirst {
 		r.phaseDone(d, res)
 	}
-	return res, nil
+	return res
 }
 
 // all runs the phases that run once over every delivery (order).
@@ -325,9 +392,10 @@ func (r *runner) all(ctx context.Context) error {
 // stillArriving waits, before phase p sends anything, until the probes are
 // quiet, so that nothing an earlier phase caused is charged to p. When they
 // are still changing at the longest settle time it returns p's result:
-// not judged, never failed. Phases that send nothing (latency) do not wait.
+// not judged, never failed. Phases that send nothing (latency, retention
+// with nothing to judge it on) do not wait.
 func (r *runner) stillArriving(ctx context.Context, d *Delivery, p phase) (*report.PhaseResult, error) {
-	if p.name == PhaseLatency {
+	if p.name == PhaseLatency || (p.name == PhaseRetention && !r.retentionJudged()) {
 		return nil, nil
 	}
 	q, err := r.readQuiet(ctx, d, p.name, "quiet before the phase")

@@ -28,6 +28,10 @@ type reading struct {
 	// unsettled names the probes still changing when --settle-max ran out
 	// (the values are the last ones read then).
 	unsettled []string
+	// slot: read right after a copy was answered (a peek, or an overlap's
+	// optimistic reading after a fresh event), so it may show that copy's
+	// effect (overlap.observe).
+	slot bool
 }
 
 // minQuiet is the shortest quiet period a learned settle comes down to: a
@@ -51,6 +55,9 @@ func (r *runner) sent() {
 func (r *runner) readQuiet(ctx context.Context, d *Delivery, phase, point string) (reading, error) {
 	r.clk.settleBegin()
 	defer r.clk.settleEnd()
+	if r.ov != nil && r.ov.opt {
+		return r.readOnce(ctx, d, phase, point, nil, 0)
+	}
 	if r.lastQuiet != nil && r.quietGen == r.gen.Load() {
 		vals, err := probe.ReadAll(ctx, r.o.Probes)
 		if err != nil {
@@ -85,7 +92,7 @@ func (r *runner) peek(ctx context.Context, d *Delivery, phase, point string) (re
 		}
 		return reading{}, &SetupError{Err: err}
 	}
-	rd := reading{vals: vals, at: time.Now()}
+	rd := reading{vals: vals, at: time.Now(), slot: true}
 	r.markSinks(&rd)
 	if err := r.storeReading(ctx, d, phase, point, rd); err != nil {
 		return reading{}, err
@@ -115,6 +122,9 @@ func (r *runner) readChangedWithin(ctx context.Context, d *Delivery, phase, poin
 func (r *runner) readUntil(ctx context.Context, d *Delivery, phase, point string, from *reading, changeWait time.Duration) (reading, error) {
 	r.clk.settleBegin()
 	defer r.clk.settleEnd()
+	if r.ov != nil && r.ov.opt {
+		return r.readOnce(ctx, d, phase, point, from, changeWait)
+	}
 	start := time.Now()
 	gen := r.gen.Load()
 	var seen time.Time
@@ -193,9 +203,14 @@ func (r *runner) readUntil(ctx context.Context, d *Delivery, phase, point string
 // first delivery's effects already took longer than --settle; for a handler
 // whose effects land at once it watches 2 × the effective settle.
 func (r *runner) calibrate(ctx context.Context, d *Delivery, phase, point string, sent time.Time, rd reading) (reading, error) {
-	r.clk.settleBegin()
-	defer r.clk.settleEnd()
-	window := 4 * r.o.Settle
+	window, deadline := r.lateWindowOf(phase, sent, rd)
+	return r.watchLate(ctx, d, phase, point, sent, rd, rd.lastChange, window, deadline)
+}
+
+// lateWindowOf is how long calibrate watches after rd, the settled reading
+// after a copy of phase sent at sent, and until when.
+func (r *runner) lateWindowOf(phase string, sent time.Time, rd reading) (window time.Duration, deadline time.Time) {
+	window = 4 * r.o.Settle
 	if window < time.Second {
 		window = time.Second
 	}
@@ -209,12 +224,20 @@ func (r *runner) calibrate(ctx context.Context, d *Delivery, phase, point string
 	if !rd.lastChange.IsZero() {
 		from = rd.lastChange
 	}
-	deadline := from.Add(window)
+	deadline = from.Add(window)
 	if deadline.After(limit) {
 		deadline = limit
 	}
-	last := rd.lastChange
-	cur := rd
+	return window, deadline
+}
+
+// watchLate is calibrate's watch from cur until deadline, a change
+// extending it by window (within --settle-max of sent); last is the last
+// change seen so far (zero: none).
+func (r *runner) watchLate(ctx context.Context, d *Delivery, phase, point string, sent time.Time, cur reading, last time.Time, window time.Duration, deadline time.Time) (reading, error) {
+	r.clk.settleBegin()
+	defer r.clk.settleEnd()
+	limit := sent.Add(r.o.SettleMax)
 	for time.Now().Before(deadline) {
 		select {
 		case <-ctx.Done():
@@ -360,6 +383,13 @@ func (r *runner) storeEffect(ctx context.Context, d *Delivery, e *store.EffectRo
 	e.RunID = r.runID
 	if d != nil {
 		e.DeliveryID = d.ID
+	}
+	if r.hold(func(ctx context.Context, phase func(string) string) error {
+		e.Phase = phase(e.Phase)
+		_ = r.o.Store.InsertEffect(ctx, e)
+		return nil
+	}) {
+		return
 	}
 	_ = r.o.Store.InsertEffect(ctx, e)
 }

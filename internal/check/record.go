@@ -107,7 +107,11 @@ func (r *runner) record(ctx context.Context, a *store.Attempt, d *Delivery, phas
 			r.answered[d.ID] = append(r.answered[d.ID], store.Attempt{Phase: phase, Copy: copyN, Latency: a.Latency, Status: a.Status})
 		}
 	}
-	if r.o.Store != nil {
+	held := *a
+	if r.o.Store != nil && !r.hold(func(ctx context.Context, phase func(string) string) error {
+		held.Phase = phase(held.Phase)
+		return r.o.Store.InsertAttempt(ctx, &held)
+	}) {
 		if err := r.o.Store.InsertAttempt(ctx, a); err != nil {
 			return setupf("%v", err)
 		}
@@ -119,11 +123,20 @@ func (r *runner) record(ctx context.Context, a *store.Attempt, d *Delivery, phas
 // storeReading stores every probe's value in rd, taken at point of phase,
 // and tells the Observer.
 func (r *runner) storeReading(ctx context.Context, d *Delivery, phase, point string, rd reading) error {
+	if r.ov != nil {
+		r.ov.observe(rd)
+	}
 	if r.o.Store != nil {
 		row := store.ProbeReading{RunID: r.runID, DeliveryID: deliveryID(d), Phase: phase, Point: point, ReadAt: rd.at,
 			SettleFrom: rd.from, ChangedAt: rd.lastChange}
-		if err := StoreReading(ctx, r.o.Store, row, r.o.Probes, rd.vals); err != nil {
-			return setupf("%v", err)
+		probes := r.o.Probes
+		if !r.hold(func(ctx context.Context, name func(string) string) error {
+			row.Phase = name(row.Phase)
+			return StoreReading(ctx, r.o.Store, row, probes, rd.vals)
+		}) {
+			if err := StoreReading(ctx, r.o.Store, row, probes, rd.vals); err != nil {
+				return setupf("%v", err)
+			}
 		}
 	}
 	r.obs.Reading(Reading{DeliveryID: deliveryID(d), Phase: phase, Point: point, Probes: r.c.Probes, Values: rd.vals, At: rd.at})

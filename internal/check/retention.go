@@ -50,10 +50,16 @@ type remembered struct {
 	probes []int
 }
 
+// retentionJudged reports whether retention has what to judge on: a
+// declared dedupe TTL, a Redis probe that counts keys, or a forget command.
+func (r *runner) retentionJudged() bool {
+	return r.o.DedupeTTL > 0 || len(r.ttlProbes()) > 0 || r.o.ForgetCmd != ""
+}
+
 func (r *runner) retention(ctx context.Context, d *Delivery, fr *firstResult) (*report.PhaseResult, error) {
 	start := time.Now()
 	redisProbes := r.ttlProbes()
-	if r.o.DedupeTTL <= 0 && len(redisProbes) == 0 && r.o.ForgetCmd == "" {
+	if !r.retentionJudged() {
 		if len(r.o.Phases) == 0 {
 			return nil, nil // nothing to judge it on, and not asked for: not shown
 		}

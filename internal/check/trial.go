@@ -65,8 +65,10 @@ func (r *runner) exactJudgement(ctx context.Context, d *Delivery, fr *firstResul
 	if err != nil {
 		return false, err
 	}
-	if after, err = r.calibrate(ctx, d, "control", "after", sentAt, after); err != nil {
-		return false, err
+	if !r.optControl(sentAt, after, deltas(r.c.Probes, before.vals, after.vals), fr) {
+		if after, err = r.calibrate(ctx, d, "control", "after", sentAt, after); err != nil {
+			return false, err
+		}
 	}
 	ctl := deltas(r.c.Probes, before.vals, after.vals)
 	r.judgeControl(ad, d, fr, id, a, ctl)
