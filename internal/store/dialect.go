@@ -102,6 +102,10 @@ func (d postgresDialect) lost(err error) error {
 	if err == nil || errors.As(err, &worded) || errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
 		return err
 	}
+	var refused *pgRefusal // pgguard.go: already says where and why
+	if errors.As(err, &refused) {
+		return &pgConnectError{msg: d.redact(refused.msg), err: err}
+	}
 	var cause string
 	var pe *pgconn.PgError
 	var oe *net.OpError

@@ -87,6 +87,7 @@ func openPostgres(ctx context.Context, raw string, o options) (*Store, error) {
 	}
 	t := &pgTarget{cfg: cfg, schema: schema, display: display, pwFrom: passwordFrom(raw, cfg)}
 	d.where = t.where()
+	cfg.AfterNetConnect = pgGuarded(d.where, pgAnswerTimeout) // pgguard.go
 	db := sql.OpenDB(pgConnector{Connector: stdlib.GetConnector(*cfg, stdlib.OptionShouldPing(pingReused)), t: t, d: d})
 	db.SetMaxIdleConns(4)
 	s := &Store{db: pool{DB: db, d: d}, path: raw, pg: t}
@@ -186,6 +187,10 @@ func connectErr(t *pgTarget, err error) string {
 	var worded *pgConnectError
 	if errors.As(err, &worded) {
 		return worded.msg
+	}
+	var refused *pgRefusal
+	if errors.As(err, &refused) {
+		return refused.msg
 	}
 	cfg := t.cfg
 	where := t.where()
@@ -574,7 +579,11 @@ func (s *Store) watchPostgres(ctx context.Context) (*pgWatch, error) {
 
 // listen opens the watcher's connection and subscribes.
 func (s *Store) listen(ctx context.Context) (*pgx.Conn, error) {
-	c, err := pgx.ConnectConfig(ctx, s.pg.cfg)
+	cfg := s.pg.cfg.Copy()
+	// It waits for notifications as long as nothing changes: the answer
+	// bound is not for it; the message bounds are.
+	cfg.AfterNetConnect = pgGuarded(s.pg.where(), 0)
+	c, err := pgx.ConnectConfig(ctx, cfg)
 	if err != nil {
 		// Shown in the TUI's status bar while the server is away: the one
 		// line open gives, not pgx's "failed to connect to `user=…`".

@@ -1,0 +1,54 @@
+package e2e
+
+import (
+	"io"
+	"net"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgproto3"
+
+	"github.com/hookreplay/hookreplay/internal/testkit"
+)
+
+// A Postgres server that answers list's first statement with a 64 MiB
+// notice, or with notices forever: pgx read the one whole (a 256 MiB notice
+// took list to 810 MB resident) and the other forever, and list never ended.
+// list now stops at the first message past the bounds docs/reliability.md
+// gives: one line naming the server, exit 2, at once.
+func TestListAgainstAHostilePostgres(t *testing.T) {
+	t.Parallel() // waits on the binary, not on CPU: see TestMain
+	for name, notice := range map[string]func(c net.Conn){
+		"huge notice": func(c net.Conn) {
+			b, _ := (&pgproto3.NoticeResponse{Severity: "NOTICE", Code: "00000", Message: strings.Repeat("x", 64<<20)}).Encode(nil)
+			c.Write(b)
+		},
+		"notices forever": func(c net.Conn) {
+			b, _ := (&pgproto3.NoticeResponse{Severity: "NOTICE", Code: "00000", Message: "hello"}).Encode(nil)
+			for {
+				if _, err := c.Write(b); err != nil {
+					return
+				}
+			}
+		},
+	} {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			url := testkit.FakePostgres(t, func(c net.Conn, _ pgproto3.FrontendMessage) {
+				notice(c)
+				io.Copy(io.Discard, c) // then silent, until the test ends
+			})
+			start := time.Now()
+			r := runBin(t, "", nil, "list", "--db", url)
+			lines := strings.Split(strings.TrimSpace(r.Stderr), "\n")
+			if r.Code != 2 || len(lines) != 1 || !strings.HasPrefix(lines[0], "hookreplay: open store postgres://hookreplay@127.0.0.1:") ||
+				!strings.Contains(lines[0], "the Postgres server at 127.0.0.1:") || !strings.Contains(lines[0], "notice") {
+				t.Fatalf("want exit 2 and one line naming the server, got %d\n%s", r.Code, r.Stderr)
+			}
+			if took := time.Since(start); took > 30*time.Second {
+				t.Fatalf("list took %s", took)
+			}
+		})
+	}
+}
