@@ -52,6 +52,9 @@ type firstResult struct {
 	snap    runnerSnapshot
 	stepped bool
 	judged  bool // firstFinish judged it
+	// clean: an error ended the overlap before anything moved in first's
+	// window (overlapped).
+	clean bool
 }
 
 // first sends the delivery once (with a fresh event id when it can be

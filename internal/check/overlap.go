@@ -38,6 +38,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/hookreplay/hookreplay/internal/panics"
 	"github.com/hookreplay/hookreplay/internal/probe"
 	"github.com/hookreplay/hookreplay/internal/report"
 	"github.com/hookreplay/hookreplay/internal/store"
@@ -171,7 +172,8 @@ var overlapPhases = [...]string{PhaseDups, PhaseTamper, PhaseBurst, PhaseLost}
 // overlapped runs, inside fr's open late-effect window, the enabled phases
 // of overlapPhases, then judges first. It returns their results (to be
 // finished in registry order), or again: the delivery must be checked from
-// a fresh first with nothing overlapped. in names the phase an error ended.
+// a fresh first with nothing overlapped. in names the phase an error ended,
+// done then holds the phases run before it (fr.clean: nothing had moved).
 func (r *runner) overlapped(ctx context.Context, d *Delivery, fr *firstResult) (done map[string]*report.PhaseResult, again bool, in string, err error) {
 	w := fr.open
 	fr.open = nil
@@ -185,9 +187,14 @@ func (r *runner) overlapped(ctx context.Context, d *Delivery, fr *firstResult) (
 	defer func() {
 		if err != nil {
 			_ = r.release(ctx, nil) // what was sent is stored, as it was sent
+			fr.clean = r.ov != nil && !r.ov.moved
+			if in == "" {
+				in = PhaseFirst
+			}
 		}
 		r.ov = nil
 	}()
+	defer panics.Catch(&err) // before the cleanup above, which sees it
 	done = map[string]*report.PhaseResult{}
 	run := func(names ...string) (string, error) {
 		for _, name := range names {
@@ -195,7 +202,7 @@ func (r *runner) overlapped(ctx context.Context, d *Delivery, fr *firstResult) (
 			if !ok || !r.enabled(name) {
 				continue
 			}
-			res, err := r.phaseCore(ctx, p, d, fr, nil, false)
+			res, err := r.coreCaught(ctx, p, d, fr)
 			if err != nil {
 				return name, err
 			}
@@ -206,7 +213,7 @@ func (r *runner) overlapped(ctx context.Context, d *Delivery, fr *firstResult) (
 		return "", nil
 	}
 	if in, err = run(PhaseDups, PhaseTamper); err != nil {
-		return nil, false, in, err
+		return done, false, in, err
 	}
 	ov := r.ov
 	// The fresh-event phases join only an overlap in which nothing moved.
@@ -238,7 +245,7 @@ func (r *runner) overlapped(ctx context.Context, d *Delivery, fr *firstResult) (
 	if fresh {
 		ov.opt = true
 		if in, err = run(PhaseBurst, PhaseLost); err != nil {
-			return nil, false, in, err
+			return done, false, in, err
 		}
 	}
 	if stopped := ov.stopped || copiesMoved; !stopped {
@@ -291,7 +298,7 @@ func (r *runner) redoOverlap(ctx context.Context, d *Delivery, fr *firstResult, 
 			continue
 		}
 		p, _ := phaseByName(name)
-		res, err := r.phaseCore(ctx, p, d, fr, nil, false)
+		res, err := r.coreCaught(ctx, p, d, fr)
 		if err != nil {
 			_ = r.release(ctx, overlapOnly)
 			return redone, false, name, err
@@ -306,6 +313,12 @@ func (r *runner) redoOverlap(ctx context.Context, d *Delivery, fr *firstResult, 
 	}
 	r.note("delivery %d: %s", d.ID, overlapNote(moved, "dups and tamper"))
 	return redone, false, "", r.release(ctx, overlapOnly)
+}
+
+// coreCaught runs phase p of d as phaseCore does; a panic is its error.
+func (r *runner) coreCaught(ctx context.Context, p phase, d *Delivery, fr *firstResult) (res *report.PhaseResult, err error) {
+	defer panics.Catch(&err)
+	return r.phaseCore(ctx, p, d, fr, nil, false)
 }
 
 // finishOverlappedFirst watches first's window on from its settled reading

@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
+	"path/filepath"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -16,6 +17,7 @@ import (
 	"github.com/hookreplay/hookreplay/internal/message"
 	"github.com/hookreplay/hookreplay/internal/probe"
 	"github.com/hookreplay/hookreplay/internal/report"
+	"github.com/hookreplay/hookreplay/internal/store"
 	"github.com/hookreplay/hookreplay/internal/verify"
 )
 
@@ -193,4 +195,65 @@ func dump(c *report.Check) string {
 	}
 	b.WriteString(strings.Join(c.Notes, "\n"))
 	return b.String()
+}
+
+// cancelInPhase cancels the run at the first attempt of phase, as Ctrl-C
+// would.
+type cancelInPhase struct {
+	NopObserver
+	phase  string
+	cancel context.CancelFunc
+}
+
+func (c cancelInPhase) Attempt(a store.Attempt) {
+	if a.Phase == c.phase {
+		c.cancel()
+	}
+}
+
+// A run stopped during a phase that runs inside first's window, before
+// anything moved there, reports first judged, the phases before it, and
+// that phase interrupted, as a run of one does; everything it sent is
+// stored.
+func TestOverlapInterruptedKeepsWhatWasJudged(t *testing.T) {
+	t.Parallel()
+	st, err := store.Open(context.Background(), filepath.Join(t.TempDir(), "h.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	h := &receiptHandler{}
+	h.seen = map[string]int{}
+	srv := httptest.NewServer(h)
+	t.Cleanup(srv.Close)
+	u, _ := url.Parse(srv.URL + "/hook")
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	o := Options{Target: u, Deliveries: []Delivery{delivery(t, 1, 4900)}, Secret: testSecret, Store: st,
+		Probes: []probe.Probe{atomicProbe{"credits", &h.credits}},
+		N:      3, Burst: 5, BurstRounds: 2, Settle: 20 * time.Millisecond, SettleMax: 3 * time.Second,
+		Phases:   []string{PhaseFirst, PhaseDups, PhaseTamper, PhaseBurst, PhaseLost},
+		Observer: cancelInPhase{phase: PhaseBurst, cancel: cancel}}
+	c, err := Run(ctx, o)
+	if err == nil || c == nil {
+		t.Fatalf("an interrupted run: %v, %v", c, err)
+	}
+	var got []string
+	for _, p := range c.Deliveries[0].Phases {
+		got = append(got, p.Phase+" "+string(p.Status))
+	}
+	if want := "first pass, dups pass, tamper pass, burst interrupted"; strings.Join(got, ", ") != want {
+		t.Fatalf("phases %q, want %s\n%s", got, want, dump(c))
+	}
+	as, err := st.ListAttempts(context.Background(), c.RunID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	byPhase := map[string]int{}
+	for _, a := range as {
+		byPhase[a.Phase]++
+	}
+	if byPhase[PhaseFirst] != 1 || byPhase[PhaseDups] != 2 || byPhase[PhaseTamper] == 0 || byPhase["control"] != 1 || byPhase[PhaseBurst] == 0 {
+		t.Errorf("stored attempts by phase: %v", byPhase)
+	}
 }

@@ -194,15 +194,23 @@ func (r *runner) deliveryRest(ctx context.Context, d Delivery, fr *firstResult, 
 		var in string
 		var err error
 		if done, again, in, err = r.overlapCaught(ctx, &d, fr); err != nil {
-			// Nothing of an undecided overlap is judged: first's window was
-			// still open. Once first is judged (an overlap being redone),
-			// what was redone before the error is.
+			// An error in a phase run inside first's window, before anything
+			// moved there: first is judged from its settled reading and the
+			// report holds the phases run before it, as a run of one's does.
+			// Stopped while watching the window, or after something moved,
+			// first is the phase it stopped in.
+			if !fr.judged && fr.clean && in != PhaseFirst {
+				fr.took, fr.timing = time.Since(fr.start), r.clk.since(fr.clk)
+				if ferr := r.firstFinish(context.WithoutCancel(ctx), &d, fr); ferr != nil {
+					in = PhaseFirst
+				}
+			}
 			if !fr.judged {
 				in = PhaseFirst
 			} else {
 				dr.Phases = append(dr.Phases, *fr.res)
 				for _, p := range phases {
-					if res, ok := done[p.name]; ok {
+					if res, ok := done[p.name]; ok && p.name != in {
 						dr.Phases = append(dr.Phases, *r.phaseFinish(p, &d, res))
 					}
 				}
