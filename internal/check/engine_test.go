@@ -50,11 +50,13 @@ type handler struct {
 	// event pendingID; the next request of another event does it.
 	pending   func()
 	pendingID string
+	// arrivals counts the copies of each event the third kind received.
+	arrivals map[string]int
 }
 
 func newHandler(t *testing.T, kind string) (*handler, *url.URL) {
 	t.Helper()
-	h := &handler{kind: kind, seen: map[string]bool{}, resetFile: filepath.Join(t.TempDir(), "reset")}
+	h := &handler{kind: kind, seen: map[string]bool{}, arrivals: map[string]int{}, resetFile: filepath.Join(t.TempDir(), "reset")}
 	srv := httptest.NewServer(h)
 	t.Cleanup(srv.Close)
 	u, err := url.Parse(srv.URL + "/hook")
@@ -205,6 +207,13 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			work := func() { once.Do(func() { h.effect.Add(1) }) }
 			h.pending, h.pendingID = work, ev.ID
 			time.AfterFunc(10*time.Millisecond, work)
+		}
+		h.mu.Unlock()
+	case "third": // does the work on an event's first and third copy: a dedupe that fails now and then
+		h.mu.Lock()
+		h.arrivals[ev.ID]++
+		if n := h.arrivals[ev.ID]; n == 1 || n == 3 {
+			h.effect.Add(1)
 		}
 		h.mu.Unlock()
 	case "zero": // correct; an invoice paying nothing changes nothing

@@ -108,6 +108,24 @@ func (r *runner) groupDups(ctx context.Context, _ phase, members []int, frs []*f
 		from, to reading
 	}
 	ms := map[int]*member{}
+	out := map[int]*report.PhaseResult{}
+	// giveUp judges every member whose copies were sent alone, with a
+	// fresh event (dupsAgain): nothing the group read can be attributed.
+	giveUp := func() (map[int]*report.PhaseResult, []int, error) {
+		for _, i := range members {
+			if ms[i] == nil {
+				continue
+			}
+			res, err := r.dupsAgain(ctx, &r.o.Deliveries[i], frs[i])
+			if err != nil {
+				return nil, nil, err
+			}
+			if res != nil {
+				out[i] = res
+			}
+		}
+		return out, nil, nil
+	}
 	for _, i := range members {
 		d, fr := &r.o.Deliveries[i], frs[i]
 		m := &member{from: prev}
@@ -122,15 +140,17 @@ func (r *runner) groupDups(ctx context.Context, _ phase, members []int, frs []*f
 		if m.to, err = r.peek(ctx, nil, PhaseDups, fmt.Sprintf("group: after delivery %d's copies", d.ID)); err != nil {
 			return nil, nil, err
 		}
-		if fell(m.from.vals, m.to.vals) {
-			return nil, nil, nil
-		}
 		ms[i], prev = m, m.to
+		if fell(m.from.vals, m.to.vals) {
+			return giveUp()
+		}
 	}
 	if ok, err := r.groupSettled(ctx, PhaseDups, "group: after the last copy", prev); err != nil || !ok {
-		return nil, nil, err
+		if err != nil {
+			return nil, nil, err
+		}
+		return giveUp()
 	}
-	out := map[int]*report.PhaseResult{}
 	var sus suspicion
 	bad := map[int]bool{}
 	for _, i := range members {
@@ -141,7 +161,19 @@ func (r *runner) groupDups(ctx context.Context, _ phase, members []int, frs []*f
 	}
 	for _, i := range members {
 		m, fr := ms[i], frs[i]
-		if bad[i] || sus.suspect[i] {
+		if bad[i] {
+			// Alone, with an event the handler has not seen: duplicates of
+			// this one would find it remembering the group's copies.
+			res, err := r.dupsAgain(ctx, &r.o.Deliveries[i], fr)
+			if err != nil {
+				return nil, nil, err
+			}
+			if res != nil {
+				out[i] = res
+			}
+			continue
+		}
+		if sus.suspect[i] {
 			continue
 		}
 		ph := &report.PhaseResult{Phase: PhaseDups, Statuses: map[string]int{}, Attempts: len(m.as)}
@@ -158,6 +190,39 @@ func (r *runner) groupDups(ctx context.Context, _ phase, members []int, frs []*f
 		}
 	}
 	return out, sus.again(members, out, bad), nil
+}
+
+// dupsAgain runs dups alone for d after its duplicates in the group did
+// not pass, with a fresh event rather than the first copy's: the handler
+// has seen that event's group copies, and a handler whose dedupe depends on
+// how many copies of an event came (a cache that lets every third through)
+// would judge differently. The fresh event's first copy (copy 1 of dups)
+// is read as first reads it, and its duplicates are judged against it by
+// the code a run of one uses. nil when d cannot be given a fresh id.
+func (r *runner) dupsAgain(ctx context.Context, d *Delivery, fr *firstResult) (*report.PhaseResult, error) {
+	req, id, ok, _ := r.freshIdentity(d)
+	if !ok {
+		return nil, nil
+	}
+	before, err := r.readQuiet(ctx, d, PhaseDups, "before a fresh event's first copy")
+	if err != nil {
+		return nil, err
+	}
+	a := r.send(ctx, req, replay.SendOptions{})
+	if err := r.record(ctx, &a, d, PhaseDups, 1, id); err != nil {
+		return nil, err
+	}
+	after, err := r.readChanged(ctx, d, PhaseDups, "after a fresh event's first copy", before)
+	if err != nil {
+		return nil, err
+	}
+	again := *fr
+	again.req, again.eventID, again.att, again.before, again.after = req, id, a, before, after
+	again.effect = deltas(r.c.Probes, before.vals, after.vals)
+	if !sameEffect(fr.effect, again.effect) {
+		return nil, nil // not the first copy's effect: judged alone, on the first copy's event
+	}
+	return r.dups(ctx, d, &again)
 }
 
 // groupTamper sends every member's forged copies, member after member,
