@@ -30,7 +30,7 @@ package check
 // stop there and the phases go on as alone): checked again, or judged as
 // alone. Either way an ambiguity costs time, never a different verdict.
 // What an overlap sent and read before it was redone is stored with its
-// phase marked "(overlapped, redone)", so a run's timeline shows it apart.
+// phase named "redone: PHASE", so a run's timeline shows it apart.
 
 import (
 	"context"
@@ -89,9 +89,10 @@ const (
 	heldRedo
 )
 
-// overlapSuffix marks the stored phase of what an overlap that was redone
-// sent and read.
-const overlapSuffix = " (overlapped, redone)"
+// redonePrefix marks the stored phase of what an overlap that was redone
+// sent and read ("redone: burst"): apart from the phase judged, in a run's
+// timeline as in the store.
+const redonePrefix = "redone: "
 
 // observe takes rd, a reading stored during the overlap, into account. A
 // slot reading (right after a copy was answered) may show that copy's
@@ -140,7 +141,7 @@ func (r *runner) release(ctx context.Context, redone func(cat int) bool) error {
 	for _, h := range held {
 		name := func(p string) string { return p }
 		if redone != nil && redone(h.cat) {
-			name = func(p string) string { return p + overlapSuffix }
+			name = func(p string) string { return redonePrefix + p }
 		}
 		if e := h.write(context.WithoutCancel(ctx), name); e != nil && err == nil {
 			err = setupf("%v", e)
