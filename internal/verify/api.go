@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/hookreplay/hookreplay/internal/message"
 )
@@ -166,8 +167,12 @@ func VerifyWith(s Scheme, req *message.Request, secret string, opt Options) (Res
 	opt.Now = nowOr(opt.Now)
 	r, err := s.Verify(req, secret, opt)
 	if err != nil {
+		if len(err.Error()) > maxReason {
+			return Result{}, &clippedError{text: clipReason(err.Error()), err: err}
+		}
 		return Result{}, err
 	}
+	r.Reason = clipReason(r.Reason)
 	r.Provider = s.Name()
 	if r.CheckedAt.IsZero() {
 		r.CheckedAt = opt.Now
@@ -272,3 +277,32 @@ func SignedAt(req *message.Request, provider string) (time.Time, bool) {
 // stripe, a UUID for github and shopify, Ev… for slack, msg_… for standard
 // and svix.
 func NewEventID(provider string) string { return Lookup(provider).NewEventID() }
+
+// maxReason bounds a verification's reason: it quotes what the sender
+// wrote (a malformed header whole), which capture stores with each delivery
+// and list and the TUI show on one line; a header section may hold 1MiB.
+// FuzzEveryScheme found Stripe's quoting a 3,000-byte header as 12 KB.
+const maxReason = 1024
+
+// clipReason cuts s to maxReason bytes (on a character boundary), saying
+// how long it was.
+func clipReason(s string) string {
+	if len(s) <= maxReason {
+		return s
+	}
+	cut := maxReason
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	return s[:cut] + fmt.Sprintf("… (%d bytes in all)", len(s))
+}
+
+// clippedError is a scheme's error with its words clipped (clipReason),
+// its kind (ErrUnsigned, ErrSecret) kept.
+type clippedError struct {
+	text string
+	err  error
+}
+
+func (e *clippedError) Error() string { return e.text }
+func (e *clippedError) Unwrap() error { return e.err }
