@@ -1,7 +1,6 @@
 package verify
 
 import (
-	"encoding/json"
 	"strings"
 
 	"github.com/hookreplay/hookreplay/internal/message"
@@ -74,15 +73,6 @@ func IdentityFor(provider string, req *message.Request) Identity {
 		return Identity{Provider: provider}
 	}
 	return s.Identity(req)
-}
-
-// jsonObject decodes body as a JSON object, or returns nil.
-func jsonObject(body []byte) map[string]any {
-	var m map[string]any
-	if err := json.Unmarshal(body, &m); err != nil {
-		return nil
-	}
-	return m
 }
 
 func str(m map[string]any, key string) string {
