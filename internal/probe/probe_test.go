@@ -10,6 +10,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -729,5 +730,33 @@ func TestSinkIdempotencyKeyRepeatsDoNotCount(t *testing.T) {
 	v, err := s.Probe().Read(ctx)
 	if err != nil || v.Num != 6 {
 		t.Fatalf("the probe reads %+v, %v; want 6 (8 calls, 2 repeating a key)", v, err)
+	}
+}
+
+// A probe's query that selects a whole table (here 3,000,000 rows) was
+// read whole and kept, rendered, at every reading: 415 MiB allocated. A
+// reading now stops at 100,000 rows or 4 MiB of them (12 MiB allocated),
+// in one line saying what a probe reads.
+func TestSQLProbeResultIsBounded(t *testing.T) {
+	path, _ := sqliteDB(t)
+	for _, q := range []string{
+		"WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x+1 FROM c WHERE x < 3000000) SELECT x FROM c",
+		"WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x+1 FROM c WHERE x < 10) SELECT x, zeroblob(1000000) FROM c",
+	} {
+		p, err := NewSQL("sqlite:"+path, q)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var m0, m1 runtime.MemStats
+		runtime.ReadMemStats(&m0)
+		_, err = ReadAll(context.Background(), []Probe{p})
+		runtime.ReadMemStats(&m1)
+		p.Close()
+		if err == nil || !strings.Contains(err.Error(), "the query returned more than 100000 rows or 4194304 bytes; a probe reads a count or a few rows") || strings.Contains(err.Error(), "\n") {
+			t.Fatalf("err = %v", err)
+		}
+		if a := m1.TotalAlloc - m0.TotalAlloc; a > 64<<20 {
+			t.Errorf("%d MiB allocated", a>>20)
+		}
 	}
 }
