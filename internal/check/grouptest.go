@@ -23,9 +23,18 @@ package check
 // is due, a late change, an answer other than 2xx) runs that delivery's
 // phase again alone, with the code and fresh events a run of one uses, so
 // a failing delivery's verdict and message are exactly the ones it gets
-// alone. The first copies share one late-effect window at the end; a probe
-// that moves in it, or between two deliveries, sends every deferred first
-// copy again alone.
+// alone (dups with a fresh event: the handler has seen the group's copies
+// of the first one, dupsAgain). A change where none is due may be late
+// work of any delivery peeked at before it, so those are tried again as a
+// group of their own (suspicion). The first copies share one late-effect
+// window at the end; a probe that moves in it, or between two deliveries,
+// sends every deferred first copy again alone.
+//
+// The order changes what state each delivery's phases find (phase after
+// phase instead of delivery after delivery), which only a handler whose
+// effect adds up per event cannot tell: the first delivery is checked
+// alone, as a run of one, and its control event must show exactly that
+// (runGrouped), or every delivery runs alone.
 
 import (
 	"context"
@@ -150,7 +159,9 @@ func (r *runner) runGrouped(ctx context.Context) error {
 	}
 	lead, why := -1, ""
 	for i := range ds {
-		fr, err := r.first(ctx, &ds[i])
+		// Checked as a run of one checks it, its phases inside first's
+		// late-effect window when they fit there (overlap.go).
+		fr, err := r.firstCaught(ctx, &ds[i])
 		if err != nil {
 			drs[i].Phases = append(drs[i].Phases, r.errored(PhaseFirst, err))
 			keep()

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/hookreplay/hookreplay/internal/probe"
 	"github.com/hookreplay/hookreplay/internal/report"
 )
 
@@ -140,5 +141,34 @@ func TestGroupLateWorkInALaterWindowIsNotAPass(t *testing.T) {
 		if p := c.Deliveries[1].Phases[1]; p.Phase != PhaseDups || p.Status != report.Fail {
 			t.Errorf("delivery 2's dups: %s %s: %s", p.Phase, p.Status, p.Message)
 		}
+	}
+}
+
+// What acts on the whole handler, or needs each delivery's own readings,
+// keeps the deliveries one at a time, and the note says why.
+func TestGroupWhyKeepsWholeHandlerActionsAlone(t *testing.T) {
+	h, u := newHandler(t, "correct")
+	unsigned := delivery(t, 3, 4900)
+	unsigned.Provider, unsigned.Scheme, unsigned.EventID = "", nil, ""
+	for _, tc := range []struct {
+		name string
+		set  func(o *Options)
+		want string
+	}{
+		{"jobs 1", func(o *Options) { o.Jobs = 1 }, "one job was asked for"},
+		{"reset", func(o *Options) { o.ResetCmd = "true" }, "restores the whole handler's state"},
+		{"crash", func(o *Options) { o.Serve = &Server{Addr: u.Host}; o.Phases = append(o.Phases, PhaseCrash) }, "kills the one process"},
+		{"sink", func(o *Options) { o.Sink = &probe.Sink{} }, "a sink's calls are listed under the delivery"},
+		{"no fresh id", func(o *Options) { o.Deliveries = append(o.Deliveries, unsigned) }, "delivery 3 cannot be given a fresh event id"},
+		{"grouped", func(*Options) {}, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			o := options(h, u, delivery(t, 1, 4900), delivery(t, 2, 4901))
+			tc.set(&o)
+			r := newRunner(withDefaults(o))
+			if got := r.groupWhy(); tc.want == "" && got != "" || !strings.Contains(got, tc.want) {
+				t.Fatalf("groupWhy: %q, want %q", got, tc.want)
+			}
+		})
 	}
 }
