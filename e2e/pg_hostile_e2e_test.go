@@ -12,11 +12,12 @@ import (
 	"github.com/hookreplay/hookreplay/internal/testkit"
 )
 
-// A Postgres server that answers list's first statement with a 64 MiB
-// notice, or with notices forever: pgx read the one whole (a 256 MiB notice
-// took list to 810 MB resident) and the other forever, and list never ended.
-// list now stops at the first message past the bounds docs/reliability.md
-// gives: one line naming the server, exit 2, at once.
+// A Postgres server that answers the first statement of list or capture
+// with a 64 MiB notice, or with notices forever: pgx read the one whole (a
+// 256 MiB notice took list to 811 MB resident) and the other forever, and
+// the command never ended. It now stops at the first message past the
+// bounds docs/reliability.md gives: one line naming the server, exit 2, at
+// once.
 func TestListAgainstAHostilePostgres(t *testing.T) {
 	t.Parallel() // waits on the binary, not on CPU: see TestMain
 	for name, notice := range map[string]func(c net.Conn){
@@ -39,15 +40,17 @@ func TestListAgainstAHostilePostgres(t *testing.T) {
 				notice(c)
 				io.Copy(io.Discard, c) // then silent, until the test ends
 			})
-			start := time.Now()
-			r := runBin(t, "", nil, "list", "--db", url)
-			lines := strings.Split(strings.TrimSpace(r.Stderr), "\n")
-			if r.Code != 2 || len(lines) != 1 || !strings.HasPrefix(lines[0], "hookreplay: open store postgres://hookreplay@127.0.0.1:") ||
-				!strings.Contains(lines[0], "the Postgres server at 127.0.0.1:") || !strings.Contains(lines[0], "notice") {
-				t.Fatalf("want exit 2 and one line naming the server, got %d\n%s", r.Code, r.Stderr)
-			}
-			if took := time.Since(start); took > 30*time.Second {
-				t.Fatalf("list took %s", took)
+			for _, args := range [][]string{{"list"}, {"capture", "--listen", "127.0.0.1:0"}} {
+				start := time.Now()
+				r := runBin(t, "", nil, append(args, "--db", url)...)
+				lines := strings.Split(strings.TrimSpace(r.Stderr), "\n")
+				if r.Code != 2 || len(lines) != 1 || !strings.HasPrefix(lines[0], "hookreplay: open store postgres://hookreplay@127.0.0.1:") ||
+					!strings.Contains(lines[0], "the Postgres server at 127.0.0.1:") || !strings.Contains(lines[0], "notice") {
+					t.Fatalf("%s: want exit 2 and one line naming the server, got %d\n%s", args[0], r.Code, r.Stderr)
+				}
+				if took := time.Since(start); took > 30*time.Second {
+					t.Fatalf("%s took %s", args[0], took)
+				}
 			}
 		})
 	}
