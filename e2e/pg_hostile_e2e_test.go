@@ -20,24 +20,32 @@ import (
 // once.
 func TestListAgainstAHostilePostgres(t *testing.T) {
 	t.Parallel() // waits on the binary, not on CPU: see TestMain
-	for name, notice := range map[string]func(c net.Conn){
-		"huge notice": func(c net.Conn) {
+	for name, tc := range map[string]struct {
+		answer func(c net.Conn)
+		want   string
+	}{
+		"huge notice": {func(c net.Conn) {
 			b, _ := (&pgproto3.NoticeResponse{Severity: "NOTICE", Code: "00000", Message: strings.Repeat("x", 64<<20)}).Encode(nil)
 			c.Write(b)
-		},
-		"notices forever": func(c net.Conn) {
+		}, "sent a notice of 67108882 bytes"},
+		"notices forever": {func(c net.Conn) {
 			b, _ := (&pgproto3.NoticeResponse{Severity: "NOTICE", Code: "00000", Message: "hello"}).Encode(nil)
 			for {
 				if _, err := c.Write(b); err != nil {
 					return
 				}
 			}
-		},
+		}, "sent more than 1000 notices"},
+		// FuzzPostgresAnswer's find: pgx panicked (a nil pointer) on it.
+		"bare ReadyForQuery": {func(c net.Conn) {
+			b, _ := (&pgproto3.ReadyForQuery{TxStatus: 'I'}).Encode(nil)
+			c.Write(b)
+		}, "answered in a way the Postgres driver cannot read (panic: runtime error: invalid memory address or nil pointer dereference"},
 	} {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
 			url := testkit.FakePostgres(t, func(c net.Conn, _ pgproto3.FrontendMessage) {
-				notice(c)
+				tc.answer(c)
 				io.Copy(io.Discard, c) // then silent, until the test ends
 			})
 			for _, args := range [][]string{{"list"}, {"capture", "--listen", "127.0.0.1:0"}} {
@@ -45,7 +53,7 @@ func TestListAgainstAHostilePostgres(t *testing.T) {
 				r := runBin(t, "", nil, append(args, "--db", url)...)
 				lines := strings.Split(strings.TrimSpace(r.Stderr), "\n")
 				if r.Code != 2 || len(lines) != 1 || !strings.HasPrefix(lines[0], "hookreplay: open store postgres://hookreplay@127.0.0.1:") ||
-					!strings.Contains(lines[0], "the Postgres server at 127.0.0.1:") || !strings.Contains(lines[0], "notice") {
+					!strings.Contains(lines[0], "the Postgres server at 127.0.0.1:") || !strings.Contains(lines[0], tc.want) {
 					t.Fatalf("%s: want exit 2 and one line naming the server, got %d\n%s", args[0], r.Code, r.Stderr)
 				}
 				if took := time.Since(start); took > 30*time.Second {

@@ -91,7 +91,7 @@ func openPostgres(ctx context.Context, raw string, o options) (*Store, error) {
 	db := sql.OpenDB(pgConnector{Connector: stdlib.GetConnector(*cfg, stdlib.OptionShouldPing(pingReused)), t: t, d: d})
 	db.SetMaxIdleConns(4)
 	s := &Store{db: pool{DB: db, d: d}, path: raw, pg: t}
-	if err := s.openPostgresSchema(ctx, o); err != nil {
+	if err := s.openPostgresSchemaCaught(ctx, o); err != nil {
 		db.Close()
 		var fe *ForeignObjectsError
 		if errors.As(err, &fe) {
@@ -100,6 +100,22 @@ func openPostgres(ctx context.Context, raw string, o options) (*Store, error) {
 		return nil, fmt.Errorf("open store %s: %s", display, d.redact(oneLine(err)))
 	}
 	return s, nil
+}
+
+// openPostgresSchemaCaught is openPostgresSchema; a panic of pgx reading
+// what the server answered is the open's error, naming the server. A
+// server answering a statement with nothing but ReadyForQuery made pgx
+// return rows without a result, and database/sql's first look at them
+// panicked (FuzzPostgresAnswer): no real server does it.
+func (s *Store) openPostgresSchemaCaught(ctx context.Context, o options) (err error) {
+	defer func() {
+		var pe *panics.Error
+		if errors.As(err, &pe) {
+			err = fmt.Errorf("the Postgres server at %s answered in a way the Postgres driver cannot read (%w)", s.pg.where(), pe)
+		}
+	}()
+	defer panics.Catch(&err)
+	return s.openPostgresSchema(ctx, o)
 }
 
 // openPostgresSchema checks the store's schema, migrating it when it is
