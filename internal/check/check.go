@@ -190,6 +190,9 @@ type runner struct {
 	flightCap int64
 	// clk keeps where the time went (timing.go); o.Probes are timed by it.
 	clk *clock
+	// ranAlone holds the deliveries a group phase judged alone after all
+	// (dupsAgain), for the group's note (grouptest.go).
+	ranAlone map[int64]bool
 	// ov is what the readings saw while phases overlap first's late-effect
 	// window (overlap.go; nil otherwise); noOverlap: first watches its
 	// window before anything else runs.
@@ -294,7 +297,7 @@ func withDefaults(o Options) Options {
 }
 
 func newRunner(o Options) *runner {
-	r := &runner{o: o, obs: o.Observer, rng: rand.New(rand.NewSource(o.Seed)), additive: map[int64]*additivity{}, answered: map[int64][]store.Attempt{}, dupsPassed: map[int64]bool{}, effSettle: o.Settle}
+	r := &runner{o: o, obs: o.Observer, rng: rand.New(rand.NewSource(o.Seed)), additive: map[int64]*additivity{}, answered: map[int64][]store.Attempt{}, dupsPassed: map[int64]bool{}, ranAlone: map[int64]bool{}, effSettle: o.Settle}
 	r.c = &report.Check{SchemaVersion: report.SchemaVersion, Target: o.Target.String(), StartedAt: time.Now(),
 		Options: o.RunOptions}
 	for _, p := range o.Probes {

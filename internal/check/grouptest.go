@@ -436,11 +436,12 @@ func (r *runner) groupPhase(ctx context.Context, p phase, frs []*firstResult, ta
 		todo = again
 	}
 	n := 0
-	for _, res := range out {
-		if res.Status == report.Pass {
+	for i, res := range out {
+		if res.Status == report.Pass && !r.ranAlone[r.o.Deliveries[i].ID] {
 			n++
 		}
 	}
+	clear(r.ranAlone)
 	tally.add(p.name, n)
 	return out, started, nil
 }

@@ -222,7 +222,11 @@ func (r *runner) dupsAgain(ctx context.Context, d *Delivery, fr *firstResult) (*
 	if !sameEffect(fr.effect, again.effect) {
 		return nil, nil // not the first copy's effect: judged alone, on the first copy's event
 	}
-	return r.dups(ctx, d, &again)
+	res, err := r.dups(ctx, d, &again)
+	if res != nil {
+		r.ranAlone[d.ID] = true // not judged in the group: the note does not count it
+	}
+	return res, err
 }
 
 // groupTamper sends every member's forged copies, member after member,

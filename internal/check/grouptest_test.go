@@ -142,6 +142,7 @@ func TestGroupLateWorkInALaterWindowIsNotAPass(t *testing.T) {
 			t.Errorf("delivery 2's dups: %s %s: %s", p.Phase, p.Status, p.Message)
 		}
 	}
+	t.Logf("group notes: %q", got[1].Notes)
 }
 
 // What acts on the whole handler, or needs each delivery's own readings,
