@@ -184,7 +184,7 @@ interrupted, and the --serve handler is stopped.`,
 	checkEngineFlags(fl, o, &phases)
 	// Not --timeout: that name is kept for a per-request timeout, as
 	// replay and send use it.
-	fl.IntVar(&o.Jobs, "jobs", 0, fmt.Sprintf("deliveries checked at once when the probes are scoped to each delivery's event ({{json:data.object.customer}}, docs/guide.md); with probes that are not scoped, the deliveries after the first are checked as a group; 1 checks every delivery alone, one at a time (default: 8 per CPU, at most 16; at most %d)", check.MaxJobs))
+	fl.IntVar(&o.Jobs, "jobs", 0, fmt.Sprintf("deliveries checked at once when the probes are scoped to each delivery's event ({{json:data.object.customer}}, docs/guide.md); with probes that are not scoped, the deliveries after the first are checked as a group; 1 checks every delivery alone, one at a time; N is obeyed as given (default: 8 per CPU, at most 16, and fewer while the handler answers over twice as slow as it did alone, docs/guide.md; at most %d)", check.MaxJobs))
 	fl.DurationVar(&o.MaxTime, "max-time", defaultCheckMaxTime, "stop the whole run after this long (exit 2), writing the reports of what was judged so far")
 	fl.StringArrayVar(&o.Reports, "report", nil, "also write a report: json=PATH, junit=PATH, markdown=PATH, html=PATH, text=PATH (repeatable; PATH - is stdout, instead of the text report)")
 	fl.BoolVar(&o.JSON, "json", false, "print the JSON report on stdout instead of text")

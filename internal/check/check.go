@@ -188,6 +188,10 @@ type runner struct {
 	// once (nil: one at a time).
 	flight    *semaphore.Weighted
 	flightCap int64
+	// pace admits deliveries at the handler's pace when no jobs count
+	// was given (schedule_pace.go); paceSlot is this runner's delivery.
+	pace     *pace
+	paceSlot *paceSlot
 	// clk keeps where the time went (timing.go); o.Probes are timed by it.
 	clk *clock
 	// ranAlone holds the deliveries a group phase judged alone after all

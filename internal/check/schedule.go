@@ -53,6 +53,9 @@ type schedule struct {
 	// jobs is how many groups run at once; why says why not more.
 	jobs int
 	why  string
+	// paced: jobs is the machine's default, no jobs count was given:
+	// deliveries start at the handler's pace (schedule_pace.go).
+	paced bool
 }
 
 // plan returns the schedule of a run whose probes are scoped, nil when no
@@ -107,7 +110,7 @@ func (r *runner) plan() (*schedule, error) {
 	}
 	s.jobs = r.o.Jobs
 	if s.jobs <= 0 {
-		s.jobs = DefaultJobs()
+		s.jobs, s.paced = DefaultJobs(), true
 	}
 	switch {
 	case r.o.ResetCmd != "":
@@ -118,6 +121,7 @@ func (r *runner) plan() (*schedule, error) {
 		s.why = "one job was asked for"
 	}
 	s.jobs = min(s.jobs, len(s.groups))
+	s.paced = s.paced && s.jobs > 1
 	return s, nil
 }
 
@@ -156,6 +160,8 @@ func (s *schedule) note(r *runner) {
 	}
 	var parts []string
 	switch {
+	case s.jobs > 1 && s.paced:
+		parts = append(parts, fmt.Sprintf("%d deliveries were checked up to %d at a time, fewer while the handler answered markedly slower than alone: their scoped probes read each delivery's own effects", n, s.jobs))
 	case s.jobs > 1:
 		parts = append(parts, fmt.Sprintf("%d deliveries were checked up to %d at a time: their scoped probes read each delivery's own effects", n, s.jobs))
 	case s.why != "":
@@ -187,6 +193,10 @@ func (r *runner) runScheduled(ctx context.Context, s *schedule) error {
 		r.flightCap = int64(r.o.Burst)
 		r.flight = semaphore.NewWeighted(r.flightCap)
 	}
+	var pc *pace
+	if s.paced {
+		pc = newPace(s.jobs)
+	}
 	parent := ctx
 	ctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
@@ -209,8 +219,19 @@ func (r *runner) runScheduled(ctx context.Context, s *schedule) error {
 					if ctx.Err() != nil {
 						break
 					}
+					if pc != nil {
+						slot, err := pc.enter(ctx)
+						if err != nil {
+							break // stopped before it started: not judged
+						}
+						ch.pace, ch.paceSlot = pc, slot
+					}
 					ch.o.Probes, ch.lastQuiet = ch.clk.retimed(s.probes[i]), nil
 					dr, err := ch.delivery(ctx, r.o.Deliveries[i])
+					if pc != nil {
+						pc.leave(ch.paceSlot)
+						ch.paceSlot = nil
+					}
 					if err != nil && parent.Err() == nil && errors.Is(err, context.Canceled) {
 						// Stopped by another delivery's error: not judged,
 						// as a delivery the run never reached.
@@ -241,6 +262,11 @@ func (r *runner) runScheduled(ctx context.Context, s *schedule) error {
 	}
 	close(work)
 	wg.Wait()
+	if pc != nil {
+		if text := pc.note(); text != "" {
+			r.note("%s", text)
+		}
+	}
 	r.gather(children, results)
 	trap.Rethrow()
 	if err := parent.Err(); err != nil {

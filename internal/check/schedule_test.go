@@ -28,6 +28,9 @@ type customers struct {
 	// takes slow.
 	inFlight, peak atomic.Int32
 	slow           time.Duration
+	// sem, when set, lets len(sem) POSTs take slow at once: the others
+	// wait their turn, as behind a pool of len(sem) connections.
+	sem chan struct{}
 
 	mu     sync.Mutex
 	seen   map[string]bool
@@ -40,6 +43,10 @@ func (h *customers) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		n := h.inFlight.Add(1)
 		defer h.inFlight.Add(-1)
 		for p := h.peak.Load(); n > p && !h.peak.CompareAndSwap(p, n); p = h.peak.Load() {
+		}
+		if h.sem != nil {
+			h.sem <- struct{}{}
+			defer func() { <-h.sem }()
 		}
 		time.Sleep(h.slow)
 	}

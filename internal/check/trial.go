@@ -252,6 +252,9 @@ func (r *runner) send(ctx context.Context, req *message.Request, opt replay.Send
 	a := replay.Send(ctx, r.target, req, opt)
 	r.clk.sendEnd()
 	r.sent()
+	if r.pace != nil {
+		r.pace.answered(r.paceSlot, a)
+	}
 	return a
 }
 
