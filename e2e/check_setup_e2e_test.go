@@ -42,6 +42,7 @@ func TestCheckWrongSecretIsASetupError(t *testing.T) {
 // route behind an auth layer) is a setup problem, not a handler bug; its
 // answer body is shown.
 func TestCheckRejectedSignedCopyIsASetupError(t *testing.T) {
+	t.Parallel() // waits on processes and probes, not on CPU: see TestMain
 	base := serveHandler(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, `{"error":"missing bearer token"}`, http.StatusUnauthorized)
 	}))

@@ -92,6 +92,7 @@ func twilioForm(t *testing.T, body []byte) url.Values {
 // A handler that ignores an event type answers 2xx and changes nothing: the
 // run is inconclusive (exit 3) and says the handler may not handle that type.
 func TestCheckIgnoredEventTypeIsInconclusive(t *testing.T) {
+	t.Parallel() // waits on processes and probes, not on CPU: see TestMain
 	base := serveHandler(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		io.Copy(io.Discard, r.Body)
 		if r.Method == "GET" {

@@ -8,6 +8,7 @@ package e2e
 
 import (
 	"bufio"
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -30,7 +31,14 @@ func TestInterruptE2EEveryCommandStopsOnCtrlC(t *testing.T) {
 	// A handler that holds every request until the test ends.
 	release := make(chan struct{})
 	arrived := make(chan struct{}, 100)
+	forwarded := make(chan struct{}, 1) // capture's delivery, evt_int, reached the handler
 	h := startReplayHandler(t, func(w http.ResponseWriter, a replayArrival) {
+		if bytes.Contains(a.Raw, []byte(`"evt_int"`)) {
+			select {
+			case forwarded <- struct{}{}:
+			default:
+			}
+		}
 		select {
 		case arrived <- struct{}{}:
 		default:
@@ -96,7 +104,12 @@ func TestInterruptE2EEveryCommandStopsOnCtrlC(t *testing.T) {
 		a := captureExchangeNoFatal(addr, fmt.Sprintf("POST /hook HTTP/1.1\r\nHost: x\r\nContent-Length: %d\r\n\r\n%s", len(body), body))
 		done <- a
 	}()
-	time.Sleep(500 * time.Millisecond)
+	// The forward waiting on the handler, not a fixed sleep.
+	select {
+	case <-forwarded:
+	case <-time.After(20 * time.Second):
+		t.Fatal("capture forwarded nothing within 20s")
+	}
 	start := time.Now()
 	p.cmd.Process.Signal(syscall.SIGINT)
 	select {
