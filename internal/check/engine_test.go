@@ -216,6 +216,18 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			h.effect.Add(1)
 		}
 		h.mu.Unlock()
+	case "marks": // deduplicates, but an event's first redelivery marks it, once (+2: a flag and its time)
+		// A change of another size than the event's effect, made by one
+		// duplicate only: copies after it find the event marked.
+		h.mu.Lock()
+		h.arrivals[ev.ID]++
+		switch h.arrivals[ev.ID] {
+		case 1:
+			h.effect.Add(1)
+		case 2:
+			h.effect.Add(2)
+		}
+		h.mu.Unlock()
 	case "zero": // correct; an invoice paying nothing changes nothing
 		h.mu.Lock()
 		if !h.seen[ev.ID] && ev.Data.Object.AmountPaid > 0 {

@@ -52,7 +52,7 @@ func groupBothModes(t *testing.T, kind string) (alone, grouped *report.Check) {
 // one delivery at a time, phase by phase; a phase that fails in the group
 // is judged alone, so its message is the one a run of one gives.
 func TestGroupSameVerdictsEveryHandler(t *testing.T) {
-	for _, kind := range []string{"correct", "double", "racy", "unsigned", "dup409", "late", "busy500", "forgets", "state", "last", "receipt", "third"} {
+	for _, kind := range []string{"correct", "double", "racy", "unsigned", "dup409", "late", "busy500", "forgets", "state", "last", "receipt", "third", "marks"} {
 		t.Run(kind, func(t *testing.T) {
 			t.Parallel() // each kind its own handler; the runs wait, they do not compute
 			alone, grouped := groupBothModes(t, kind)

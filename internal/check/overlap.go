@@ -19,12 +19,15 @@ package check
 //     wait for is watched once at the end (the horizon), with first's
 //     window. They join only when dups and tamper saw nothing move.
 //
-// An ambiguous change during dups and tamper: first's window is watched on
-// as calibrate does (the change is first's late effect, as it would be
-// alone), and dups and tamper run again one after another; when they then
-// change the probes themselves, what moved cannot be told apart and the
-// delivery is checked again from a fresh first, every phase alone. A copy's
-// work and an ambiguous change both: checked again. In the fresh-event
+// An ambiguous change during dups and tamper: the delivery is checked again
+// from a fresh first, every phase alone. Running dups again on the same
+// event cannot tell first's late effect from a copy's work: a handler that
+// changes its state at an event's first redelivery only (marks it
+// redelivered) finds it changed already when the copies come again. A
+// phase in the window that did not pass with nothing moving (a copy
+// answered 500): first's window is watched on as calibrate does and dups
+// and tamper run again one after another. A copy's work and an ambiguous
+// change both: checked again. In the fresh-event
 // phases, anything that moved unaccounted for, a phase that did not pass,
 // or a control event whose effect was not first's (the optimistic readings
 // stop there and the phases go on as alone): checked again, or judged as
@@ -234,7 +237,16 @@ func (r *runner) overlapped(ctx context.Context, d *Delivery, fr *firstResult) (
 		// moved besides: which is first's late effect cannot be told.
 		r.againWhy = fmt.Sprintf("delivery %d: dups and tamper ran while first's late-effect window was open, changed the probes as their copies were answered, and a probe changed besides, so first's late effects cannot be told from theirs: %s", d.ID, againText)
 		return nil, true, "", r.release(ctx, func(int) bool { return true })
-	case ov.moved || (!ov.slotMoved && !passed(done)):
+	case ov.moved:
+		// A change that is not first's effect again: first's late effect,
+		// or a copy's work of another size. Running dups again on this
+		// event cannot tell: a handler that changes its state at an
+		// event's first redelivery only (marks it redelivered) finds it
+		// changed already and moves nothing, and the change would be
+		// taken for first's. Alone, from a fresh event, it is told apart.
+		r.againWhy = fmt.Sprintf("delivery %d: a probe changed while dups and tamper ran in first's late-effect window, not by first's effect again, so first's late effect cannot be told from a copy's work: %s", d.ID, againText)
+		return nil, true, "", r.release(ctx, func(int) bool { return true })
+	case !ov.slotMoved && !passed(done):
 		return r.redoOverlap(ctx, d, fr, w, learnt, done)
 	case ov.slotMoved:
 		// Only as copies were answered, as first's effect was there when it
@@ -280,16 +292,15 @@ func (r *runner) overlapped(ctx context.Context, d *Delivery, fr *firstResult) (
 	return done, false, "", r.release(ctx, nil)
 }
 
-// redoOverlap is the overlap of dups and tamper when it is ambiguous:
-// first's window is watched on as it is alone, then the phases run in it
-// (done) run again. When they change the probes alone too, what moved
-// during the overlap cannot be told from first's late effects: again.
+// redoOverlap is the overlap of dups and tamper when a phase in it did not
+// pass with nothing moving (a copy answered 500, say): first's window is
+// watched on as it is alone, then the phases run in it (done) run again,
+// one after another, and are judged from that.
 func (r *runner) redoOverlap(ctx context.Context, d *Delivery, fr *firstResult, w *lateWindow, learnt runnerSnapshot, done map[string]*report.PhaseResult) (map[string]*report.PhaseResult, bool, string, error) {
-	moved := r.ov.moved
 	r.ov, r.holdCat = nil, heldRedo
 	r.restoreLearnt(learnt)
 	overlapOnly := func(cat int) bool { return cat == heldOverlap }
-	if err := r.finishOverlappedFirst(ctx, d, fr, w, moved); err != nil {
+	if err := r.finishOverlappedFirst(ctx, d, fr, w); err != nil {
 		_ = r.release(ctx, overlapOnly)
 		return nil, false, PhaseFirst, err
 	}
@@ -308,11 +319,7 @@ func (r *runner) redoOverlap(ctx context.Context, d *Delivery, fr *firstResult, 
 			redone[name] = res
 		}
 	}
-	if moved && probesMoved(redone) {
-		r.againWhy = fmt.Sprintf("delivery %d: a probe changed while dups and tamper ran in first's late-effect window, and they changed the probes when run again alone too, so what moved cannot be told from first's late effects: %s", d.ID, againText)
-		return nil, true, "", r.release(ctx, func(int) bool { return true })
-	}
-	r.note("delivery %d: %s", d.ID, overlapNote(moved, "dups and tamper"))
+	r.note("delivery %d: dups and tamper ran while first's late-effect window was open and a phase run in it did not pass: they were run again one after another, as alone (nothing of the overlap was judged)", d.ID)
 	return redone, false, "", r.release(ctx, overlapOnly)
 }
 
@@ -323,26 +330,9 @@ func (r *runner) coreCaught(ctx context.Context, p phase, d *Delivery, fr *first
 }
 
 // finishOverlappedFirst watches first's window on from its settled reading
-// as calibrate does, a change seen during the overlap (moved) counting as
-// its late effect, and judges first.
-func (r *runner) finishOverlappedFirst(ctx context.Context, d *Delivery, fr *firstResult, w *lateWindow, moved bool) error {
-	cur, last, deadline := fr.after, fr.after.lastChange, w.deadline
-	if moved {
-		var err error
-		if cur, err = r.readUntil(ctx, d, PhaseFirst, "after (late effects)", nil, 0); err != nil {
-			return err
-		}
-		last = cur.lastChange
-		if last.IsZero() || last.Before(cur.from) {
-			last = cur.from // the change was seen during the overlap, before this reading began
-		}
-		r.obs.Note(Note{Kind: NoteLateEffect, DeliveryID: d.ID, Phase: PhaseFirst, After: last.Sub(fr.sentAt), Settle: r.o.Settle})
-		deadline = time.Now().Add(w.window)
-		if limit := fr.sentAt.Add(r.o.SettleMax); deadline.After(limit) {
-			deadline = limit
-		}
-	}
-	after, err := r.watchLate(ctx, d, PhaseFirst, "after", fr.sentAt, cur, last, w.window, deadline)
+// as calibrate does and judges first.
+func (r *runner) finishOverlappedFirst(ctx context.Context, d *Delivery, fr *firstResult, w *lateWindow) error {
+	after, err := r.watchLate(ctx, d, PhaseFirst, "after", fr.sentAt, fr.after, fr.after.lastChange, w.window, w.deadline)
 	if err != nil {
 		return err
 	}
@@ -449,18 +439,6 @@ func passed(done map[string]*report.PhaseResult) bool {
 	return true
 }
 
-// probesMoved reports whether any result has a violation of a probe's.
-func probesMoved(done map[string]*report.PhaseResult) bool {
-	for _, res := range done {
-		for _, v := range res.Violations {
-			if v.Probe != "" {
-				return true
-			}
-		}
-	}
-	return false
-}
-
 // overlapList names the phases of done, in run order.
 func overlapList(done map[string]*report.PhaseResult) string {
 	var names []string
@@ -477,15 +455,6 @@ func overlapList(done map[string]*report.PhaseResult) string {
 
 // againText ends the note of a delivery checked again (runner.againWhy).
 const againText = "the delivery was checked again from a fresh first, every phase alone (nothing of the overlap was judged)"
-
-// overlapNote says why what ran in first's window was run again.
-func overlapNote(moved bool, what string) string {
-	why := "a phase run in it did not pass"
-	if moved {
-		why = "a probe changed where nothing was expected"
-	}
-	return fmt.Sprintf("%s ran while first's late-effect window was open and %s: they were run again one after another, as alone (nothing of the overlap was judged)", what, why)
-}
 
 // firstTiming is first's timing when phases overlapped its window: its
 // own sending and reading, and the window's wait, without theirs.
