@@ -11,12 +11,13 @@ package check
 // the deliveries whose first copy was answered, while the handler answered
 // the last two copies, and every running delivery's last copy, within
 // slowFactor × base (at least slowFloor, so a 2 ms handler's scheduling
-// noise throttles nothing); all at once when even a handler answering one
-// copy at a time would answer every running delivery's copy within that
-// floor (base × the most at once ≤ slowFloor). While it answers slower, no delivery starts;
-// the ones running finish, and starts resume once it answers at its pace
-// again, one at a time after the first hold. The concurrency settles near
-// the most the handler serves at its own speed.
+// noise throttles nothing); all at once, until the first hold, when even a
+// handler answering one copy at a time would answer every running
+// delivery's copy within that floor (base × the most at once ≤
+// slowFloor). While it answers slower, no delivery starts; the ones
+// running finish, and starts resume, half again at most, once it answers
+// at its pace again. The concurrency settles near the most the handler
+// serves at its own speed.
 // An explicit --jobs N is obeyed as given.
 
 import (
@@ -55,7 +56,7 @@ type pace struct {
 	// last answer was over.
 	slow, jammed, last bool
 	// held: a start was held while the handler was jammed; from then on
-	// deliveries start one at a time.
+	// they start half again at most, never all at once.
 	held bool
 
 	// peak is the most deliveries that ran at once, holdAt the most
@@ -99,11 +100,7 @@ func (p *pace) admit() bool {
 		// running delivery's copy within the floor: start them all.
 		return true
 	}
-	unproven := p.active - p.proven
-	if p.held {
-		return unproven == 0
-	}
-	return unproven < max(1, p.proven/2)
+	return p.active-p.proven < max(1, p.proven/2)
 }
 
 // enter waits until a delivery may start and returns its slot.
@@ -194,7 +191,7 @@ func (p *pace) note() string {
 		return fmt.Sprintf("%s, at most %d ran at once: the handler never answered markedly slower than it did alone (over %s: 2 × its %s, at least %s)",
 			jobs, p.peak, report.Duration(p.threshold()), alone, report.Duration(slowFloor))
 	}
-	return fmt.Sprintf("%s, held to %d at once while the handler answered in up to %s, %.1f× its %s: no delivery was started while it answered over %s (2 × its %s, at least %s), and they started one at a time after",
+	return fmt.Sprintf("%s, held to %d at once while the handler answered in up to %s, %.1f× its %s: no delivery was started while it answered over %s (2 × its %s, at least %s)",
 		jobs, p.holdAt, report.Duration(p.slowest), float64(p.slowest)/float64(max(p.base, time.Microsecond)), alone,
 		report.Duration(p.threshold()), alone, report.Duration(slowFloor))
 }
