@@ -188,7 +188,7 @@ func (p *pace) note() string {
 		jobs = fmt.Sprintf("jobs %d (the machine's default is %d)", p.max, DefaultJobs())
 	}
 	if !p.held {
-		return fmt.Sprintf("%s, at most %d ran at once: the handler never answered markedly slower than it did alone (over %s: 2 × its %s, at least %s)",
+		return fmt.Sprintf("%s, at most %d ran at once: none was held back for the handler's pace (two answers in a row over %s: 2 × its %s, at least %s)",
 			jobs, p.peak, report.Duration(p.threshold()), alone, report.Duration(slowFloor))
 	}
 	return fmt.Sprintf("%s, held to %d at once while the handler answered in up to %s, %.1f× its %s: no delivery was started while it answered over %s (2 × its %s, at least %s)",

@@ -139,4 +139,7 @@ func TestPacedJobsLeaveAFastHandlerAlone(t *testing.T) {
 	if r := float64(paced.took) / float64(fixed.took); r > 1.3 {
 		t.Fatalf("the default took %s, %.2f× --jobs %d's %s", paced.took, r, DefaultJobs(), fixed.took)
 	}
+	if notes := strings.Join(paced.c.Notes, "\n"); !strings.Contains(notes, fmt.Sprintf("jobs %d (the machine's default), ", DefaultJobs())) {
+		t.Fatalf("the notes should say the jobs chosen: %q", paced.c.Notes)
+	}
 }
