@@ -525,6 +525,10 @@ func checkRun(ctx context.Context, o *checkOptions) error {
 	if sel := o.selection; sel != nil && !o.Quiet {
 		fmt.Fprintf(o.IO.ErrOut, "shard %s: %d of the %d selected deliveries\n", sel.Spec, len(ds), sel.Selected)
 	}
+	leftNote := handshakesNote(o.handshakesLeft)
+	if leftNote != "" && !o.Quiet {
+		fmt.Fprintln(o.IO.ErrOut, leftNote)
+	}
 	if len(ds) == 0 && o.selection != nil {
 		// --shard K/N with fewer than K deliveries selected: this part
 		// is empty, and its report says so for 'report merge'.
@@ -547,6 +551,9 @@ func checkRun(ctx context.Context, o *checkOptions) error {
 	multi.stop()
 	if err != nil && c == nil {
 		return err
+	}
+	if leftNote != "" {
+		c.Notes = append([]string{leftNote}, c.Notes...)
 	}
 	addCheckTimeline(ctx, st, c, o.Reports)
 	if werr := checkWriteReports(o, c, err == errInterrupted); werr != nil {
@@ -684,6 +691,7 @@ func loadCheckDeliveries(ctx context.Context, o *checkOptions, st *store.Store) 
 	if err != nil {
 		return nil, err
 	}
+	o.handshakesLeft = sel.handshakesLeft
 	var files []*store.Delivery
 	for _, path := range o.From {
 		f, err := os.Open(path)

@@ -75,6 +75,9 @@ type deliverySelector struct {
 	// provider and event type the filters match, in that order.
 	OnePerType    bool
 	hasOnePerType bool // the command declares --one-per-type
+	// handshakesLeft names the providers' handshakes --one-per-type left
+	// out (handshakes.go).
+	handshakesLeft []string
 	// Shard (--shard K/N) keeps the K-th of N parts of the selection
 	// (shard.go).
 	Shard    shardSpec
@@ -271,9 +274,12 @@ func (s *deliverySelector) load(ctx context.Context, st *store.Store) ([]*store.
 		if err != nil {
 			return nil, setupErr("%v", err)
 		}
+		sel := strings.TrimSpace("--one-per-type " + s.filtered())
 		if len(found) == 0 {
-			sel := strings.TrimSpace("--one-per-type " + s.filtered())
 			return nil, usageErr("%s: no captured delivery with an event type matches (see 'hookreplay list %s')", sel, sel)
+		}
+		if found, s.handshakesLeft = withoutHandshakes(found); len(found) == 0 {
+			return nil, onlyHandshakesErr(sel, s.handshakesLeft)
 		}
 		slices.SortStableFunc(found, func(a, b *store.Delivery) int {
 			return cmp.Or(cmp.Compare(a.Provider, b.Provider), cmp.Compare(a.EventType, b.EventType))
@@ -287,8 +293,12 @@ func (s *deliverySelector) load(ctx context.Context, st *store.Store) ([]*store.
 // from files, in provider and event-type order, as load orders the store's.
 func (s *deliverySelector) onePerTypeOf(ds []*store.Delivery) ([]*store.Delivery, error) {
 	found := store.Select(ds, s.narrow(store.Filter{OnePerType: true}))
+	sel := strings.TrimSpace("--one-per-type " + s.filtered())
 	if len(found) == 0 {
-		return nil, usageErr("%s: no delivery with an event type in the --from files matches", strings.TrimSpace("--one-per-type "+s.filtered()))
+		return nil, usageErr("%s: no delivery with an event type in the --from files matches", sel)
+	}
+	if found, s.handshakesLeft = withoutHandshakes(found); len(found) == 0 {
+		return nil, onlyHandshakesErr(sel, s.handshakesLeft)
 	}
 	slices.SortStableFunc(found, func(a, b *store.Delivery) int {
 		return cmp.Or(cmp.Compare(a.Provider, b.Provider), cmp.Compare(a.EventType, b.EventType))
