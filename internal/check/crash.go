@@ -177,10 +177,8 @@ type crashPhase struct {
 	// restart is what a restart with no event changed (restartLearned).
 	restart restartEffect
 	// warm is the median warm answer, warmMin the shortest, window the
-	// second shortest (the sweep's: one freak answer does not narrow it);
-	// lag is how long send takes to write the request's last byte
-	// (dialling included).
-	warm, warmMin, window, lag time.Duration
+	// second shortest (the sweep's: one freak answer does not narrow it).
+	warm, warmMin, window time.Duration
 	// cold: the handler was restarted and has handled no event since.
 	cold bool
 	// kills counts the kills by class; midJudged the mid-handling ones whose
@@ -286,29 +284,23 @@ func (c *crashPhase) estimate(ctx context.Context, trials int, elapsed time.Dura
 }
 
 // sendFresh sends one fresh event the handler is not killed handling (a
-// warm-up or a timed answer) and records it; why says what it is for. It
-// returns the attempt and how long send took to write its last byte.
-func (c *crashPhase) sendFresh(ctx context.Context, why string) (store.Attempt, time.Duration, error) {
+// warm-up or a timed answer) and records it; why says what it is for.
+func (c *crashPhase) sendFresh(ctx context.Context, why string) (store.Attempt, error) {
 	req, id, ok, _ := c.r.freshIdentity(c.d)
 	if !ok {
-		return store.Attempt{}, 0, nil
+		return store.Attempt{}, nil
 	}
-	called := time.Now()
 	a := c.r.send(ctx, req, replayOptions)
 	a.Edit = why
 	c.copies++
 	if err := c.r.record(ctx, &a, c.d, PhaseCrash, c.copies, id); err != nil {
-		return a, 0, err
+		return a, err
 	}
 	c.ph.Attempts++
 	countStatuses(c.ph.Statuses, a)
 	c.answers.add(a)
 	c.cold = false
-	var lag time.Duration
-	if !a.CompletedAt.IsZero() {
-		lag = a.CompletedAt.Sub(called)
-	}
-	return a, lag, nil
+	return a, nil
 }
 
 // calibrate times warm answers: one fresh event warms the handler up (the
@@ -316,19 +308,18 @@ func (c *crashPhase) sendFresh(ctx context.Context, why string) (store.Attempt, 
 // imports), then calibrationSamples more are timed. When none is answered
 // 2xx, the earlier phases' answers after the first stand in.
 func (c *crashPhase) calibrate(ctx context.Context) error {
-	var lat, lags []time.Duration
+	var lat []time.Duration
 	for i := 0; i <= calibrationSamples; i++ {
 		why := "timing a warm answer (not killed)"
 		if i == 0 {
 			why = "warm-up after a restart (not killed)"
 		}
-		a, lag, err := c.sendFresh(ctx, why)
+		a, err := c.sendFresh(ctx, why)
 		if err != nil {
 			return err
 		}
 		if i > 0 && a.Err == "" && is2xx(a.Status) {
 			lat = append(lat, a.Latency)
-			lags = append(lags, lag)
 		}
 	}
 	if len(lat) == 0 && len(c.r.answers) > 1 {
@@ -339,10 +330,6 @@ func (c *crashPhase) calibrate(ctx context.Context) error {
 	}
 	slices.Sort(lat)
 	c.warm, c.warmMin, c.window = lat[len(lat)/2], lat[0], lat[min(1, len(lat)-1)]
-	if len(lags) > 0 {
-		slices.Sort(lags)
-		c.lag = lags[len(lags)/2]
-	}
 	return nil
 }
 
@@ -392,7 +379,7 @@ func (c *crashed) attempts() []store.Attempt {
 func (c *crashPhase) trial(ctx context.Context, i int, k killPlan) (report.Status, string, error) {
 	r := c.r
 	if c.cold {
-		if _, _, err := c.sendFresh(ctx, "warm-up after the restart (not killed)"); err != nil {
+		if _, err := c.sendFresh(ctx, "warm-up after the restart (not killed)"); err != nil {
 			return "", "", err
 		}
 	}
@@ -426,6 +413,14 @@ func (c *crashPhase) trial(ctx context.Context, i int, k killPlan) (report.Statu
 func (c *crashPhase) killTrial(ctx context.Context, t *trial, i int, k killPlan) (*crashed, error) {
 	r := c.r
 	sent := make(chan store.Attempt, 1)
+	// A timed kill counts from the request's last byte as the sender wrote
+	// it, not from an estimate of how long writing takes: on a loaded
+	// machine, or on the first connection to a restarted process, the
+	// write can take longer than any estimate, and a kill before the
+	// request is complete tells nothing about the handler.
+	written := make(chan time.Time, 1)
+	opt := replayOptions
+	opt.Written = func(at time.Time) { written <- at }
 	called := time.Now()
 	// A panic of the send (reading the handler's answer) is raised here
 	// once the copy is accounted for: the kill and restart still happen.
@@ -434,7 +429,7 @@ func (c *crashPhase) killTrial(ctx context.Context, t *trial, i int, k killPlan)
 		var a store.Attempt
 		defer func() { sent <- a }()
 		defer trap.Guard()
-		a = r.send(ctx, t.req, replayOptions)
+		a = r.send(ctx, t.req, opt)
 	}()
 	var (
 		ct       = &crashed{}
@@ -444,7 +439,12 @@ func (c *crashPhase) killTrial(ctx context.Context, t *trial, i int, k killPlan)
 	if k.onChange {
 		ct.a1, answered, trigger = c.awaitChange(ctx, t.before.vals, sent)
 	} else {
-		sleepUntil(called.Add(c.lag + k.delay))
+		select {
+		case at := <-written:
+			sleepUntil(at.Add(k.delay))
+		case ct.a1 = <-sent: // not written (an error), or already answered
+			answered = true
+		}
 	}
 	killAt, killErr := r.o.Serve.Kill(ctx)
 	if !answered {

@@ -135,13 +135,25 @@ func (s *Server) Start(ctx context.Context) error {
 		case <-ctx.Done():
 			s.Stop()
 			return ctx.Err()
-		case <-time.After(20 * time.Millisecond):
+		case <-time.After(readyPoll(time.Until(deadline), timeout)):
 		}
 		if time.Now().After(deadline) {
 			s.Stop()
 			return &ServeError{Problem: ServeNotReady, Cmd: cmd, Addr: s.Addr, Timeout: timeout, State: state, Output: indent(s.out.String()), ByStartCmd: byStart}
 		}
 	}
+}
+
+// readyPoll is the pause between two dials while Start waits for the
+// handler: 2 ms for the first second (the crash phase restarts the handler
+// a dozen times, and a fast one is up in tens of milliseconds, which a 20 ms
+// poll rounded up by half a poll each time), then 20 ms. A dial to a port
+// nobody listens on is refused at once, so polling often costs little.
+func readyPoll(left, timeout time.Duration) time.Duration {
+	if timeout-left < time.Second {
+		return 2 * time.Millisecond
+	}
+	return 20 * time.Millisecond
 }
 
 // keepGroup starts a guard in process group pgid, whose leader exited 0,

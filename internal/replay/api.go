@@ -52,6 +52,10 @@ type SendOptions struct {
 	Raw []byte
 	// MaxBody bounds the response body kept in the attempt (0: 64 KiB).
 	MaxBody int
+	// Written, when set, is called by Send as soon as the request's last
+	// byte is written (with CompletedAt), before the answer is read: the
+	// crash phase times its kills from that moment. It must not block.
+	Written func(time.Time)
 }
 
 // Send sends req once to t and returns the attempt (Status, Latency, SentAt,

@@ -282,6 +282,9 @@ func (x *exchange) write(ctx context.Context) bool {
 		return false
 	}
 	x.a.CompletedAt = time.Now()
+	if x.opt.Written != nil {
+		x.opt.Written(x.a.CompletedAt)
+	}
 	return true
 }
 
