@@ -186,7 +186,7 @@ func (r *runner) freshIdentity(d *Delivery) (req *message.Request, id string, ok
 	if !canFresh(d, r.o.Secret) {
 		return nil, "", false, r.freshReason(d)
 	}
-	id = d.Scheme.NewEventID()
+	id = verify.NewEventIDFor(d.Scheme, d.Req)
 	req, err := verify.ReidentifyWith(d.Scheme, d.Req, id, r.o.Secret, r.stamps.at(id, time.Now(), d.Scheme.Tolerance()), verify.Options{URL: r.urlFor(d.Req)})
 	if err != nil {
 		return nil, "", false, fmt.Sprintf("the delivery cannot be given a fresh event id: %v", err)

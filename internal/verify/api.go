@@ -247,7 +247,7 @@ func ReidentifyWith(s Scheme, req *message.Request, newID, secret string, now ti
 		return nil, errors.New("reidentify: no request")
 	}
 	if newID == "" {
-		newID = s.NewEventID()
+		newID = NewEventIDFor(s, req)
 	}
 	c := req.Clone()
 	if err := s.Reidentify(c, newID); err != nil {

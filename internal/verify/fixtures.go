@@ -138,6 +138,9 @@ func Build(d Delivery, secret string) (*message.Request, error) {
 	if err := s.Sample(req, event, id, now); err != nil {
 		return nil, err
 	}
+	if shaped := shapedEventID(s, req); shaped != "" {
+		id = shaped // the sample's own kind of id (a Mercado Pago order's ORD01…)
+	}
 	if d.KeepID {
 		req.Body = body
 	} else if err := s.Reidentify(req, id); err != nil {

@@ -267,6 +267,27 @@ func (s mercadoPagoScheme) Reidentify(r *message.Request, newID string) error {
 	return nil
 }
 
+var _ EventIDShaper = mercadoPagoScheme{}
+
+// NewEventIDFor: a notification without a top-level "id" (the Orders API's)
+// is known by its resource, data.id, so its fresh id is shaped like that
+// one (ORD01… for an order), not numbered like a payment notification's.
+func (mercadoPagoScheme) NewEventIDFor(r *message.Request) string {
+	m := jsonObject(r.Body)
+	if m == nil || m["id"] != nil {
+		return ""
+	}
+	data, _ := m["data"].(map[string]any)
+	old := jsonScalar(data["id"])
+	if old == "" {
+		old = mpDataID(r)
+	}
+	if old == "" {
+		return ""
+	}
+	return mpFreshLike(old)
+}
+
 // mpSetDataID replaces the resource id old with fresh in the body and the
 // query's data.id.
 func mpSetDataID(r *message.Request, old, fresh string) {
