@@ -72,6 +72,12 @@ func TestCheckMetaHandshakeIsNotADelivery(t *testing.T) {
 	if strings.Contains(strings.Join(c.Notes, "\n"), "need a fresh id") {
 		t.Fatalf("the handshake should not be blamed for lacking an event id: %q", c.Notes)
 	}
+	// The verdict's last line says so too, instead of asking for a probe.
+	tr := runBin(t, db, nil, "runs", "show", "1", "--report", "text=-")
+	if last := strings.TrimSpace(tr.Stdout[strings.LastIndex(strings.TrimSpace(tr.Stdout), "\n")+1:]); !strings.HasPrefix(last, fmt.Sprintf("exit 3: nothing was proven: delivery #%d is a provider's handshake, not an event", id)) ||
+		strings.Contains(last, "probe what the handler changes") {
+		t.Fatalf("the exit line should say the delivery is a handshake: %q", last)
+	}
 	lr := runBin(t, db, nil, "list", "--json")
 	var list []report.DeliverySummary
 	if err := json.Unmarshal([]byte(lr.Stdout), &list); err != nil || len(list) != 1 || list[0].Provider != "whatsapp" || list[0].EventType != "hub.subscribe" {

@@ -73,7 +73,7 @@ func (c *Check) exitMeaning() string {
 // why, when every inconclusive phase is a first delivery without effect.
 func (c *Check) inconclusiveMeaning() string {
 	var open []string
-	proven, noEffect := 0, true
+	proven, noEffect, handshakes := 0, true, true
 	for i := range c.Deliveries {
 		d := &c.Deliveries[i]
 		inc, first := false, false
@@ -83,6 +83,11 @@ func (c *Check) inconclusiveMeaning() string {
 				inc = true
 				if p.Phase != "first" || !strings.HasPrefix(p.Message, "the probes saw no effect") {
 					noEffect = false
+				}
+				// check's words for a provider's handshake (Meta's GET
+				// hub.mode=subscribe): no probe is missing.
+				if p.Phase != "first" || !strings.HasPrefix(p.Message, "the probes saw no effect of the first delivery, and none is due") {
+					handshakes = false
 				}
 			case p.Phase == "first" && p.Status == Pass:
 				first = true
@@ -97,6 +102,17 @@ func (c *Check) inconclusiveMeaning() string {
 	why := "the probes saw no effect of the first delivery; probe what the handler changes"
 	if !noEffect || len(open) == 0 {
 		why = "see the phases marked inconclusive for why"
+	} else if handshakes {
+		// Named, since the first phase's line is far above.
+		what := "delivery " + open[0] + " is a provider's handshake, not an event"
+		if len(open) > 1 {
+			what = "deliveries " + strings.Join(open, ", ") + " are providers' handshakes, not events"
+		}
+		what += ", so there is no work to do exactly once; check deliveries of events the handler acts on"
+		if proven > 0 {
+			return fmt.Sprintf("not everything was proven: %s; the other %d were judged", what, proven)
+		}
+		return "nothing was proven: " + what
 	}
 	if proven == 0 || len(open) == 0 {
 		return "nothing was proven: " + why
