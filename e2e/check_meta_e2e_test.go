@@ -233,4 +233,10 @@ func TestMetaHandshakeIsNotSignedNotInvalid(t *testing.T) {
 		strings.Contains(vr.Stderr, "invalid") {
 		t.Fatalf("verify of the handshake: want exit 2 and one line saying it is Meta's verification request, got %d %q", vr.Code, vr.Stderr)
 	}
+	// replay names it by provider and type, with no id to leave a gap for.
+	h := serveHandler(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { io.WriteString(w, r.URL.Query().Get("hub.challenge")) }))
+	rr := runBin(t, db, nil, "replay", "1", "--to", h+"/webhook")
+	if rr.Code != 0 || !strings.Contains(rr.Stdout, "replaying delivery 1 (whatsapp hub.subscribe) → ") {
+		t.Fatalf("replay of the handshake: want exit 0 and 'replaying delivery 1 (whatsapp hub.subscribe) → …', got %d\n%s%s", rr.Code, rr.Stdout, rr.Stderr)
+	}
 }

@@ -29,7 +29,14 @@ func ReplayPlan(w io.Writer, job *replay.Job, to string) {
 	for i, d := range pl.Deliveries {
 		ids[i] = fmt.Sprintf("%d", d.ID)
 		if d.EventType != "" || d.EventID != "" {
-			ids[i] += message.Printable(fmt.Sprintf(" (%s %s %s)", d.Provider, d.EventType, d.EventID))
+			// A handshake has a type and no id: no space before ")".
+			var what []string
+			for _, s := range []string{d.Provider, d.EventType, d.EventID} {
+				if s != "" {
+					what = append(what, s)
+				}
+			}
+			ids[i] += message.Printable(" (" + strings.Join(what, " ") + ")")
 		}
 	}
 	fmt.Fprintf(w, "replaying delivery %s → %s\n", strings.Join(ids, ", "), safe(to))
