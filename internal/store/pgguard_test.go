@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"encoding/binary"
+	"fmt"
 	"io"
 	"net"
 	"strings"
@@ -101,5 +102,51 @@ func TestPostgresHostileServer(t *testing.T) {
 				t.Fatalf("took %s", took)
 			}
 		})
+	}
+}
+
+// countingConn counts the reads made of the connection under a pgGuard.
+type countingConn struct {
+	net.Conn
+	reads int
+}
+
+func (c *countingConn) Read(p []byte) (int, error) {
+	c.reads++
+	return c.Conn.Read(p)
+}
+
+// TestPostgresGuardReadsMessagesTogether: the messages a server sends at
+// once (a capture commit's answers: a bind, a row and a completion a
+// delivery) reach pgx through the guard in a read or two of the
+// connection, not two reads a message as when the guard read each header
+// by itself (40 reads here, seen).
+func TestPostgresGuardReadsMessagesTogether(t *testing.T) {
+	server, client := net.Pipe()
+	defer server.Close()
+	var answer []byte
+	for i := range 20 {
+		answer = append(answer, pgEncode(t, &pgproto3.DataRow{Values: [][]byte{[]byte(fmt.Sprint(i))}})...)
+	}
+	answer = append(answer, pgEncode(t, &pgproto3.ReadyForQuery{TxStatus: 'I'})...)
+	go server.Write(answer) // net.Pipe: one Write, taken in as many reads as the reader makes
+	counted := &countingConn{Conn: client}
+	fe := pgproto3.NewFrontend(&pgGuard{Conn: counted, where: "test", answer: time.Minute}, client)
+	for i := range 20 {
+		m, err := fe.Receive()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if r, ok := m.(*pgproto3.DataRow); !ok || string(r.Values[0]) != fmt.Sprint(i) {
+			t.Fatalf("message %d: %#v", i, m)
+		}
+	}
+	if m, err := fe.Receive(); err != nil {
+		t.Fatal(err)
+	} else if _, ok := m.(*pgproto3.ReadyForQuery); !ok {
+		t.Fatalf("last message: %#v", m)
+	}
+	if counted.reads > 2 {
+		t.Errorf("21 messages sent at once took %d reads of the connection", counted.reads)
 	}
 }

@@ -178,7 +178,14 @@ func (w *Writer) commitPipelined(ctx context.Context, ds []*Delivery, rs []Respo
 		b.Queue(pgMarkSQL)
 		for i, dl := range ds {
 			recvs[i] = receivedAt(dl)
-			b.Queue(d.rebind(insertDeliverySQL), d.args(deliveryArgs(dl, recvs[i]))...)
+		}
+		multi := distinctArrivals(recvs) // pgbatch.go
+		if multi {
+			queueInserts(b, d, ds, recvs)
+		} else {
+			for i, dl := range ds {
+				b.Queue(d.rebind(insertDeliverySQL), d.args(deliveryArgs(dl, recvs[i]))...)
+			}
 		}
 		for _, r := range rs {
 			b.Queue(d.rebind(setResponseSQL), d.args(responseArgs(r))...)
@@ -192,8 +199,13 @@ func (w *Writer) commitPipelined(ctx context.Context, ds []*Delivery, rs []Respo
 		if err == nil {
 			_, err = br.Exec() // pgMarkSQL
 		}
+		if err == nil && multi && len(ds) > 0 {
+			if err = readInserts(br, ds, recvs, ids); err != nil {
+				err = fmt.Errorf("store delivery: %w", err)
+			}
+		}
 		for i := range ds {
-			if err == nil {
+			if err == nil && !multi {
 				if err = br.QueryRow().Scan(&ids[i]); err != nil {
 					err = fmt.Errorf("store delivery: %w", err)
 				}
