@@ -198,6 +198,10 @@ func checkErrWords(err error) string {
 		return fmt.Sprintf("--secret cannot sign delivery %d (%s): %v", sec.DeliveryID, sec.Provider, sec.Err)
 	case errors.As(err, &re):
 		return fmt.Sprintf("--reset-cmd: %v", re.Err)
+	case errors.As(err, &cs) && len(cs.Providers) > 1:
+		return fmt.Sprintf("delivery %d's captured %s signature does not verify with --secret (%s): the selected deliveries are of %d providers (%s), each signing with a secret of its own, and --secret is one: "+
+			"check one provider at a time (--provider %s with its secret), or give each provider a check of its own in hookreplay.yaml (deliveries: {provider: …} and secret_env:)",
+			cs.DeliveryID, cs.Provider, cs.Reason, len(cs.Providers), strings.Join(cs.Providers, ", "), cs.Provider)
 	case errors.As(err, &cs):
 		return fmt.Sprintf("delivery %d's captured %s signature does not verify with --secret (%s): give the secret the provider signs this endpoint's deliveries with", cs.DeliveryID, cs.Provider, cs.Reason)
 	case errors.As(err, &rj):

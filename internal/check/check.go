@@ -603,6 +603,9 @@ func checkSecret(o Options) error {
 			return &SetupError{Err: &SecretError{DeliveryID: d.ID, Provider: d.Provider, Err: err}}
 		}
 		if err := capturedSignature(d, o.Secret); err != nil {
+			if cs := (*CapturedSignatureError)(nil); errors.As(err, &cs) {
+				cs.Providers = providersOf(o.Deliveries)
+			}
 			return &SetupError{Err: err}
 		}
 	}
@@ -627,6 +630,22 @@ func verifyOnlyKey(o Options) (Options, string) {
 		}
 	}
 	return o, ""
+}
+
+// providersOf names, sorted, the providers of ds when there are several
+// (generic requests aside); nil for one.
+func providersOf(ds []Delivery) []string {
+	var names []string
+	for _, d := range ds {
+		if verify.Known(d.Scheme) && !slices.Contains(names, d.Provider) {
+			names = append(names, d.Provider)
+		}
+	}
+	if len(names) < 2 {
+		return nil
+	}
+	slices.Sort(names)
+	return names
 }
 
 // capturedSignature verifies d's own captured signature with secret, its

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
+	"strings"
 	"time"
 
 	"github.com/hookreplay/hookreplay/internal/verify"
@@ -238,9 +239,17 @@ type CapturedSignatureError struct {
 	DeliveryID int64
 	Provider   string
 	Reason     string
+	// Providers names, sorted, every provider whose deliveries the run
+	// holds when there are several: each signs with a secret of its own,
+	// so one secret cannot be right for all of them.
+	Providers []string
 }
 
 func (e *CapturedSignatureError) Error() string {
+	if len(e.Providers) > 1 {
+		return fmt.Sprintf("delivery %d's captured %s signature does not verify with the secret given (%s): the deliveries are of %d providers (%s), each signing with a secret of its own; check one provider at a time",
+			e.DeliveryID, e.Provider, e.Reason, len(e.Providers), strings.Join(e.Providers, ", "))
+	}
 	return fmt.Sprintf("delivery %d's captured %s signature does not verify with the secret given (%s): it is not the secret the delivery was signed with", e.DeliveryID, e.Provider, e.Reason)
 }
 
