@@ -55,6 +55,28 @@ func recognised(s verify.Scheme) bool { return verify.Recognised(s.Name()) }
 
 func timestamped(s verify.Scheme) bool { return s.Tolerance() > 0 }
 
+// signsTime: the schemes whose signature covers a signing time, with a
+// tolerance or not (Mercado Pago's ts, Bird's timestamp, Zoom's): a sample
+// of the provider signed at two moments comes out signed differently. A
+// scheme the probe cannot sign without a key of its own (Discord's and
+// SendGrid's key pairs) falls back to having a tolerance.
+func signsTime(s verify.Scheme) bool {
+	samples := s.Samples()
+	if len(samples) == 0 {
+		return timestamped(s)
+	}
+	at := time.Unix(1_600_000_000, 0)
+	req, err := verify.BuildDeliveryTo(s.Name(), samples[0].Event, "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw", "https://example.com/hook", at)
+	if err != nil {
+		return timestamped(s)
+	}
+	later, err := verify.SignWith(s, req, "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw", verify.Options{Now: at.Add(time.Hour), URL: "https://example.com/hook"})
+	if err != nil {
+		return timestamped(s)
+	}
+	return string(later.Encode("", "")) != string(req.Encode("", ""))
+}
+
 func signsURL(s verify.Scheme) bool { return s.SignsURL() }
 
 func hasSamples(s verify.Scheme) bool { return len(s.Samples()) > 0 }

@@ -42,7 +42,7 @@ send with it, signed with your secret: for example to test a handler with
 curl, or to check your own signing code.
 
 --timestamp sets the signing time (unix seconds or RFC 3339; default now) for
-schemes that sign one (` + providers(timestamped) + `).
+schemes that sign one (` + providers(signsTime) + `).
 --id sets the event id for schemes that carry it in a header
 (` + providers(identityInHeader) + `); ` + bodyIdentityTitles() + ` the event id in the body.
 ` + signsURLSentence() + `: --url is required for it.
