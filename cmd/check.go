@@ -49,10 +49,14 @@ type checkOptions struct {
 	SMTPMatch  []string
 	Secret     string
 	SecretEnv  string
-	N          int
-	Burst      int
-	Phases     []string
-	ResetCmd   string
+	// SignedURL (--signed-url) is the URL copies are signed for when the
+	// provider signs one (check_signedurl.go); signedURL its parsed form.
+	SignedURL string
+	signedURL *url.URL
+	N         int
+	Burst     int
+	Phases    []string
+	ResetCmd  string
 	// DedupeTTL and ForgetCmd feed the retention phase.
 	DedupeTTL time.Duration
 	ForgetCmd string
@@ -200,6 +204,7 @@ func checkEngineFlags(fl *pflag.FlagSet, o *checkOptions, phases *string) {
 	checkProbeFlags(fl, o)
 	fl.StringVar(&o.Secret, "secret", "", "the handler's signing secret: copies are re-signed and given fresh event ids (prefer --secret-env)")
 	fl.StringVar(&o.SecretEnv, "secret-env", "", "name of the environment variable holding the signing secret")
+	fl.StringVar(&o.SignedURL, "signed-url", "", signedURLUsage())
 	fl.IntVarP(&o.N, "copies", "n", 10, "copies of the first delivery in first+dups")
 	// --n was check's name for -n before replay and check agreed on --copies;
 	// kept, hidden, so scripts that spell it out do not break.
@@ -343,6 +348,9 @@ func checkValidateEngine(o *checkOptions) (*url.URL, error) {
 	}
 	u, err := handlerAddr("--to", o.To)
 	if err != nil {
+		return nil, err
+	}
+	if o.signedURL, err = checkSignedURL(o.SignedURL); err != nil {
 		return nil, err
 	}
 	if err := checkValidateProbes(o, "the handler changes"); err != nil {
@@ -601,7 +609,7 @@ func checkEngine(ctx context.Context, o *checkOptions, u *url.URL, st *store.Sto
 		srv = &check.Server{Cmd: o.Serve, Addr: hostPort(u), KillCmd: o.KillCmd, StartCmd: o.StartCmd}
 	}
 	opts := check.Options{
-		Target: u, Probes: probes.Probes, ProbeDefs: checkProbeSpecs(o).Labels(), Sink: probes.Sink, SMTP: probes.SMTP, Secret: o.Secret, N: o.N, Burst: o.Burst, Phases: o.Phases,
+		Target: u, SignedURL: o.signedURL, Probes: probes.Probes, ProbeDefs: checkProbeSpecs(o).Labels(), Sink: probes.Sink, SMTP: probes.SMTP, Secret: o.Secret, N: o.N, Burst: o.Burst, Phases: o.Phases,
 		ResetCmd: o.ResetCmd, DedupeTTL: o.DedupeTTL, ForgetCmd: o.ForgetCmd, Serve: srv, ProviderTimeout: o.ProviderTimeout, Timeout: o.Timeout, Settle: o.Settle, SettleMax: o.SettleMax, LearnSettle: !o.SettleSet,
 		Seed: o.Seed, Jobs: o.Jobs, Store: st, RunOptions: checkRunOptions(o), TLS: replayTLS(o.Insecure), Name: checkFlag, ErrorText: checkErrText,
 	}

@@ -205,7 +205,7 @@ func checkErrWords(err error) string {
 	case errors.As(err, &cs):
 		return fmt.Sprintf("delivery %d's captured %s signature does not verify with --secret (%s): give the secret the provider signs this endpoint's deliveries with", cs.DeliveryID, cs.Provider, cs.Reason)
 	case errors.As(err, &rj):
-		return rj.Text("--secret", "--to")
+		return rj.Text("--secret", "--to") + signedURLHint(rj)
 	case errors.As(err, &ro):
 		return ro.Text("--to")
 	case errors.As(err, &nl):

@@ -63,7 +63,19 @@ func TestCheckBirdFixedURLIsASetupProblem(t *testing.T) {
 	id := checkInsert(t, db, req)
 	r := runBin(t, db, nil, "check", "--no-color", "--to", base+"/webhook/bird", "--probe-http", base+"/work", "--secret", birdKey,
 		"--settle", "50ms", "--phases", "first", fmt.Sprint(id))
-	if r.Code != 2 || !strings.Contains(r.Stderr+r.Stdout, "verifies against another URL than the one the copy was sent to") {
-		t.Fatalf("want exit 2 naming the URL: %+v", r)
+	if r.Code != 2 || !strings.Contains(r.Stderr+r.Stdout, "verifies against another URL than the one the copy was sent to") ||
+		!strings.Contains(r.Stderr, "the copy was signed for "+base+"/webhook/bird: if the handler verifies against the URL Bird was configured with") ||
+		!strings.Contains(r.Stderr, "give that URL with --signed-url") {
+		t.Fatalf("want exit 2 naming the URL signed for and --signed-url: %+v", r)
+	}
+	// Given the URL it verifies against, the handler is checked: copies are
+	// signed for it and still sent to --to.
+	r, c := checkRunJSON(t, db, "--to", base+"/webhook/bird", "--signed-url", "https://domain.com/webhook/bird", "--probe-http", base+"/work", "--secret", birdKey,
+		"--settle", "50ms", "--phases", "first,dups,tamper", "-n", "2", fmt.Sprint(id))
+	if r.Code != 0 || c == nil {
+		t.Fatalf("with --signed-url: want exit 0, got %d\n%s\n%s", r.Code, r.Stdout, r.Stderr)
+	}
+	if tp := checkPhase(t, c, "tamper"); tp.Status != report.Pass {
+		t.Fatalf("with --signed-url, tamper: %s %s", tp.Status, tp.Message)
 	}
 }

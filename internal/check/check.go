@@ -68,6 +68,12 @@ func FromStore(d *store.Delivery) Delivery {
 // Options is everything one check run needs.
 type Options struct {
 	Target *url.URL
+	// SignedURL, when not nil, is the URL copies are signed for where the
+	// provider signs the URL it posts to (Bird, Twilio, Square, HubSpot):
+	// the one a handler verifies against when it is given the URL the
+	// provider was configured with, as Bird's sample code is. They are
+	// still sent to Target. Nil: signed for Target.
+	SignedURL *url.URL
 	// TLS configures https targets (nil: system roots; --insecure skips verification).
 	TLS        *tls.Config
 	Deliveries []Delivery
@@ -598,7 +604,7 @@ func checkSecret(o Options) error {
 		if !verify.Known(d.Scheme) || d.Req == nil {
 			continue
 		}
-		_, err := verify.ResignWith(d.Scheme, d.Req, o.Secret, time.Now(), verify.Options{URL: replay.FullURL(o.Target, d.Req.Target)})
+		_, err := verify.ResignWith(d.Scheme, d.Req, o.Secret, time.Now(), verify.Options{URL: signedURLFor(o, d.Req)})
 		if err != nil && !errors.Is(err, verify.ErrPublicKeyOnly) {
 			return &SetupError{Err: &SecretError{DeliveryID: d.ID, Provider: d.Provider, Err: err}}
 		}

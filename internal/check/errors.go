@@ -266,6 +266,10 @@ type RejectedError struct {
 	// Refusal, when set, is a reason the provider's own libraries refuse
 	// a correctly signed delivery such as this one (verify.LibraryRefusal).
 	Refusal string
+	// Provider is the delivery's; SignedURL, when its provider signs the
+	// URL it posts to, the URL the copy was signed for.
+	Provider  string
+	SignedURL string
 }
 
 func (e *RejectedError) Error() string {

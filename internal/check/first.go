@@ -238,7 +238,7 @@ func (r *runner) judgeFirst(ctx context.Context, d *Delivery, fr *firstResult) e
 		// Re-signed with the secret given, and refused without effect: the
 		// secret or the route is wrong, not the handler.
 		return &SetupError{Err: &RejectedError{DeliveryID: d.ID, Status: a.Status, Body: answerBody(a), CapturedStatus: d.CapturedStatus,
-			Refusal: verify.LibraryRefusal(d.Scheme, d.Req)}}
+			Refusal: verify.LibraryRefusal(d.Scheme, d.Req), Provider: d.Provider, SignedURL: r.signedURLOf(d)}}
 	case !is2xx(a.Status) && !changed && r.o.Secret == "" && verify.Known(d.Scheme):
 		ph.Status = report.Inconclusive
 		ph.Message = r.staleSignatureMessage(d, a.Status)

@@ -216,10 +216,29 @@ func asRetry(d *Delivery, req *message.Request, n int) *message.Request {
 	return verify.MarkRetry(req, d.Scheme, n)
 }
 
-// urlFor is the full URL a copy of req is sent to: what a provider that
-// signs the URL (Twilio) was configured with.
+// urlFor is the full URL a copy of req is signed for: what a provider that
+// signs the URL (Twilio) was configured with — the one it is sent to,
+// unless Options.SignedURL says another.
 func (r *runner) urlFor(req *message.Request) string {
-	return replay.FullURL(r.o.Target, req.Target)
+	return signedURLFor(r.o, req)
+}
+
+// signedURLOf is the URL d's copies are signed for when its provider signs
+// one, "" otherwise.
+func (r *runner) signedURLOf(d *Delivery) string {
+	if d.Scheme == nil || !d.Scheme.SignsURL() || d.Req == nil {
+		return ""
+	}
+	return r.urlFor(d.Req)
+}
+
+// signedURLFor is the URL a copy of req is signed for: Options.SignedURL's
+// when given, else the one it is sent to.
+func signedURLFor(o Options, req *message.Request) string {
+	if o.SignedURL != nil {
+		return replay.FullURL(o.SignedURL, req.Target)
+	}
+	return replay.FullURL(o.Target, req.Target)
 }
 
 func canFresh(d *Delivery, secret string) bool {

@@ -61,7 +61,7 @@ var _ Refuser = birdScheme{}
 // signs each copy for the URL it sends it to.
 func (birdScheme) LibraryRefusal(*message.Request) string {
 	return "it verifies against another URL than the one the copy was sent to (hookreplay signs each copy for the URL it sends it to, as Bird signs the subscription's; " +
-		"a handler that verifies against a fixed public URL, or rebuilds it from X-Forwarded-* headers, computes another: let it build the URL from the request, or check it at that URL)"
+		"a handler that verifies against a fixed public URL, or rebuilds it from X-Forwarded-* headers, computes another: let it build the URL from the request, or have the copies signed for that URL)"
 }
 
 func (birdScheme) SignedAt(r *message.Request) (time.Time, bool) {
