@@ -97,7 +97,14 @@ func crashRun(t *testing.T, bin string, h crashHandler) (result, *report.Check) 
 	walletDB := filepath.Join(t.TempDir(), "wallet.db")
 	args := []string{"--db", db, "check", "--json", "--no-color", "--to", "http://" + addr + "/webhooks/stripe",
 		"--probe-sql", checkBalanceSQL, "--dsn", "sqlite:" + walletDB, "--secret", checkSecret,
-		"--settle", "100ms", "--phases", "first,crash", "--serve", h.serve(addr, walletDB), fmt.Sprint(id)}
+		"--phases", "first,crash", "--serve", h.serve(addr, walletDB), fmt.Sprint(id)}
+	switch settle := os.Getenv("HOOKREPLAY_CRASH_SETTLE"); settle {
+	case "learned": // no --settle: the quiet period is learned, as by default
+	case "":
+		args = append(args, "--settle", "100ms")
+	default:
+		args = append(args, "--settle", settle)
+	}
 	if h.claims {
 		args = append(args, "--probe-sql", "SELECT count(*) FROM processed_events")
 	}
@@ -200,6 +207,9 @@ func TestCheckCrashFastHandlers(t *testing.T) {
 //	HOOKREPLAY_CRASH_RATE=10 go test -tags slow -run TestCrashRate -v -timeout 60m ./e2e/
 //
 // HOOKREPLAY_CRASH_ONLY=python runs only the handlers whose name contains it.
+// Every run gives --settle 100ms; HOOKREPLAY_CRASH_SETTLE=DURATION gives
+// another, HOOKREPLAY_CRASH_SETTLE=learned none (the default check's learned
+// quiet period).
 func TestCrashRate(t *testing.T) {
 	n, _ := strconv.Atoi(os.Getenv("HOOKREPLAY_CRASH_RATE"))
 	if n <= 0 {

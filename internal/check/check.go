@@ -175,6 +175,9 @@ type runner struct {
 	effSettle, effDur time.Duration
 	// learned: calibrate measured effDur at least once.
 	learned bool
+	// crashQuiet, when set, is the quiet period of the crash phase's
+	// readings after its restarts (crashPhase.shortQuiet).
+	crashQuiet time.Duration
 	// lastSent is when the last copy's send returned (UnixNano; copies are
 	// sent from goroutines in crash).
 	lastSent atomic.Int64

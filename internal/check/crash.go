@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"github.com/hookreplay/hookreplay/internal/panics"
 	"slices"
-	"strings"
 	"time"
 
 	"github.com/hookreplay/hookreplay/internal/probe"
@@ -54,6 +53,9 @@ const (
 type killPlan struct {
 	onChange bool
 	delay    time.Duration
+	// afterAnswer: aimed after the warm answer, where a handler that
+	// answers first and works from memory loses the event.
+	afterAnswer bool
 }
 
 // crashPlan is the crash phase's kills for a handler whose warm answers take
@@ -84,7 +86,7 @@ func crashPlan(window, warm time.Duration) []killPlan {
 	for i := range n {
 		p = append(p, killPlan{delay: window * time.Duration(2*i+1) / time.Duration(2*n)})
 	}
-	return append(p, killPlan{delay: warm * 3 / 2})
+	return append(p, killPlan{delay: warm * 3 / 2, afterAnswer: true})
 }
 
 // extraKill is the i-th extra timed kill (i < maxExtraTrials): spread over
@@ -137,35 +139,6 @@ func classifyKill(a store.Attempt, killAt time.Time, acted bool) killClass {
 	return killMid
 }
 
-// ackLostHint is the fix for a handler that answered 2xx and then lost the
-// work when its process died.
-const ackLostHint = "do the work (or durably enqueue it, e.g. insert it into a jobs table a worker resumes after a restart) " +
-	"before answering 2xx: a provider never retries a delivery it got a 2xx for"
-
-// queueRecoveryHint follows the fix of work lost by a handler that works
-// behind a queue: a durable queue gives a dead worker's job out again only
-// after a while, which may be longer than the check waited.
-func queueRecoveryHint(settleMax string) string {
-	return "if the queue is durable and gives a dead worker's job out again later than the check waited " +
-		"(BullMQ once the job's lock expires, lockDuration 30 s, at its next stalled-job check, stalledInterval 30 s), " +
-		"give a longer " + settleMax + " (75s for BullMQ's defaults), or run the worker with a short lockDuration and stalledInterval for the check"
-}
-
-// crashTwiceHint is the fix for an event done again by the retry after a
-// kill: the work outlived the process, the record that it was done did not.
-const crashTwiceHint = "the work survived the kill but the record that the event was handled did not: the handled ids live in memory, " +
-	"or the id is recorded in a separate step after the work (or the work is a call to another service, outside the transaction) — " +
-	"record the id durably in the same transaction as the work; for a call to another service, record the id first and pass it as the call's idempotency key"
-
-// markedRetryLostHint is the fix for an event lost although the provider's
-// retry, marked with the headers marks, was answered 2xx.
-func markedRetryLostHint(marks []string) string {
-	return fmt.Sprintf("the event's work was lost although the provider's retry (marked %s) was answered 2xx: either the handler acknowledges marked retries "+
-		"without processing them — a retry comes because the first attempt failed, so process it like any delivery and let the event id deduplicate it — "+
-		"or it recorded the event as handled before the work, which died with the process: record the id in the same transaction as the work",
-		strings.Join(marks, ", "))
-}
-
 // crashPhase is one delivery's crash phase under way.
 type crashPhase struct {
 	r  *runner
@@ -195,6 +168,11 @@ type crashPhase struct {
 	// the restart, when it came later than a reading's usual wait for a
 	// change: a queue that outlived the process handed the job out again.
 	recovered time.Duration
+	// last is the last settled reading of a trial (before or after it).
+	last reading
+	// spared counts the kills not made because the copy was answered
+	// first, in all and at the current point of the plan (spare).
+	spared, sparedHere int
 }
 
 func (r *runner) crash(ctx context.Context, d *Delivery, fr *firstResult) (*report.PhaseResult, error) {
@@ -211,12 +189,16 @@ func (r *runner) crash(ctx context.Context, d *Delivery, fr *firstResult) (*repo
 	c.estimate(ctx, len(plan), time.Since(start))
 	extra := 0
 	for i := 0; i < len(plan); i++ {
-		res, why, err := c.trial(ctx, i, plan[i])
+		res, again, why, err := c.trial(ctx, i, plan[i])
 		if err != nil {
 			return nil, err
 		}
 		if why != "" {
 			return skipped(ph, why), nil
+		}
+		if again {
+			i-- // the copy was answered before its kill was due: aim again
+			continue
 		}
 		if res == report.Fail || c.answers.failed() {
 			break // proven; later trials would only repeat it
@@ -246,6 +228,9 @@ func (c *crashPhase) conclude() {
 	total := c.kills[killBeforeRead] + c.kills[killMid] + c.kills[killAfterAnswer]
 	landed := fmt.Sprintf("%d of %d kills landed mid-handling (%d before the request was fully sent, %d after the answer)",
 		c.kills[killMid], total, c.kills[killBeforeRead], c.kills[killAfterAnswer])
+	if c.spared > 0 {
+		landed += fmt.Sprintf(", and %d copies answered before the kill aimed inside their handling was due were not killed", c.spared)
+	}
 	timing := fmt.Sprintf("warm answers %s–%s, the first %s", roundDur(c.warmMin), roundDur(c.warm), roundDur(c.fr.att.Latency))
 	switch {
 	case len(ph.Violations) > 0:
@@ -271,7 +256,11 @@ func (c *crashPhase) conclude() {
 // made when too few kills land mid-handling. When the run's deadline
 // (--max-time) comes first, the estimate says so.
 func (c *crashPhase) estimate(ctx context.Context, trials int, elapsed time.Duration) {
-	trial := c.restartCost + 3*c.warm + c.r.effSettle
+	settle := c.r.effSettle
+	if q := c.shortQuiet(); q > 0 {
+		settle = q
+	}
+	trial := c.restartCost + 3*c.warm + settle
 	least := elapsed + time.Duration(trials)*trial
 	most := least + maxExtraTrials*trial
 	text := fmt.Sprintf("%d trials of about %s each (a restart %s, warm answers %s): about %s in all, up to %s with %d extra trials",
@@ -364,6 +353,13 @@ type crashed struct {
 	// waited, when set, is how long the reading after the restart waited
 	// for the work of a handler that works behind a queue.
 	waited time.Duration
+	// short: after waited shortQuiet, not the run's quiet; point is where
+	// it was read.
+	short bool
+	point string
+	// unkilled: a1 was answered before its kill was due, and the kill was
+	// not made (crashPhase.spare).
+	unkilled bool
 }
 
 func (c *crashed) attempts() []store.Attempt {
@@ -376,25 +372,36 @@ func (c *crashed) attempts() []store.Attempt {
 // trial runs trial i: a warm-up when the handler was restarted, a fresh
 // event killed as k says, the restart and the retry, judged. It returns the
 // trial's status, or why the phase cannot run.
-func (c *crashPhase) trial(ctx context.Context, i int, k killPlan) (report.Status, string, error) {
+func (c *crashPhase) trial(ctx context.Context, i int, k killPlan) (res report.Status, again bool, why string, err error) {
 	r := c.r
-	if c.cold {
-		if _, err := c.sendFresh(ctx, "warm-up after the restart (not killed)"); err != nil {
-			return "", "", err
+	// A kill at the first probe change needs no warm handler: it follows
+	// the handler's work whenever it comes, and a cold one only leaves
+	// longer for it to land before the answer.
+	if c.cold && !k.onChange {
+		if err := c.warmUp(ctx, i); err != nil {
+			return "", false, "", err
 		}
 	}
 	t, why, err := r.startTrial(ctx, c.d, c.fr, PhaseCrash, fmt.Sprintf("trial %d before", i+1))
 	if err != nil || t == nil {
-		return "", why, err
+		return "", false, why, err
 	}
+	c.last = t.before
 	ct, err := c.killTrial(ctx, t, i, k)
-	if err != nil {
-		return "", "", err
+	if err != nil || ct.unkilled {
+		return "", ct != nil, "", err
 	}
-	c.ph.Effects = append(c.ph.Effects, r.effects(ctx, c.d, PhaseCrash, t.before, ct.after)...)
+	c.sparedHere = 0
 	judged := *t
 	judged.before = c.restart.added(t.before)
 	j := r.judge(c.fr, &judged, ct.after)
+	if ct.short && j.status != report.Pass {
+		if ct.after, err = c.settleAgain(ctx, ct.point); err != nil {
+			return "", false, "", err
+		}
+		j = r.judge(c.fr, &judged, ct.after)
+	}
+	c.ph.Effects = append(c.ph.Effects, r.effects(ctx, c.d, PhaseCrash, t.before, ct.after)...)
 	judgeCrash(c.ph, t, i, ct, j, r.name(InputSettleMax))
 	c.kills[ct.class]++
 	switch {
@@ -403,8 +410,9 @@ func (c *crashPhase) trial(ctx context.Context, i int, k killPlan) (report.Statu
 	case j.status == report.Pass && ct.class == killMid:
 		c.midJudged++
 	}
+	c.last = ct.after
 	r.step(Step{Phase: PhaseCrash, DeliveryID: c.d.ID, N: i + 1, What: ct.what, Attempts: ct.attempts(), Status: j.status})
-	return j.status, "", nil
+	return j.status, false, "", nil
 }
 
 // killTrial sends t's event, kills the handler as k says, restarts it, sends
@@ -444,6 +452,17 @@ func (c *crashPhase) killTrial(ctx context.Context, t *trial, i int, k killPlan)
 			sleepUntil(at.Add(k.delay))
 		case ct.a1 = <-sent: // not written (an error), or already answered
 			answered = true
+		}
+		if !answered {
+			select {
+			case ct.a1 = <-sent:
+				answered = true
+			default:
+			}
+		}
+		if answered && c.spare(k, ct.a1) {
+			trap.Rethrow()
+			return ct, c.unkilled(ctx, t, i, k, ct)
 		}
 	}
 	killAt, killErr := r.o.Serve.Kill(ctx)
@@ -498,8 +517,9 @@ func (c *crashPhase) killTrial(ctx context.Context, t *trial, i int, k killPlan)
 	}
 	restarted := time.Now()
 	point := fmt.Sprintf("trial %d after restart", i+1)
+	ct.point = point
 	var err error
-	if ct.after, err = r.readChanged(ctx, c.d, PhaseCrash, point, t.before); err != nil {
+	if ct.after, ct.short, err = c.readAfter(ctx, point, t.before); err != nil {
 		return nil, err
 	}
 	if c.fr.late && probe.SameValues(ct.after.vals, t.before.vals) {
@@ -517,45 +537,4 @@ func (c *crashPhase) killTrial(ctx context.Context, t *trial, i int, k killPlan)
 		}
 	}
 	return ct, nil
-}
-
-// killWhen words when a kill whose signal was sent at killAt came, for the
-// copy a whose send was called at called.
-func killWhen(a store.Attempt, killAt, called time.Time) string {
-	if a.CompletedAt.IsZero() || a.CompletedAt.After(killAt) {
-		return fmt.Sprintf("%s after sending began", roundDur(killAt.Sub(called)))
-	}
-	return fmt.Sprintf("%s after the request's last byte", roundDur(killAt.Sub(a.CompletedAt)))
-}
-
-// judgeCrash adds trial i's violations and warnings to ph.
-func judgeCrash(ph *report.PhaseResult, t *trial, i int, c *crashed, j judgement, settleMax string) {
-	for _, v := range j.violations {
-		v.EventID = t.id
-		v.Copy = c.a2.Copy
-		switch {
-		case c.acked:
-			v.Copy = c.a1.Copy
-			if strings.Contains(v.Message, "work was lost") {
-				v.Message = strings.Replace(v.Message, "the event's work was lost", fmt.Sprintf("answered %d but the work was lost when the process died", c.a1.Status), 1)
-				v.Hint = ackLostHint
-			}
-		case strings.Contains(v.Message, "work was lost") && len(c.retryMarks) > 0 && is2xx(c.a2.Status):
-			v.Hint = markedRetryLostHint(c.retryMarks)
-		case strings.Contains(v.Message, "was processed"):
-			v.Hint = crashTwiceHint
-		}
-		if c.waited > 0 && strings.Contains(v.Message, "work was lost") {
-			v.Message += fmt.Sprintf(" (nothing came in the %s it waited after the restart for a queue that outlived the process to hand the job out again)", roundDur(c.waited))
-			v.Hint += "; " + queueRecoveryHint(settleMax)
-		}
-		v.Message = c.what + ": " + v.Message
-		ph.Violations = append(ph.Violations, v)
-	}
-	for _, w := range j.warnings {
-		ph.Warnings = append(ph.Warnings, c.what+": "+w)
-	}
-	if !c.acked && (c.a2.Err != "" || !is2xx(c.a2.Status)) && !isServerError(c.a2) {
-		ph.Warnings = append(ph.Warnings, fmt.Sprintf("trial %d: the retry after the restart was answered %s (want 2xx)", i+1, statusText(c.a2)))
-	}
 }

@@ -326,6 +326,9 @@ func (r *runner) changeWait() time.Duration {
 // counted from the last send (its work lands within effDur of it), and
 // never less than --settle.
 func (r *runner) quiet() time.Duration {
+	if r.crashQuiet > 0 {
+		return r.crashQuiet
+	}
 	q := r.effSettle
 	if last := r.lastSent.Load(); last != 0 {
 		q -= time.Since(time.Unix(0, last))
