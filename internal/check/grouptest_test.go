@@ -59,7 +59,10 @@ func TestGroupSameVerdictsEveryHandler(t *testing.T) {
 			for i, d := range grouped.Deliveries {
 				for j, p := range d.Phases {
 					a := alone.Deliveries[i].Phases[j]
-					if p.Status == report.Fail && p.Phase != PhaseBurst && numbers.ReplaceAllString(p.Message, "N") != numbers.ReplaceAllString(a.Message, "N") {
+					// The late handler is never grouped (its work lands after it
+					// answers): both runs are one at a time, and which reading sees
+					// work landing 30 ms after an answer depends on the machine.
+					if p.Status == report.Fail && p.Phase != PhaseBurst && kind != "late" && numbers.ReplaceAllString(p.Message, "N") != numbers.ReplaceAllString(a.Message, "N") {
 						t.Errorf("delivery %d %s: grouped %q, alone %q", d.DeliveryID, p.Phase, p.Message, a.Message)
 					}
 				}
