@@ -73,6 +73,12 @@ type groupTally struct {
 	phases   []string
 	grouped  map[string]int
 	firstRun int // first copies sent again alone
+	// piped: the first copies and control events were sent back to back
+	// (grouptest_pipe.go); pipeRedone: that was tried and given up.
+	piped, pipeRedone bool
+	// pre judges, for the members given, a phase whose copies were sent
+	// with the first copies (grouptest_pipe.go), as run would.
+	pre map[string]func(members []int) (map[int]*report.PhaseResult, []int, error)
 }
 
 func (g *groupTally) add(phase string, n int) {
@@ -210,8 +216,16 @@ func (r *runner) runGrouped(ctx context.Context) error {
 	}
 	frs := make([]*firstResult, len(ds)) // nil up to lead: checked alone
 	tally := &groupTally{}
-	if i, err := r.groupFirst(ctx, lead+1, frs, tally); err != nil {
-		drs[i].Phases = append(drs[i].Phases, r.errored(PhaseFirst, err))
+	piped, in, err := r.groupPipeline(ctx, lead+1, frs, tally)
+	if err == nil && !piped {
+		var i int
+		i, err = r.groupFirst(ctx, lead+1, frs, tally)
+		in = []int{i}
+	}
+	if err != nil {
+		for _, i := range in {
+			drs[i].Phases = append(drs[i].Phases, r.errored(PhaseFirst, err))
+		}
 		keep()
 		return err
 	}
@@ -361,8 +375,6 @@ func (r *runner) groupFirst(ctx context.Context, from int, frs []*firstResult, t
 // window, and reports whether any moved. The window is stored as a reading
 // of no delivery: it is the group's.
 func (r *runner) groupWindow(ctx context.Context, rd reading, sent time.Time) (bool, error) {
-	r.clk.settleBegin()
-	defer r.clk.settleEnd()
 	window := max(4*r.o.Settle, time.Second)
 	from := rd.at
 	if !rd.lastChange.IsZero() {
@@ -372,6 +384,15 @@ func (r *runner) groupWindow(ctx context.Context, rd reading, sent time.Time) (b
 	if limit := sent.Add(r.o.SettleMax); deadline.After(limit) {
 		deadline = limit
 	}
+	return r.groupWatch(ctx, rd, deadline)
+}
+
+// groupWatch watches the probes after rd until deadline and reports
+// whether any moved; what it saw is stored as the group's late-effect
+// window.
+func (r *runner) groupWatch(ctx context.Context, rd reading, deadline time.Time) (bool, error) {
+	r.clk.settleBegin()
+	defer r.clk.settleEnd()
 	start := time.Now()
 	vals := rd.vals
 	for time.Now().Before(deadline) {
@@ -413,17 +434,28 @@ func (r *runner) groupPhase(ctx context.Context, p phase, frs []*firstResult, ta
 			members = append(members, i)
 		}
 	}
-	if len(members) < 2 {
+	if len(members) < 2 && tally.pre[p.name] == nil {
 		return nil, nil, nil
 	}
 	started := map[int]bool{}
 	for _, i := range members {
-		r.phaseStarted(&r.o.Deliveries[i], p.name)
+		if tally.pre[p.name] == nil {
+			r.phaseStarted(&r.o.Deliveries[i], p.name)
+		}
 		started[i] = true
 	}
 	out := map[int]*report.PhaseResult{}
-	for todo := members; len(todo) >= 2; {
-		got, again, err := run(r, ctx, p, todo, frs)
+	pre := tally.pre[p.name] // sent with the first copies (grouptest_pipe.go)
+	for todo := members; len(todo) >= 2 || pre != nil; {
+		var got map[int]*report.PhaseResult
+		var again []int
+		var err error
+		if pre != nil {
+			got, again, err = pre(members)
+			pre = nil
+		} else {
+			got, again, err = run(r, ctx, p, todo, frs)
+		}
 		if err != nil {
 			return nil, started, err
 		}
@@ -465,6 +497,12 @@ func (r *runner) groupNote(lead int, frs []*firstResult, tally *groupTally) {
 		text += "; deliveries judged in the group, by phase: " + strings.Join(parts, ", ") + "; the others ran that phase alone (a change where none was due, or an answer other than 2xx, is judged alone)"
 	} else {
 		text += "; none passed a phase in the group, so every phase ran alone"
+	}
+	switch {
+	case tally.piped:
+		text += "; their first copies, duplicates and forged copies were sent back to back, then their control events in the reverse order, with one wait for quiet after the last, and each control event changed the probes exactly as its delivery's first copy did, which tells every delivery's effect apart (a late effect would have shown in another delivery's window)"
+	case tally.pipeRedone:
+		text += "; their copies sent back to back did not tell every delivery's effect apart (an answer other than 2xx, a copy that changed nothing as it was answered, a control event that did not change the probes as its first copy did, or a change after the last), so the first copies were sent again, each read until settled (stored as \"redone: first\")"
 	}
 	if tally.firstRun > 0 {
 		text += fmt.Sprintf("; %d first copies were sent again alone: a probe moved between deliveries or in the group's late-effect window", tally.firstRun)

@@ -90,6 +90,13 @@ func answered2xx(as []store.Attempt) bool {
 	return true
 }
 
+// dupsMember is what one member's duplicates in a group did: the copies'
+// answers, and the peeks before and after them.
+type dupsMember struct {
+	as       []store.Attempt
+	from, to reading
+}
+
 // groupDups sends every member's duplicates, member after member, peeking
 // after each member's: a member whose peeks show no change and whose
 // copies were all answered 2xx passes as dups passes alone.
@@ -102,64 +109,73 @@ func (r *runner) groupDups(ctx context.Context, _ phase, members []int, frs []*f
 	if err != nil || !ok {
 		return nil, nil, err
 	}
-	type member struct {
-		as       []store.Attempt
-		from, to reading
+	ms, last, down, err := r.sendGroupDups(ctx, members, frs, prev)
+	if err != nil {
+		return nil, nil, err
 	}
-	ms := map[int]*member{}
-	out := map[int]*report.PhaseResult{}
-	// giveUp judges every member whose copies were sent alone, with a
-	// fresh event (dupsAgain): nothing the group read can be attributed.
-	giveUp := func() (map[int]*report.PhaseResult, []int, error) {
-		for _, i := range members {
-			if ms[i] == nil {
-				continue
-			}
-			res, err := r.dupsAgain(ctx, &r.o.Deliveries[i], frs[i])
-			if err != nil {
-				return nil, nil, err
-			}
-			if res != nil {
-				out[i] = res
-			}
+	settled := false
+	if !down {
+		if settled, err = r.groupSettled(ctx, PhaseDups, "group: after the last copy", last); err != nil {
+			return nil, nil, err
 		}
-		return out, nil, nil
 	}
+	return r.judgeGroupDups(ctx, members, frs, ms, time.Since(start), settled, false)
+}
+
+// sendGroupDups sends the duplicates of every member, from prev, the
+// reading before, peeking after each member's copies; fell: a probe fell,
+// and the members after it were not sent.
+func (r *runner) sendGroupDups(ctx context.Context, members []int, frs []*firstResult, prev reading) (ms map[int]*dupsMember, last reading, down bool, err error) {
+	ms = map[int]*dupsMember{}
 	for _, i := range members {
 		d, fr := &r.o.Deliveries[i], frs[i]
-		m := &member{from: prev}
+		m := &dupsMember{from: prev}
 		for c := 2; c <= r.o.N; c++ {
 			a := r.send(ctx, r.sameIdentity(d, fr.req, fr.eventID), replay.SendOptions{})
 			if err := r.record(ctx, &a, d, PhaseDups, c, fr.eventID); err != nil {
-				return nil, nil, err
+				return nil, prev, false, err
 			}
 			m.as = append(m.as, a)
 			r.step(Step{Phase: PhaseDups, DeliveryID: d.ID, N: c, Attempts: []store.Attempt{a}})
 		}
 		if m.to, err = r.peek(ctx, nil, PhaseDups, fmt.Sprintf("group: after delivery %d's copies", d.ID)); err != nil {
-			return nil, nil, err
+			return nil, prev, false, err
 		}
 		ms[i], prev = m, m.to
 		if fell(m.from.vals, m.to.vals) {
-			return giveUp()
+			return ms, prev, true, nil
 		}
 	}
-	if ok, err := r.groupSettled(ctx, PhaseDups, "group: after the last copy", prev); err != nil || !ok {
-		if err != nil {
-			return nil, nil, err
-		}
-		return giveUp()
-	}
+	return ms, prev, false, nil
+}
+
+// judgeGroupDups judges the members whose duplicates sendGroupDups sent
+// (ms) from their peeks; settled: nothing moved after the last peek (else
+// every member sent is judged alone, with a fresh event: nothing the group
+// read can be attributed). tail: a window read after the last peek, of
+// other copies, showed a change, which may be late work of any member, so
+// each is tried again.
+func (r *runner) judgeGroupDups(ctx context.Context, members []int, frs []*firstResult, ms map[int]*dupsMember, took time.Duration, settled, tail bool) (map[int]*report.PhaseResult, []int, error) {
+	out := map[int]*report.PhaseResult{}
 	var sus suspicion
 	bad := map[int]bool{}
 	for _, i := range members {
 		m := ms[i]
+		if m == nil {
+			continue
+		}
 		same := probe.SameValues(m.from.vals, m.to.vals)
 		sus.window(i, same)
-		bad[i] = !same || !answered2xx(m.as)
+		bad[i] = !settled || !same || !answered2xx(m.as)
+	}
+	if tail {
+		sus.window(-1, false)
 	}
 	for _, i := range members {
 		m, fr := ms[i], frs[i]
+		if m == nil {
+			continue
+		}
 		if bad[i] {
 			// Alone, with an event the handler has not seen: duplicates of
 			// this one would find it remembering the group's copies.
@@ -183,10 +199,13 @@ func (r *runner) groupDups(ctx context.Context, _ phase, members []int, frs []*f
 		frd.after = m.to
 		r.dupsVerdict(ph, &frd, t, m.to)
 		t.answers.conclude(ph, fmt.Sprintf("%d duplicates (same event id)", r.o.N-1))
-		ph.Duration = time.Since(start)
+		ph.Duration = took
 		if ph.Status == report.Pass && len(ph.Warnings) == 0 {
 			out[i] = ph
 		}
+	}
+	if !settled {
+		return out, nil, nil
 	}
 	return out, sus.again(members, out, bad), nil
 }
@@ -228,6 +247,15 @@ func (r *runner) dupsAgain(ctx context.Context, d *Delivery, fr *firstResult) (*
 	return res, err
 }
 
+// tamperMember is what one member's forged copies in a group did.
+type tamperMember struct {
+	i        int
+	ph       *report.PhaseResult
+	copies   []tamperedCopy
+	as       []store.Attempt
+	from, to reading
+}
+
 // groupTamper sends every member's forged copies, member after member,
 // peeking after each member's: a member whose peeks show no change and
 // whose copies were all refused passes as tamper passes alone.
@@ -237,18 +265,25 @@ func (r *runner) groupTamper(ctx context.Context, _ phase, members []int, _ []*f
 	if err != nil || !ok {
 		return nil, nil, err
 	}
-	type member struct {
-		ph       *report.PhaseResult
-		copies   []tamperedCopy
-		as       []store.Attempt
-		from, to reading
+	ms, out, last, down, err := r.sendGroupTamper(ctx, members, prev)
+	if err != nil || down {
+		return out, nil, err
 	}
-	out := map[int]*report.PhaseResult{}
-	var ms []*member
-	var idx []int
+	if ok, err := r.groupSettled(ctx, PhaseTamper, "group: after the last copy", last); err != nil || !ok {
+		return out, nil, err
+	}
+	return r.judgeGroupTamper(members, ms, out, time.Since(start))
+}
+
+// sendGroupTamper sends the forged copies of every member, from prev, the
+// reading before, peeking after each member's copies; out holds the
+// members tamper is skipped for. down: a probe fell, and the members after
+// it were not sent.
+func (r *runner) sendGroupTamper(ctx context.Context, members []int, prev reading) (ms []*tamperMember, out map[int]*report.PhaseResult, last reading, down bool, err error) {
+	out = map[int]*report.PhaseResult{}
 	for _, i := range members {
 		d := &r.o.Deliveries[i]
-		m := &member{ph: &report.PhaseResult{Phase: PhaseTamper, Statuses: map[string]int{}}, from: prev}
+		m := &tamperMember{i: i, ph: &report.PhaseResult{Phase: PhaseTamper, Statuses: map[string]int{}}, from: prev}
 		copies, why := r.tamperedCopies(d, m.ph)
 		if len(copies) == 0 {
 			out[i] = skipped(m.ph, why)
@@ -259,7 +294,7 @@ func (r *runner) groupTamper(ctx context.Context, _ phase, members []int, _ []*f
 			a := r.send(ctx, t.req, replay.SendOptions{})
 			a.Edit = t.what
 			if err := r.record(ctx, &a, d, PhaseTamper, n+1, t.id); err != nil {
-				return nil, nil, err
+				return nil, nil, prev, false, err
 			}
 			countStatuses(m.ph.Statuses, a)
 			m.ph.Attempts++
@@ -267,25 +302,29 @@ func (r *runner) groupTamper(ctx context.Context, _ phase, members []int, _ []*f
 			r.step(Step{Phase: PhaseTamper, DeliveryID: d.ID, N: n + 1, What: t.what, Attempts: []store.Attempt{a}})
 		}
 		if m.to, err = r.peek(ctx, nil, PhaseTamper, fmt.Sprintf("group: after delivery %d's copies", d.ID)); err != nil {
-			return nil, nil, err
+			return nil, nil, prev, false, err
 		}
 		if fell(m.from.vals, m.to.vals) {
-			return out, nil, nil
+			return ms, out, m.to, true, nil
 		}
 		prev = m.to
-		ms, idx = append(ms, m), append(idx, i)
+		ms = append(ms, m)
 	}
-	if ok, err := r.groupSettled(ctx, PhaseTamper, "group: after the last copy", prev); err != nil || !ok {
-		return out, nil, err
-	}
+	return ms, out, prev, false, nil
+}
+
+// judgeGroupTamper judges the members whose forged copies sendGroupTamper
+// sent (ms, and out, those skipped), when nothing moved after the last
+// peek.
+func (r *runner) judgeGroupTamper(members []int, ms []*tamperMember, out map[int]*report.PhaseResult, took time.Duration) (map[int]*report.PhaseResult, []int, error) {
 	var sus suspicion
 	bad := map[int]bool{}
-	for k, m := range ms {
-		bad[idx[k]] = !probe.SameValues(m.from.vals, m.to.vals)
-		sus.window(idx[k], !bad[idx[k]])
+	for _, m := range ms {
+		bad[m.i] = !probe.SameValues(m.from.vals, m.to.vals)
+		sus.window(m.i, !bad[m.i])
 	}
-	for k, m := range ms {
-		if bad[idx[k]] || sus.suspect[idx[k]] {
+	for _, m := range ms {
+		if bad[m.i] || sus.suspect[m.i] {
 			continue
 		}
 		var answers []string
@@ -293,13 +332,13 @@ func (r *runner) groupTamper(ctx context.Context, _ phase, members []int, _ []*f
 			answers = append(answers, r.judgeTampered(m.ph, n+1, t, m.as[n], m.to, m.to))
 		}
 		if len(m.ph.Violations) > 0 {
-			bad[idx[k]] = true
+			bad[m.i] = true
 			continue // accepted a forged copy: judged alone
 		}
 		m.ph.Status = report.Pass
 		m.ph.Message = "refused with no effect: " + strings.Join(answers, "; ")
-		m.ph.Duration = time.Since(start)
-		out[idx[k]] = m.ph
+		m.ph.Duration = took
+		out[m.i] = m.ph
 	}
 	return out, sus.again(members, out, bad), nil
 }

@@ -71,23 +71,31 @@ func TestGroupSameVerdictsEveryHandler(t *testing.T) {
 	}
 }
 
-// A correct handler's deliveries are judged in the group, every phase.
+// A correct handler's deliveries are judged in the group, every phase, the
+// first copies, duplicates, forged copies and control events sent back to
+// back (grouptest_pipe.go).
 func TestGroupJudgesACorrectHandlerTogether(t *testing.T) {
 	t.Parallel()
 	_, c := groupBothModes(t, "correct")
 	if notes := strings.Join(c.Notes, "\n"); !strings.Contains(notes, "then the other 2 as a group") ||
-		!strings.Contains(notes, "first 2, dups 2, tamper 2, burst 2, lost 2") {
+		!strings.Contains(notes, "first 2, dups 2, tamper 2, burst 2, lost 2") || !strings.Contains(notes, "sent back to back, then their control events in the reverse order") {
 		t.Fatalf("notes: %q", c.Notes)
 	}
 }
 
 // A receipt counted 30 ms after the handler answered delivery 2 is part of
 // delivery 2's effect in the group as alone, never charged to delivery 3:
-// a probe that moves between two deliveries, or in the group's late-effect
+// sent back to back, it lands in another delivery's window (a control
+// event that does not change the probes as its first copy did) or after
+// the last, so the first copies are sent again, each read until settled;
+// a probe that moves between two of those, or in the group's late-effect
 // window, sends their first copies again alone.
 func TestGroupLateEffectStaysWithItsDelivery(t *testing.T) {
 	t.Parallel()
 	alone, grouped := groupBothModes(t, "receipt")
+	if notes := strings.Join(grouped.Notes, "\n"); !strings.Contains(notes, "their copies sent back to back did not tell every delivery's effect apart") {
+		t.Errorf("the pipeline should have been given up: %q", grouped.Notes)
+	}
 	for _, c := range []*report.Check{alone, grouped} {
 		for i, want := range []string{"(+1)", "(+2)", "(+1)"} {
 			if got := c.Deliveries[i].Phases[0].Message; !strings.Contains(got, want) {
