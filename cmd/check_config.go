@@ -236,7 +236,7 @@ func checkOptionsFromConfig(ctx context.Context, base *checkOptions, c *config.C
 		o.OnePerType = true
 		o.OnlyProvider, o.OnlyType, o.OnlySince = d.Provider, d.Type, d.Since
 	}
-	o.To, o.Serve, o.ResetCmd = c.To, c.Serve, c.Reset
+	o.To, o.SignedURL, o.Serve, o.ResetCmd = c.To, c.SignedURL, c.Serve, c.Reset
 	o.KillCmd, o.StartCmd = c.Kill, c.Start
 	o.DedupeTTL, o.ForgetCmd = c.DedupeTTL, c.Forget
 	configProbes(o, c.Probes)

@@ -5,6 +5,8 @@ package e2e
 
 import (
 	"fmt"
+	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -77,5 +79,16 @@ func TestCheckBirdFixedURLIsASetupProblem(t *testing.T) {
 	}
 	if tp := checkPhase(t, c, "tamper"); tp.Status != report.Pass {
 		t.Fatalf("with --signed-url, tamper: %s %s", tp.Status, tp.Message)
+	}
+	// hookreplay.yaml's signed_url is the same.
+	dir := filepath.Dir(db)
+	yml := fmt.Sprintf("checks:\n  bird:\n    deliveries: {ids: [%d]}\n    to: %s/webhook/bird\n    signed_url: https://domain.com/webhook/bird\n    secret_env: BIRD_KEY_E2E\n    phases: [first]\n    settle: 50ms\n    probes:\n      work: {http: %s/work}\n", id, base, base)
+	if err := os.WriteFile(filepath.Join(dir, "hookreplay.yaml"), []byte(yml), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(binPath, "--db", db, "check", "-q")
+	cmd.Dir, cmd.Env = dir, append(os.Environ(), "NO_COLOR=1", "BIRD_KEY_E2E="+birdKey)
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("hookreplay.yaml with signed_url: want exit 0, got %v\n%s", err, out)
 	}
 }

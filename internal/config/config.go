@@ -58,6 +58,7 @@ type Check struct {
 
 	Deliveries Deliveries
 	To         string
+	SignedURL  string // the URL copies are signed for ("" to's), as --signed-url
 	Serve      string // shell command starting the handler ("" none)
 	Reset      string // shell command restoring its state ("" none)
 	// Kill and Start kill and start the handler again for crash, when
@@ -433,7 +434,7 @@ func (p *parser) distinctReports(f *File) error {
 }
 
 // Keys are the keys a check may have, in the order the guide documents them.
-var Keys = []string{"deliveries", "to", "serve", "reset", "kill", "start", "probes", "phases", "secret_env", "copies", "burst", "jobs",
+var Keys = []string{"deliveries", "to", "signed_url", "serve", "reset", "kill", "start", "probes", "phases", "secret_env", "copies", "burst", "jobs",
 	"settle", "settle_max", "provider_timeout", "max_time", "seed", "insecure", "reports", "dedupe_ttl", "forget"}
 
 func (p *parser) check(name string, key, n *yaml.Node) (*Check, error) {
@@ -450,6 +451,8 @@ func (p *parser) check(name string, key, n *yaml.Node) (*Check, error) {
 		case "to":
 			to = v
 			c.To, err = p.expanded(what+": to", v)
+		case "signed_url":
+			c.SignedURL, err = p.expanded(what+": signed_url", v)
 		case "serve":
 			c.Serve, err = p.command(what+": serve", v)
 		case "reset":
