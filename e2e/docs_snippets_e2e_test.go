@@ -223,7 +223,11 @@ func slowSleepDir(t *testing.T) string {
 	return dir
 }
 
+// notListeningYet reports whether a session's output shows a server not
+// listening yet: hookreplay's words, Go's, or bash's /dev/tcp ("connect:
+// Connection refused", capitalised).
 func notListeningYet(out string) bool {
+	out = strings.ToLower(out)
 	return strings.Contains(out, "connection refused") || strings.Contains(out, "nothing is listening")
 }
 

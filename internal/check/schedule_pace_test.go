@@ -84,6 +84,13 @@ func TestPacedJobsHoldASlowingHandler(t *testing.T) {
 		t.Skipf("the machine's default is %d jobs", DefaultJobs())
 	}
 	ds := paceDeliveries(t, 10)
+	twice(t, func() error {
+		return holdASlowingHandler(t, ds)
+	})
+}
+
+// holdASlowingHandler is one try of TestPacedJobsHoldASlowingHandler.
+func holdASlowingHandler(t *testing.T, ds []Delivery) error {
 	runs := paceModes(t, ds, func(o *Options, h *customers) {
 		h.slow, h.sem = 25*time.Millisecond, make(chan struct{}, 1)
 		// Warned at a p95 over 200 ms: eight times the handler alone. The
@@ -100,27 +107,28 @@ func TestPacedJobsHoldASlowingHandler(t *testing.T) {
 	}, 1, 0, DefaultJobs())
 	seq, paced, fixed := runs[0], runs[1], runs[2]
 	if w := latencyWarned(seq.c); len(w) > 0 {
-		t.Fatalf("the handler alone is judged slow:\n%s", strings.Join(w, "\n"))
+		return fmt.Errorf("the handler alone is judged slow:\n%s", strings.Join(w, "\n"))
 	}
 	if w := latencyWarned(fixed.c); len(w) == 0 || fixed.peak < 8 {
-		t.Fatalf("--jobs %d: %d copies at once never slowed the handler into a warning: the test shows nothing", DefaultJobs(), fixed.peak)
+		return fmt.Errorf("--jobs %d: %d copies at once never slowed the handler into a warning: the test shows nothing", DefaultJobs(), fixed.peak)
 	}
 	if w := latencyWarned(paced.c); len(w) > 0 {
-		t.Fatalf("the default made a handler that is fast alone look slow:\n%s", strings.Join(w, "\n"))
+		return fmt.Errorf("the default made a handler that is fast alone look slow:\n%s", strings.Join(w, "\n"))
 	}
 	if phaseStatuses(seq.c) != phaseStatuses(paced.c) {
-		t.Fatalf("--jobs 1 and the default disagree:\n%s\n---\n%s", phaseStatuses(seq.c), phaseStatuses(paced.c))
+		return fmt.Errorf("--jobs 1 and the default disagree:\n%s\n---\n%s", phaseStatuses(seq.c), phaseStatuses(paced.c))
 	}
 	// What the pace bounds is the answers' time, not a count: 4 deliveries
 	// whose last answers all came within twice alone (some waiting for
 	// their effects to settle, not sending) may become 6. Fewer than all.
 	if paced.peak >= fixed.peak {
-		t.Fatalf("the default let %d copies at once reach the handler, --jobs %d %d", paced.peak, DefaultJobs(), fixed.peak)
+		return fmt.Errorf("the default let %d copies at once reach the handler, --jobs %d %d", paced.peak, DefaultJobs(), fixed.peak)
 	}
 	notes := strings.Join(paced.c.Notes, "\n")
 	if !strings.Contains(notes, fmt.Sprintf("jobs 10 (the machine's default is %d), held to", DefaultJobs())) || !strings.Contains(notes, "no delivery was started while it answered over") {
-		t.Fatalf("the notes should say the jobs were held and why: %q", paced.c.Notes)
+		return fmt.Errorf("the notes should say the jobs were held and why: %q", paced.c.Notes)
 	}
+	return nil
 }
 
 // A handler that answers at once is never held: the default checks as
@@ -128,18 +136,44 @@ func TestPacedJobsHoldASlowingHandler(t *testing.T) {
 func TestPacedJobsLeaveAFastHandlerAlone(t *testing.T) {
 	t.Parallel() // waits on probes and windows, not on CPU
 	ds := paceDeliveries(t, 16)
+	twice(t, func() error {
+		return leaveAFastHandlerAlone(t, ds)
+	})
+}
+
+// leaveAFastHandlerAlone is one try of TestPacedJobsLeaveAFastHandlerAlone.
+func leaveAFastHandlerAlone(t *testing.T, ds []Delivery) error {
 	runs := paceModes(t, ds, func(o *Options, _ *customers) {
 		// Long enough that a second's noise is not the ratio.
 		o.N, o.BurstRounds = 10, 3
 	}, 0, DefaultJobs())
 	paced, fixed := runs[0], runs[1]
 	if phaseStatuses(fixed.c) != phaseStatuses(paced.c) {
-		t.Fatalf("the default and --jobs %d disagree:\n%s\n---\n%s", DefaultJobs(), phaseStatuses(fixed.c), phaseStatuses(paced.c))
+		return fmt.Errorf("the default and --jobs %d disagree:\n%s\n---\n%s", DefaultJobs(), phaseStatuses(fixed.c), phaseStatuses(paced.c))
 	}
 	if r := float64(paced.took) / float64(fixed.took); r > 1.3 {
-		t.Fatalf("the default took %s, %.2f× --jobs %d's %s", paced.took, r, DefaultJobs(), fixed.took)
+		return fmt.Errorf("the default took %s, %.2f× --jobs %d's %s", paced.took, r, DefaultJobs(), fixed.took)
 	}
 	if notes := strings.Join(paced.c.Notes, "\n"); !strings.Contains(notes, fmt.Sprintf("jobs %d (the machine's default), ", DefaultJobs())) {
-		t.Fatalf("the notes should say the jobs chosen: %q", paced.c.Notes)
+		return fmt.Errorf("the notes should say the jobs chosen: %q", paced.c.Notes)
+	}
+	return nil
+}
+
+// twice runs a try of a test that compares wall times and latencies of
+// runs side by side, and a second try when the first fails: on two cores
+// under -race with the rest of the suite beside it (load average 10-20,
+// seen), a stalled machine slowed the handler alone into a latency
+// warning, and left one delivery's dups not judged in one mode of two.
+// A behaviour the pace gets wrong fails both tries.
+func twice(t *testing.T, try func() error) {
+	t.Helper()
+	err := try()
+	if err == nil {
+		return
+	}
+	t.Logf("first try: %v; trying once more", err)
+	if err := try(); err != nil {
+		t.Fatal(err)
 	}
 }

@@ -87,7 +87,7 @@ func TestPostgresHostileServer(t *testing.T) {
 				tc.answer(t, c)
 				io.Copy(io.Discard, c) // then silent, until the test ends
 			})
-			ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+			ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 			defer cancel()
 			start := time.Now()
 			s, err := Open(ctx, url)
@@ -98,7 +98,10 @@ func TestPostgresHostileServer(t *testing.T) {
 				strings.Contains(err.Error(), "\n") || len(err.Error()) > 400 {
 				t.Fatalf("err = %v, want one line with %q", err, tc.want)
 			}
-			if took := time.Since(start); took > 10*time.Second {
+			// Ended by the guard, not held forever. Not much sooner: the
+			// announced gigabyte of "row that never comes" is allocated
+			// by pgx, which took 11-13 s under -race on a loaded machine.
+			if took := time.Since(start); took > time.Minute {
 				t.Fatalf("took %s", took)
 			}
 		})
