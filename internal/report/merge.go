@@ -129,6 +129,7 @@ func Merge(in []MergeInput) (*Check, error) {
 	}
 	var orders []*PhaseResult
 	var orderShards []string
+	var notes shardNotes
 	for _, p := range parts {
 		c := p.Check
 		shard := shardOf(c)
@@ -149,7 +150,7 @@ func Merge(in []MergeInput) (*Check, error) {
 			prefix = "shard " + shard + ": "
 		}
 		for _, n := range c.Notes {
-			m.Notes = append(m.Notes, prefix+n)
+			notes.add(shard, prefix, n)
 		}
 		for _, w := range c.Warnings {
 			m.Warnings = append(m.Warnings, prefix+w)
@@ -167,6 +168,7 @@ func Merge(in []MergeInput) (*Check, error) {
 		}
 		m.Latency = mergeLatency(m.Latency, c.Latency)
 	}
+	m.Notes = notes.list()
 	if len(orders) > 0 {
 		m.Order = mergeOrder(orders, orderShards)
 	}
@@ -361,4 +363,44 @@ func mergeOrder(os []*PhaseResult, names []string) *PhaseResult {
 		out.Message = os[0].Message
 	}
 	return &out
+}
+
+// shardNotes gathers the shards' notes, each text once: a note every shard
+// makes alike (the selection's, a scheme's "no timestamp") is one line
+// naming the shards, not one line per shard.
+type shardNotes struct {
+	order  []string            // texts in the order first seen
+	shards map[string][]string // text → the shards that noted it
+	prefix map[string]string   // text → its first shard's prefix
+}
+
+func (n *shardNotes) add(shard, prefix, text string) {
+	if prefix != "" && strings.HasPrefix(text, prefix) {
+		// An empty shard's own note names it already.
+		shard, prefix = "", ""
+	}
+	if n.shards == nil {
+		n.shards, n.prefix = map[string][]string{}, map[string]string{}
+	}
+	if _, ok := n.prefix[text]; !ok {
+		n.order, n.prefix[text] = append(n.order, text), prefix
+	}
+	if shard != "" && !slices.Contains(n.shards[text], shard) {
+		n.shards[text] = append(n.shards[text], shard)
+	}
+}
+
+func (n *shardNotes) list() []string {
+	out := make([]string, 0, len(n.order))
+	for _, t := range n.order {
+		switch sh := n.shards[t]; {
+		case n.prefix[t] == "":
+			out = append(out, t)
+		case len(sh) > 1:
+			out = append(out, "shards "+strings.Join(sh, ", ")+": "+t)
+		default:
+			out = append(out, n.prefix[t]+t)
+		}
+	}
+	return out
 }
