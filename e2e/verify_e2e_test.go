@@ -171,7 +171,8 @@ func (h *sigHandler) check(provider string, r *http.Request, body []byte) string
 		}
 	case "mercadopago":
 		// Mercado Pago's documented check: the manifest over the query's
-		// data.id, x-request-id and ts.
+		// data.id (lower-cased: an order's ORD01… is alphanumeric),
+		// x-request-id and ts.
 		var ts, v1 string
 		for _, part := range strings.Split(r.Header.Get("x-signature"), ",") {
 			k, v, _ := strings.Cut(part, "=")
@@ -183,7 +184,7 @@ func (h *sigHandler) check(provider string, r *http.Request, body []byte) string
 			}
 		}
 		m := hmac.New(sha256.New, []byte(secret))
-		m.Write([]byte("id:" + r.URL.Query().Get("data.id") + ";request-id:" + r.Header.Get("x-request-id") + ";ts:" + ts + ";"))
+		m.Write([]byte("id:" + strings.ToLower(r.URL.Query().Get("data.id")) + ";request-id:" + r.Header.Get("x-request-id") + ";ts:" + ts + ";"))
 		if v1 != hex.EncodeToString(m.Sum(nil)) {
 			return "bad x-signature"
 		}
