@@ -14,6 +14,9 @@
 # which every delivery's effect shows in: the default checks the first
 # delivery alone and the others as a group (docs/guide.md, "Many deliveries
 # at once"). SCOPES=scoped or SCOPES=unscoped runs one of the two.
+# With BEFORE=COMMIT (or HR_BEFORE=BINARY), each default check is followed
+# at once by the same check with that build, interleaved, in rows of their
+# own, and each before run's statuses are compared with --jobs 1's.
 . "$(dirname "$0")/lib.sh"
 [ -n "${HR:-}" ] && [ -n "${HEY:-}" ] || setup
 
@@ -58,7 +61,7 @@ check_secs() {
 	local h=$BG
 	wait_port "$port"
 	t0=$(date +%s.%N)
-	"$HR" --db "$W/store.db" check "$@" --to "http://127.0.0.1:$port/webhooks/stripe" --secret "$SECRET" \
+	"${BIN:-$HR}" --db "$W/store.db" check "$@" --to "http://127.0.0.1:$port/webhooks/stripe" --secret "$SECRET" \
 		--dsn "sqlite:$W/$v-$n.db" --probe-sql "$P" -q --json --no-color >"$out" 2>"$out.err" || code=$?
 	t1=$(date +%s.%N)
 	echo "$code" >"$out.code"
@@ -87,10 +90,13 @@ scale() {
 	P=$2
 	log "checkscale ($s probe): 1 delivery, $N correct, $N with invoice.paid buggy; --jobs 1 and the default; load $(cut -d' ' -f1-3 /proc/loadavg)"
 	one=$(check_secs fixed "$W/$s-one.json" 1)
+	[ -n "${HR_BEFORE:-}" ] && bone=$(BIN=$HR_BEFORE check_secs fixed "$W/$s-bone.json" 1)
 	ok1=$(check_secs fixed "$W/$s-ok1.json" $all --jobs 1)
 	okd=$(check_secs fixed "$W/$s-okd.json" $all)
+	[ -n "${HR_BEFORE:-}" ] && bokd=$(BIN=$HR_BEFORE check_secs fixed "$W/$s-bokd.json" $all)
 	bad1=$(check_secs paidnaive "$W/$s-bad1.json" $all --jobs 1)
 	badd=$(check_secs paidnaive "$W/$s-badd.json" $all)
+	[ -n "${HR_BEFORE:-}" ] && bbadd=$(BIN=$HR_BEFORE check_secs paidnaive "$W/$s-bbadd.json" $all)
 	log "load at the end $(cut -d' ' -f1-3 /proc/loadavg)"
 	for f in one ok1 okd; do
 		[ "$(cat "$W/$s-$f.json.code")" = 0 ] || log "$s $f: the correct handler did not pass (exit $(cat "$W/$s-$f.json.code")): $(tail -1 "$W/$s-$f.json.err")"
@@ -108,6 +114,13 @@ scale() {
 	row "4 check scale" "$s probe: $N correct deliveries, default, s vs 1 delivery (goal ≤ 3×)" "$okd" "$one"
 	row "4 check scale" "$s probe: $N deliveries, invoice.paid buggy, --jobs 1, s vs 1 delivery (failed: $(failed "$W/$s-bad1.json"))" "$bad1" "$one"
 	row "4 check scale" "$s probe: $N deliveries, invoice.paid buggy, default, s vs 1 delivery (failed: $(failed "$W/$s-badd.json") verdicts vs --jobs 1: $agree)" "$badd" "$one"
+	[ -n "${HR_BEFORE:-}" ] || return 0
+	agree=same
+	[ "$(verdicts "$W/$s-bad1.json")" = "$(verdicts "$W/$s-bbadd.json")" ] || agree=DIFFERENT
+	[ "$(verdicts "$W/$s-ok1.json")" = "$(verdicts "$W/$s-bokd.json")" ] || agree=DIFFERENT
+	row "4 check scale" "$s probe: before, 1 delivery, s vs goal 1.5 s" "$bone" 1.5
+	row "4 check scale" "$s probe: before, $N correct deliveries, default, s vs its 1 delivery" "$bokd" "$bone"
+	row "4 check scale" "$s probe: before, $N deliveries, invoice.paid buggy, default, s vs its 1 delivery (failed: $(failed "$W/$s-bbadd.json") verdicts vs --jobs 1: $agree)" "$bbadd" "$bone"
 }
 for s in $SCOPES; do
 	case $s in
