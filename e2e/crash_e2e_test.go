@@ -49,14 +49,23 @@ type crashHandler struct {
 
 // crashDelay is the handlers' other work between (or, for the correct
 // ones, inside) their commits: warm handling of 3–5 ms. crashCold is what
-// their first answer after a start takes on top (a cold start).
+// their first answer after a start takes on top (a cold start);
+// HOOKREPLAY_CRASH_COLD=MS gives another (0: none).
 const crashDelay, crashCold = 3, 100
+
+// crashColdMS is crashCold, or HOOKREPLAY_CRASH_COLD when set.
+func crashColdMS() int {
+	if n, err := strconv.Atoi(os.Getenv("HOOKREPLAY_CRASH_COLD")); err == nil && n >= 0 {
+		return n
+	}
+	return crashCold
+}
 
 func crashHandlers(t *testing.T) []crashHandler {
 	t.Helper()
 	demo := func(variant string) func(addr, db string) string {
 		return func(addr, db string) string {
-			return fmt.Sprintf("exec %s demo serve %s --listen %s --db %s --secret %s --delay %dms --cold %dms --quiet", binPath, variant, addr, db, checkSecret, crashDelay, crashCold)
+			return fmt.Sprintf("exec %s demo serve %s --listen %s --db %s --secret %s --delay %dms --cold %dms --quiet", binPath, variant, addr, db, checkSecret, crashDelay, crashColdMS())
 		}
 	}
 	hs := []crashHandler{
@@ -78,7 +87,7 @@ func crashHandlers(t *testing.T) []crashHandler {
 	}
 	pyh := func(mode string) func(addr, db string) string {
 		return func(addr, db string) string {
-			return fmt.Sprintf("exec %s %s %s %s %s %d %d", py, script, mode, addr, db, crashDelay, crashCold)
+			return fmt.Sprintf("exec %s %s %s %s %s %d %d", py, script, mode, addr, db, crashDelay, crashColdMS())
 		}
 	}
 	return append(hs,
