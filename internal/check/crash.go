@@ -460,10 +460,10 @@ func (c *crashPhase) killTrial(ctx context.Context, t *trial, i int, k killPlan)
 			default:
 			}
 		}
-		if answered && c.spare(k, ct.a1) {
-			trap.Rethrow()
-			return ct, c.unkilled(ctx, t, i, k, ct)
-		}
+	}
+	if answered && trigger == "" && c.spare(k, ct.a1) {
+		trap.Rethrow()
+		return ct, c.unkilled(ctx, t, i, k, ct)
 	}
 	killAt, killErr := r.o.Serve.Kill(ctx)
 	if !answered {

@@ -59,16 +59,17 @@ func (c *crashPhase) settleAgain(ctx context.Context, point string) (reading, er
 // point that a handler always answers before is then killed as planned.
 const maxSparedPerPoint, maxSpared = 2, 8
 
-// spare reports whether the timed kill k, aimed inside the handling, is
-// better not made now that a, the copy it was aimed at, was answered 2xx
-// before it was due: the kill would land after the answer, where a handler
+// spare reports whether the kill k, aimed inside the handling (a point of
+// the sweep, or the first probe change), is better not made now that a, the
+// copy it was aimed at, was answered 2xx before it was due (before any
+// probe changed): the kill would land after the answer, where a handler
 // whose effects were in place when it answered (first's were: not late)
 // has nothing left to lose, and the trial would cost a restart and a
 // warm-up to tell nothing. The copy is then an event like any other, and
-// the point is aimed again at the warm handler. Kills at the first probe
-// change and the one aimed after the answer are always made.
+// the kill is aimed again at the warm handler. The kill aimed after the
+// answer is always made.
 func (c *crashPhase) spare(k killPlan, a store.Attempt) bool {
-	if k.onChange || k.afterAnswer || c.fr.late || a.Err != "" || a.Lost || !is2xx(a.Status) {
+	if k.afterAnswer || c.fr.late || a.Err != "" || a.Lost || !is2xx(a.Status) {
 		return false
 	}
 	return c.sparedHere < maxSparedPerPoint && c.spared < maxSpared
@@ -80,6 +81,9 @@ func (c *crashPhase) unkilled(ctx context.Context, t *trial, i int, k killPlan, 
 	ct.unkilled = true
 	a := ct.a1
 	a.Edit = fmt.Sprintf("answered %s before the kill aimed at %s after its last byte was due: not killed, the point is aimed again", statusText(a), roundDur(k.delay))
+	if k.onChange {
+		a.Edit = fmt.Sprintf("answered %s before any probe changed: not killed, the kill at the first probe change is aimed again", statusText(a))
+	}
 	c.copies++
 	if err := c.r.record(ctx, &a, c.d, PhaseCrash, c.copies, t.id); err != nil {
 		return err
@@ -89,6 +93,7 @@ func (c *crashPhase) unkilled(ctx context.Context, t *trial, i int, k killPlan, 
 	c.answers.add(a)
 	c.spared++
 	c.sparedHere++
+	c.cold = false // it handled this copy
 	return c.settleFresh(ctx, t.before, fmt.Sprintf("trial %d, copy answered before its kill", i+1))
 }
 
