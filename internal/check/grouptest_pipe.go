@@ -35,6 +35,13 @@ package check
 // their own: a change after their last read is in a control window or
 // after the last.
 //
+// "Nothing landed after the last" is only as good as the watch after it:
+// a control event's part landing after the watch hides the same part of
+// its first copy landed in a duplicate's window (m and m' both short of E
+// by it). So the watch lasts, after every first copy and every control
+// event, as long as a first copy's late-effect window alone (1 s, within
+// --settle-max), not a control event's (twice the settle).
+//
 // Anything else — an answer other than 2xx to a first copy or a control
 // event, a first copy whose read showed no change (its effect may come
 // later than a read), a probe that fell or is not a number, m ≠ m', a
@@ -188,7 +195,11 @@ func (r *runner) pipe(ctx context.Context, pl *pipeline) (ok bool, err error) {
 			return false, nil
 		}
 		pl.ctls[i], pl.prev = pipedControl{id: id, a: a, ctl: ctl}, cur
-		if _, dl := r.lateWindowOf("control", sentAt, cur); dl.After(pl.deadline) {
+		// Watched as long as a first copy, not a control event alone: a
+		// part of it landing after the watch would hide the same part of
+		// its first copy landed in a duplicate's or forged copy's window
+		// (m and m' both short of E by it).
+		if _, dl := r.lateWindowOf(PhaseFirst, sentAt, cur); dl.After(pl.deadline) {
 			pl.deadline = dl
 		}
 	}
