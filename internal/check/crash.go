@@ -212,8 +212,8 @@ func (r *runner) crash(ctx context.Context, d *Delivery, fr *firstResult) (*repo
 	c.conclude()
 	c.answers.conclude(ph, "crash")
 	if took := r.o.Serve.KillTook(); took > 0 {
-		r.note("delivery %d: crash: each kill ran the kill command, which took up to %s: a kill landed up to that much after the moment it was aimed at (the first probe change, or a point of the warm answer time), and a kill classed mid-handling is one whose copy had no answer when the command ended",
-			d.ID, roundDur(took))
+		r.note("delivery %d: crash: each kill ran the kill command, which took %s to %s: a timed kill started it %s (its fastest) before the moment aimed at (a point of the warm answer time, never before the request was written), a kill at the first probe change when the probe moved, and a kill classed mid-handling is one whose copy had no answer when the command ended",
+			d.ID, roundDur(r.o.Serve.KillLead()), roundDur(took), roundDur(r.o.Serve.KillLead()))
 	}
 	if c.recovered > 0 {
 		r.note("delivery %d: crash: the work of a killed copy appeared up to %s after the restart: the handler's queue outlived the process and handed the job out again, "+
@@ -449,7 +449,9 @@ func (c *crashPhase) killTrial(ctx context.Context, t *trial, i int, k killPlan)
 	} else {
 		select {
 		case at := <-written:
-			sleepUntil(at.Add(k.delay))
+			// A kill command's own time (its fastest run) is taken off
+			// the wait, never before the request was written.
+			sleepUntil(at.Add(max(0, k.delay-r.o.Serve.KillLead())))
 		case ct.a1 = <-sent: // not written (an error), or already answered
 			answered = true
 		}

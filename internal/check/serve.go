@@ -56,8 +56,8 @@ type Server struct {
 	keeper *exec.Cmd
 	// killed: Kill ran, so the next Start is a restart.
 	killed bool
-	// killTook is the longest a KillCmd took.
-	killTook time.Duration
+	// killTook is the longest a KillCmd took, killFastest the shortest.
+	killTook, killFastest time.Duration
 }
 
 // Start runs the command and waits until Addr accepts connections. It
@@ -201,6 +201,9 @@ func (s *Server) Kill(ctx context.Context) (time.Time, error) {
 	at := time.Now()
 	s.mu.Lock()
 	s.killTook = max(s.killTook, at.Sub(start))
+	if s.killFastest == 0 || at.Sub(start) < s.killFastest {
+		s.killFastest = at.Sub(start)
+	}
 	s.mu.Unlock()
 	// What hookreplay started itself (a StartCmd in the foreground) goes too.
 	s.signal(true, 0)
@@ -241,6 +244,16 @@ func (s *Server) KillTook() time.Duration {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.killTook
+}
+
+// KillLead is the shortest a KillCmd took (0 without one, or before its
+// first kill): a timed kill starts the command that much before the moment
+// it is aimed at, so that a command slower than the handler's work (a
+// shell, docker kill) still lands inside it.
+func (s *Server) KillLead() time.Duration {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.killFastest
 }
 
 // Stop sends SIGTERM to the process group, then SIGKILL after 3 s. When
