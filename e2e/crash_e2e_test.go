@@ -32,6 +32,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/hookreplay/hookreplay/examples/wallet"
 	"github.com/hookreplay/hookreplay/internal/report"
 	"github.com/hookreplay/hookreplay/internal/testkit"
 )
@@ -273,4 +274,91 @@ func orDash(s string) string {
 		return "-"
 	}
 	return s
+}
+
+// The crash phase, with --serve running a wallet variant as its own process
+// (behind the slow tag with the other timing-bound crash tests: it ran 20 s
+// alone in go test ./...'s sequential stretch; .ci/run runs it):
+// claimfirst (claim committed before the credit) loses the event; fixed
+// (claim and credit in one transaction) does not; async (answers 200, then
+// works in a goroutine) loses an event it had acknowledged when the process
+// is killed after the answer: a provider does not retry a 2xx.
+func TestCheckCrashPhase(t *testing.T) {
+	for _, tc := range []struct {
+		variant string
+		code    int
+		status  report.Status
+		msg     []string
+	}{
+		{wallet.ClaimFirst, 1, report.Fail, []string{"lost"}},
+		{wallet.Fixed, 0, report.Pass, nil},
+		{wallet.Async, 1, report.Fail, []string{"answered 200", "no retry", "lost when the process died"}},
+	} {
+		t.Run(tc.variant, func(t *testing.T) {
+			db := filepath.Join(t.TempDir(), "h.db")
+			id := checkStripeDelivery(t, db)
+			addr := freeAddr(t)
+			walletDB := filepath.Join(t.TempDir(), "wallet.db")
+			serve := fmt.Sprintf("exec %s demo serve %s --listen %s --db %s --secret %s --quiet", binPath, tc.variant, addr, walletDB, checkSecret)
+			if tc.variant == wallet.Fixed {
+				// A pass needs kills landed inside the handling: give it the
+				// few milliseconds of work a real handler has (it answers in
+				// well under one otherwise, and may be rightly not judged).
+				serve += " --delay 3ms"
+			}
+			r, c := checkRunJSON(t, db, "--to", "http://"+addr+"/webhooks/stripe", "--probe-sql", checkBalanceSQL,
+				// --settle-max bounds the wait for the async variant's lost work,
+				// which a queue that outlived the process could still bring.
+				"--dsn", "sqlite:"+walletDB, "--secret", checkSecret, "--settle", "100ms", "--settle-max", "3s", "--phases", "first,crash",
+				"--serve", serve, fmt.Sprint(id))
+			if r.Code != tc.code || c == nil {
+				t.Fatalf("%s crash: want exit %d, got %d\n%s\n%s", tc.variant, tc.code, r.Code, r.Stdout, r.Stderr)
+			}
+			cr := checkPhase(t, c, "crash")
+			if cr.Status != tc.status {
+				t.Fatalf("%s crash: %s\n%s", tc.variant, cr.Status, checkDump(c))
+			}
+			for _, m := range tc.msg {
+				if !strings.Contains(cr.Violations[0].Message, m) {
+					t.Fatalf("%s: the violation should say %q: %+v", tc.variant, m, cr.Violations[0])
+				}
+			}
+			// A kill made at the first probe change found the handler acting
+			// on the request: never "before the request was fully sent".
+			triggered := 0
+			for _, line := range strings.Split(r.Stdout+r.Stderr, "\n") {
+				if strings.Contains(line, "first probe change") {
+					triggered++
+				}
+				if strings.Contains(line, "first probe change") && strings.Contains(line, "before the request was fully sent") {
+					t.Errorf("%s: a kill at the first probe change classified as before the request was sent: %s", tc.variant, line)
+				}
+			}
+			t.Logf("%s: %d lines name a kill at the first probe change", tc.variant, triggered)
+			// --serve always stops the handler.
+			waitClosed(t, addr)
+			// The secret, although in the --serve command, is in no report and not in the store.
+			if strings.Contains(r.Stdout, checkSecret) || strings.Contains(r.Stderr, checkSecret) {
+				t.Fatalf("the secret leaked into the output")
+			}
+			for _, f := range []string{db, db + "-wal"} {
+				raw, err := os.ReadFile(f)
+				if err != nil && !os.IsNotExist(err) {
+					t.Fatal(err)
+				}
+				if strings.Contains(string(raw), checkSecret) {
+					t.Fatalf("the secret reached the database (%s)", f)
+				}
+			}
+		})
+	}
+	// A --serve command that never listens: exit 2 with its output shown.
+	db := filepath.Join(t.TempDir(), "h.db")
+	id := checkStripeDelivery(t, db)
+	addr := freeAddr(t)
+	r := runBin(t, db, nil, "check", fmt.Sprint(id), "--to", "http://"+addr+"/", "--probe-cmd", "echo 1",
+		"--serve", "echo handler-failed-to-start; exit 4", "-q")
+	if r.Code != 2 || !strings.Contains(r.Stderr, "handler-failed-to-start") {
+		t.Fatalf("failing --serve: %+v", r)
+	}
 }

@@ -1,3 +1,9 @@
+// The file's name starts with "a_" so that TestDocSnippetsRun, the longest
+// parallel test (its documents side by side, docs/demo.md alone 35 s), is
+// the first parallel test released: go test runs a package's tests in the
+// order of its files' names, and released last it alone held the package's
+// end for half a minute after the others (go test -json ./e2e).
+
 package e2e
 
 import (
