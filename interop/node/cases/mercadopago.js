@@ -6,12 +6,16 @@
 "use strict";
 const { WebhookSignatureValidator } = require("mercadopago");
 
+// The SDK builds the manifest from dataId as given; Mercado Pago's docs say
+// an alphanumeric data.id (an Orders API ORD01…) goes into it lower-cased,
+// so the caller lower-cases it, as their docs' sample does.
 exports.verify = (op) => {
   const query = new URLSearchParams((op.target || "").split("?")[1] || "");
+  const dataId = query.get("data.id");
   WebhookSignatureValidator.validate({
     xSignature: op.headers["x-signature"],
     xRequestId: op.headers["x-request-id"],
-    dataId: query.get("data.id"),
+    dataId: dataId && /[^0-9]/.test(dataId) ? dataId.toLowerCase() : dataId,
     secret: op.secret,
     toleranceSeconds: op.tolerance || undefined,
   });
