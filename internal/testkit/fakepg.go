@@ -2,7 +2,6 @@ package testkit
 
 import (
 	"net"
-	"sync"
 	"testing"
 
 	"github.com/jackc/pgx/v5/pgproto3"
@@ -17,62 +16,30 @@ import (
 // for what a real server never sends.
 func FakePostgres(t testing.TB, answer func(c net.Conn, first pgproto3.FrontendMessage)) string {
 	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var wg sync.WaitGroup
-	var mu sync.Mutex
-	var conns []net.Conn
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			mu.Lock()
-			conns = append(conns, c)
-			mu.Unlock()
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				defer c.Close()
-				b := pgproto3.NewBackend(c, c)
-				m, err := b.ReceiveStartupMessage()
-				if _, ok := m.(*pgproto3.SSLRequest); ok && err == nil {
-					c.Write([]byte("N"))
-					m, err = b.ReceiveStartupMessage()
-				}
-				if _, ok := m.(*pgproto3.StartupMessage); !ok || err != nil {
-					return
-				}
-				b.Send(&pgproto3.AuthenticationOk{})
-				b.Send(&pgproto3.ParameterStatus{Name: "server_version", Value: "17.0"})
-				b.Send(&pgproto3.ParameterStatus{Name: "client_encoding", Value: "UTF8"})
-				b.Send(&pgproto3.ParameterStatus{Name: "standard_conforming_strings", Value: "on"})
-				b.Send(&pgproto3.BackendKeyData{ProcessID: 1, SecretKey: []byte{0, 0, 0, 2}})
-				b.Send(&pgproto3.ReadyForQuery{TxStatus: 'I'})
-				if b.Flush() != nil {
-					return
-				}
-				first, err := b.Receive()
-				if err != nil {
-					return
-				}
-				answer(c, first)
-			}()
+	addr := fakeServer(t, func(c net.Conn) {
+		b := pgproto3.NewBackend(c, c)
+		m, err := b.ReceiveStartupMessage()
+		if _, ok := m.(*pgproto3.SSLRequest); ok && err == nil {
+			c.Write([]byte("N"))
+			m, err = b.ReceiveStartupMessage()
 		}
-	}()
-	t.Cleanup(func() {
-		ln.Close()
-		mu.Lock()
-		for _, c := range conns {
-			c.Close()
+		if _, ok := m.(*pgproto3.StartupMessage); !ok || err != nil {
+			return
 		}
-		mu.Unlock()
-		wg.Wait()
+		b.Send(&pgproto3.AuthenticationOk{})
+		b.Send(&pgproto3.ParameterStatus{Name: "server_version", Value: "17.0"})
+		b.Send(&pgproto3.ParameterStatus{Name: "client_encoding", Value: "UTF8"})
+		b.Send(&pgproto3.ParameterStatus{Name: "standard_conforming_strings", Value: "on"})
+		b.Send(&pgproto3.BackendKeyData{ProcessID: 1, SecretKey: []byte{0, 0, 0, 2}})
+		b.Send(&pgproto3.ReadyForQuery{TxStatus: 'I'})
+		if b.Flush() != nil {
+			return
+		}
+		first, err := b.Receive()
+		if err != nil {
+			return
+		}
+		answer(c, first)
 	})
-	return "postgres://hookreplay@" + ln.Addr().String() + "/hookreplay?sslmode=disable"
+	return "postgres://hookreplay@" + addr + "/hookreplay?sslmode=disable"
 }

@@ -6,7 +6,6 @@ import (
 	"net"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 )
 
@@ -17,57 +16,25 @@ import (
 // sends (hostile lengths, malformed lines).
 func FakeRedis(t testing.TB, answer func(cmd []string) string) string {
 	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var wg sync.WaitGroup
-	var mu sync.Mutex
-	var conns []net.Conn
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
+	addr := fakeServer(t, func(c net.Conn) {
+		r := bufio.NewReader(c)
 		for {
-			c, err := ln.Accept()
+			cmd, err := readRESPCommand(r)
 			if err != nil {
 				return
 			}
-			mu.Lock()
-			conns = append(conns, c)
-			mu.Unlock()
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				defer c.Close()
-				r := bufio.NewReader(c)
-				for {
-					cmd, err := readRESPCommand(r)
-					if err != nil {
-						return
-					}
-					var reply string
-					if cmd[0] == "HELLO" {
-						reply = "-ERR unknown command 'HELLO'\r\n"
-					} else if reply = answer(cmd); reply == "" {
-						return
-					}
-					if _, err := io.WriteString(c, reply); err != nil {
-						return
-					}
-				}
-			}()
+			var reply string
+			if cmd[0] == "HELLO" {
+				reply = "-ERR unknown command 'HELLO'\r\n"
+			} else if reply = answer(cmd); reply == "" {
+				return
+			}
+			if _, err := io.WriteString(c, reply); err != nil {
+				return
+			}
 		}
-	}()
-	t.Cleanup(func() {
-		ln.Close()
-		mu.Lock()
-		for _, c := range conns {
-			c.Close()
-		}
-		mu.Unlock()
-		wg.Wait()
 	})
-	return "redis://" + ln.Addr().String() + "/0"
+	return "redis://" + addr + "/0"
 }
 
 // readRESPCommand reads one command, an array of bulk strings.
