@@ -624,10 +624,17 @@ func (s *Store) listen(ctx context.Context) (*pgx.Conn, error) {
 // the view reads again and finds nothing new).
 const standbyPoll = 500 * time.Millisecond
 
-// replayed is how far a standby has replayed WAL, "" on a primary.
+// errPromoted ends a watcher's polling of a standby that was promoted.
+var errPromoted = errors.New("the standby was promoted to a primary")
+
+// replayed is how far a standby has replayed WAL, "" on a primary. A
+// primary that went through crash recovery since it started (a machine
+// reset, a killed postmaster) still reports the last WAL record that
+// recovery applied, which never moves again: only a server in recovery is
+// a standby.
 func replayed(ctx context.Context, c *pgx.Conn) (string, error) {
 	var lsn *string
-	if err := c.QueryRow(ctx, "SELECT pg_last_wal_replay_lsn()::text").Scan(&lsn); err != nil || lsn == nil {
+	if err := c.QueryRow(ctx, "SELECT CASE WHEN pg_is_in_recovery() THEN pg_last_wal_replay_lsn()::text END").Scan(&lsn); err != nil || lsn == nil {
 		return "", err
 	}
 	return *lsn, nil
@@ -650,7 +657,12 @@ func (w *pgWatch) run(ctx context.Context, s *Store, c *pgx.Conn) {
 			case <-time.After(standbyPoll):
 			}
 			var now string
-			if now, err = replayed(ctx, c); err == nil && now != lsn {
+			if now, err = replayed(ctx, c); err == nil && now == "" {
+				// Promoted: a primary now, which the watcher follows
+				// by LISTEN on a new connection.
+				err = errPromoted
+			}
+			if err == nil && now != lsn {
 				lsn = now
 				w.set(nil, true)
 			}
