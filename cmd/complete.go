@@ -29,6 +29,11 @@ const completionLimit = 200
 
 // addCompletions registers the completions of every command under root.
 func addCompletions(root *cobra.Command, f *factory) {
+	// The values are the same for every command: built once, not once a
+	// command (every run of hookreplay builds the tree).
+	providers, sendable := verify.ProviderNames(anyProvider), verify.ProviderNames(hasSamples)
+	orders := []string{string(replay.OrderSeq), string(replay.OrderBurst), string(replay.OrderShuffle), string(replay.OrderReverse)}
+	kinds, profiles, schedules := []string{"replay", "check", keycheck.Kind}, keycheck.ProfileNames(), replay.ScheduleNames()
 	walkCommands(root, func(c *cobra.Command) {
 		path := strings.TrimPrefix(c.CommandPath(), root.Name()+" ")
 		switch path {
@@ -39,20 +44,14 @@ func addCompletions(root *cobra.Command, f *factory) {
 		case "runs show":
 			c.ValidArgsFunction = completeRunIDs(f)
 		}
-		fixed := map[string][]string{
-			"provider": verify.ProviderNames(anyProvider),
-			"order":    {string(replay.OrderSeq), string(replay.OrderBurst), string(replay.OrderShuffle), string(replay.OrderReverse)},
-			"kind":     {"replay", "check", keycheck.Kind},
-			"profile":  keycheck.ProfileNames(),
-			"schedule": replay.ScheduleNames(),
-		}
+		fixed := map[string][]string{"provider": providers, "order": orders, "kind": kinds, "profile": profiles, "schedule": schedules}
 		switch path {
 		case "export":
 			fixed["format"] = formatNames(exchange.ExportFormats)
 		case "import":
 			fixed["format"] = formatNames(exchange.ImportFormats)
 		case "send":
-			fixed["provider"] = verify.ProviderNames(hasSamples)
+			fixed["provider"] = sendable
 		}
 		for name, values := range fixed {
 			if c.Flags().Lookup(name) == nil {

@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"sync"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -76,6 +77,29 @@ func exactArgs(n int, name string) cobra.PositionalArgs {
 	}
 }
 
+// lazyLongs holds the long help built when shown (lazyLong).
+var lazyLongs sync.Map // *cobra.Command → func() string
+
+// lazyLong gives cmd the long help long() returns, built when the help is
+// shown (or the reference generated) rather than with the command tree,
+// which every run of hookreplay builds: a handler restarted by check's
+// crash phase a dozen times, every test that runs the binary.
+func lazyLong(cmd *cobra.Command, long func() string) {
+	lazyLongs.Store(cmd, long)
+	cmd.SetHelpFunc(func(c *cobra.Command, args []string) {
+		fillLong(c)
+		c.SetHelpFunc(nil) // the inherited help, now that Long is there
+		c.HelpFunc()(c, args)
+	})
+}
+
+// fillLong sets c.Long when it is built lazily (lazyLong).
+func fillLong(c *cobra.Command) {
+	if long, ok := lazyLongs.Load(c); ok {
+		c.Long = long.(func() string)()
+	}
+}
+
 // prepareDocs makes the tree generate the same text wherever it runs: the
 // completion command cobra adds at Execute is there, no "auto generated on
 // DATE" footer, and defaults read from the environment show their fallback.
@@ -84,6 +108,7 @@ func prepareDocs(root *cobra.Command) {
 	var walk func(c *cobra.Command)
 	walk = func(c *cobra.Command) {
 		c.DisableAutoGenTag = true
+		fillLong(c)
 		for _, fs := range []*pflag.FlagSet{c.Flags(), c.PersistentFlags()} {
 			fs.VisitAll(func(f *pflag.Flag) {
 				if v, ok := f.Annotations[envDefault]; ok && len(v) == 1 {

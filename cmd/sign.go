@@ -37,20 +37,6 @@ func newSignCmd(f *factory, runF func(*signOptions) error) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "sign",
 		Short: "Print the signature headers a provider would add to a body",
-		Long: `Read a request body on stdin and print the header lines the provider would
-send with it, signed with your secret: for example to test a handler with
-curl, or to check your own signing code.
-
---timestamp sets the signing time (unix seconds or RFC 3339; default now) for
-schemes that sign one (` + providers(signsTime) + `).
---id sets the event id for schemes that carry it in a header
-(` + providers(identityInHeader) + `); ` + bodyIdentityTitles() + ` the event id in the body.
-` + signsURLSentence() + `: --url is required for it.
-
-Where the signature covers a timestamp or lives inside the body (Linear's
-webhookTimestamp, Mailgun's signature object), signing changes the body: the
-signed body is printed after the header lines and a blank line, and it is
-that body that must be sent.`,
 		Example: `  hookreplay sign --provider stripe --secret-env STRIPE_WEBHOOK_SECRET < event.json
 
   # send it with curl
@@ -95,6 +81,7 @@ that body that must be sent.`,
 			return signRun(o)
 		},
 	}
+	lazyLong(cmd, signLong)
 	cmd.Flags().StringVar(&o.Provider, "provider", "", "provider scheme: "+strings.Join(verify.Providers, ", ")+", or one declared in hookreplay.yaml (hookreplay providers)")
 	cmd.Flags().StringVar(&o.Secret, "secret", "", "signing secret (prefer --secret-env)")
 	cmd.Flags().StringVar(&o.SecretEnv, "secret-env", "", "name of the environment variable holding the signing secret")
@@ -174,6 +161,26 @@ func signRun(o *signOptions) error {
 }
 
 // bodyIdentityTitles is "Stripe and Slack keep" (or "X keeps").
+// signLong is sign's long help. Naming the schemes that sign a time signs
+// a sample of every provider (signsTime), so it is built when the help is
+// shown (lazyLong), not at every start.
+func signLong() string {
+	return `Read a request body on stdin and print the header lines the provider would
+send with it, signed with your secret: for example to test a handler with
+curl, or to check your own signing code.
+
+--timestamp sets the signing time (unix seconds or RFC 3339; default now) for
+schemes that sign one (` + providers(signsTime) + `).
+--id sets the event id for schemes that carry it in a header
+(` + providers(identityInHeader) + `); ` + bodyIdentityTitles() + ` the event id in the body.
+` + signsURLSentence() + `: --url is required for it.
+
+Where the signature covers a timestamp or lives inside the body (Linear's
+webhookTimestamp, Mailgun's signature object), signing changes the body: the
+signed body is printed after the header lines and a blank line, and it is
+that body that must be sent.`
+}
+
 func bodyIdentityTitles() string {
 	t, one := providerTitles(identityInBody)
 	if one {

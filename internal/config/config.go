@@ -17,6 +17,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"gopkg.in/yaml.v3"
@@ -273,13 +274,15 @@ func (p *parser) noAliases(n *yaml.Node) error {
 
 // secretShapes are the prefixes of provider secrets and tokens: a value
 // holding one is a literal secret committed with the file.
-var secretShapes = regexp.MustCompile(`\b(whsec_[A-Za-z0-9+/=_-]{8,}|sk_(live|test)_[A-Za-z0-9]{8,}|rk_(live|test)_[A-Za-z0-9]{8,}|gh[pousr]_[A-Za-z0-9]{20,}|github_pat_[A-Za-z0-9_]{20,}|xox[abposr]-[A-Za-z0-9-]{8,}|shpss_[A-Za-z0-9]{8,}|-----BEGIN [A-Z ]*PRIVATE KEY-----)`)
+var secretShapes = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`\b(whsec_[A-Za-z0-9+/=_-]{8,}|sk_(live|test)_[A-Za-z0-9]{8,}|rk_(live|test)_[A-Za-z0-9]{8,}|gh[pousr]_[A-Za-z0-9]{20,}|github_pat_[A-Za-z0-9_]{20,}|xox[abposr]-[A-Za-z0-9-]{8,}|shpss_[A-Za-z0-9]{8,}|-----BEGIN [A-Z ]*PRIVATE KEY-----)`)
+})
 
 // noLiteralSecrets refuses any value shaped like a provider secret, wherever
 // it is (a --secret inside a serve command too).
 func (p *parser) noLiteralSecrets(n *yaml.Node) error {
 	if n.Kind == yaml.ScalarNode {
-		if m := secretShapes.FindString(n.Value); m != "" {
+		if m := secretShapes().FindString(n.Value); m != "" {
 			shown := m
 			if len(shown) > 8 {
 				shown = shown[:8] + "…"

@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"gopkg.in/yaml.v3"
@@ -159,7 +160,9 @@ func (p *parser) noteEnv(v string) {
 }
 
 // shellVar is a variable a shell command refers to: ${NAME} or $NAME.
-var shellVar = regexp.MustCompile(`\$\{([A-Za-z_][A-Za-z0-9_]*)\}|\$([A-Za-z_][A-Za-z0-9_]*)`)
+var shellVar = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`\$\{([A-Za-z_][A-Za-z0-9_]*)\}|\$([A-Za-z_][A-Za-z0-9_]*)`)
+})
 
 // command reads a shell command (serve, reset, forget, a cmd probe). The
 // shell expands its variables when it runs, so they are left as written;
@@ -171,7 +174,7 @@ func (p *parser) command(what string, n *yaml.Node) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	for _, m := range shellVar.FindAllStringSubmatch(s, -1) {
+	for _, m := range shellVar().FindAllStringSubmatch(s, -1) {
 		if name := m[1] + m[2]; secret.CredentialVar(name) {
 			if v, ok := p.env(name); ok {
 				p.noteEnv(v)
@@ -181,7 +184,7 @@ func (p *parser) command(what string, n *yaml.Node) (string, error) {
 	return s, nil
 }
 
-var kvPassword = regexp.MustCompile(`(?i)\bpassword\s*=\s*(\S*)`)
+var kvPassword = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`(?i)\bpassword\s*=\s*(\S*)`) })
 
 // noLiteralPassword refuses a URL or key=value DSN that holds a password
 // written out rather than as ${VAR}.
@@ -194,7 +197,7 @@ func (p *parser) noLiteralPassword(what string, n *yaml.Node, s string) error {
 			}
 		}
 	}
-	for _, m := range kvPassword.FindAllStringSubmatch(s, -1) {
+	for _, m := range kvPassword().FindAllStringSubmatch(s, -1) {
 		if pw := strings.Trim(m[1], `'"`); pw != "" && !ref.MatchString(pw) {
 			return p.errf(n, "%s: a literal password is refused: write it as password=${VAR} and set VAR in the CI job's environment", what)
 		}

@@ -34,7 +34,13 @@ func System() *IO {
 	tty := isatty.IsTerminal(os.Stdout.Fd()) || isatty.IsCygwinTerminal(os.Stdout.Fd())
 	_, noColor := os.LookupEnv("NO_COLOR")
 	errTTY := isatty.IsTerminal(os.Stderr.Fd()) || isatty.IsCygwinTerminal(os.Stderr.Fd())
-	return &IO{In: os.Stdin, Out: os.Stdout, ErrOut: os.Stderr, outTTY: tty, errTTY: errTTY, colorOn: tty && !noColor, pager: pagerFromEnv()}
+	s := &IO{In: os.Stdin, Out: os.Stdout, ErrOut: os.Stderr, outTTY: tty, errTTY: errTTY, colorOn: tty && !noColor}
+	if tty {
+		// Only a terminal is paged (StartPager): a run whose output goes
+		// to a pipe or a file does not look for less on the PATH.
+		s.pager = pagerFromEnv()
+	}
+	return s
 }
 
 // Test returns streams backed by buffers: (io, stdin, stdout, stderr).

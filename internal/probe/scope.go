@@ -19,22 +19,27 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 )
 
 // placeholder matches the placeholders a probe's spec may use; any other
 // {{…}} is left as it is (a command's own template, docker's --format
 // '{{.State.Status}}').
-var placeholder = regexp.MustCompile(`\{\{\s*(json:[^{}\s]+|event\.type|event\.id|provider)\s*\}\}`)
+var placeholder = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`\{\{\s*(json:[^{}\s]+|event\.type|event\.id|provider)\s*\}\}`)
+})
 
 // quotedPlaceholder matches a placeholder written inside quotes of its
 // own, '{{json:…}}' (SQL's string literal, a shell word) or "{{json:…}}"
 // (a shell word): the value is quoted (bound) anyway, so the quotes go.
-var quotedPlaceholder = regexp.MustCompile(`'(\{\{\s*(?:json:[^{}\s]+|event\.type|event\.id|provider)\s*\}\})'|"(\{\{\s*(?:json:[^{}\s]+|event\.type|event\.id|provider)\s*\}\})"`)
+var quotedPlaceholder = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`'(\{\{\s*(?:json:[^{}\s]+|event\.type|event\.id|provider)\s*\}\})'|"(\{\{\s*(?:json:[^{}\s]+|event\.type|event\.id|provider)\s*\}\})"`)
+})
 
 // unquoted drops the quotes around placeholders in spec; double quotes only
 // when dq (in SQL they name a column).
 func unquoted(spec string, dq bool) string {
-	return quotedPlaceholder.ReplaceAllStringFunc(spec, func(m string) string {
+	return quotedPlaceholder().ReplaceAllStringFunc(spec, func(m string) string {
 		if m[0] == '"' && !dq {
 			return m
 		}
@@ -75,7 +80,7 @@ type Scoper interface {
 // Placeholders lists the placeholder names in spec, in order.
 func Placeholders(spec string) []string {
 	var out []string
-	for _, m := range placeholder.FindAllStringSubmatch(spec, -1) {
+	for _, m := range placeholder().FindAllStringSubmatch(spec, -1) {
 		out = append(out, m[1])
 	}
 	return out
@@ -85,7 +90,7 @@ func Placeholders(spec string) []string {
 // at once by ':' or '.' ({{jsn:data.id}}, {{json.data.id}}, {{event.kind}},
 // {{json: data.id}}). Another tool's template starts otherwise (docker's
 // {{.State.Status}}, {{json .Config}}), and is left as it is.
-var nearPlaceholder = regexp.MustCompile(`\{\{\s*[A-Za-z_][A-Za-z0-9_]*[:.][^{}]*\}\}`)
+var nearPlaceholder = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`\{\{\s*[A-Za-z_][A-Za-z0-9_]*[:.][^{}]*\}\}`) })
 
 // checkPlaceholders refuses a placeholder no delivery can fill, and one
 // mistyped: left as it is, it would make the probe read nothing that
@@ -97,8 +102,8 @@ func checkPlaceholders(spec string) error {
 				"name what the event is about instead, e.g. {{json:data.object.customer}}")
 		}
 	}
-	for _, m := range nearPlaceholder.FindAllString(spec, -1) {
-		if !placeholder.MatchString(m) {
+	for _, m := range nearPlaceholder().FindAllString(spec, -1) {
+		if !placeholder().MatchString(m) {
 			return fmt.Errorf("%s is not a placeholder: write {{json:PATH}} (no space, e.g. {{json:data.object.customer}}), {{event.type}} or {{provider}}", m)
 		}
 	}
@@ -180,8 +185,8 @@ func jsonField(doc any, path string) (string, bool) {
 func render(spec, name string, v Vars, quote func(i int, val string) string) (string, []string, error) {
 	var vals []string
 	var err error
-	out := placeholder.ReplaceAllStringFunc(spec, func(m string) string {
-		ph := placeholder.FindStringSubmatch(m)[1]
+	out := placeholder().ReplaceAllStringFunc(spec, func(m string) string {
+		ph := placeholder().FindStringSubmatch(m)[1]
 		val, ok := v(ph)
 		if !ok {
 			if err == nil {
@@ -243,7 +248,7 @@ func (p *SQLProbe) Scope(v Vars) (Probe, string, error) {
 }
 
 // scoped reports whether spec names values of an event.
-func scoped(spec string) bool { return placeholder.MatchString(spec) }
+func scoped(spec string) bool { return placeholder().MatchString(spec) }
 
 // Scope of a named probe: the scoped probe under the same name.
 func (n *namedProbe) Scope(v Vars) (Probe, string, error) {

@@ -6,6 +6,7 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"sync"
 
 	"github.com/hookreplay/hookreplay/internal/secret"
 )
@@ -71,7 +72,9 @@ func (s *Secrets) AddURL(raw string) {
 
 // assignment is a shell variable assignment (NAME=VALUE, the value bare
 // or quoted) where a command or a word of it begins.
-var assignment = regexp.MustCompile(`(?:^|[\s;&|(])([A-Za-z_][A-Za-z0-9_]*)=('[^']*'|"[^"]*"|[^\s;&|)'"]+)`)
+var assignment = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`(?:^|[\s;&|(])([A-Za-z_][A-Za-z0-9_]*)=('[^']*'|"[^"]*"|[^\s;&|)'"]+)`)
+})
 
 // AddCommand learns the secrets a shell command carries itself: the values
 // of credential-named variables it sets (PGPASSWORD=… psql …, the most
@@ -79,7 +82,7 @@ var assignment = regexp.MustCompile(`(?:^|[\s;&|(])([A-Za-z_][A-Za-z0-9_]*)=('[^
 // and the passwords of the URLs in it. A run's options keep the commands
 // it ran, and a team store shows them to everyone who may read it.
 func (s *Secrets) AddCommand(cmd string) {
-	for _, m := range assignment.FindAllStringSubmatch(cmd, -1) {
+	for _, m := range assignment().FindAllStringSubmatch(cmd, -1) {
 		if !secret.CredentialVar(m[1]) {
 			continue
 		}

@@ -9,6 +9,7 @@ import (
 	"html/template"
 	"io"
 	"strconv"
+	"sync"
 	"time"
 )
 
@@ -29,12 +30,14 @@ var htmlScript string
 //go:embed html/report.css
 var htmlStyle string
 
-var htmlTemplate = template.Must(template.New("report").Funcs(template.FuncMap{
-	"mark":        htmlMark,
-	"plotLeft":    func() int { return plotLeft },
-	"plus":        func(a float64, b px) px { return px(a) + b },
-	"probeHeight": func(n int) int { return n * probeH },
-}).Parse(htmlTemplateText))
+var htmlTemplate = sync.OnceValue(func() *template.Template {
+	return template.Must(template.New("report").Funcs(template.FuncMap{
+		"mark":        htmlMark,
+		"plotLeft":    func() int { return plotLeft },
+		"plus":        func(a float64, b px) px { return px(a) + b },
+		"probeHeight": func(n int) int { return n * probeH },
+	}).Parse(htmlTemplateText))
+})
 
 // htmlPage is what the template renders.
 type htmlPage struct {
@@ -108,7 +111,7 @@ func writeHTML(w io.Writer, p htmlPage, tl *Timeline) error {
 		}
 	}
 	var buf bytes.Buffer
-	if err := htmlTemplate.Execute(&buf, p); err != nil {
+	if err := htmlTemplate().Execute(&buf, p); err != nil {
 		return fmt.Errorf("render html report: %w", err)
 	}
 	_, err := w.Write(buf.Bytes())

@@ -8,6 +8,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/hookreplay/hookreplay/internal/message"
@@ -57,10 +58,10 @@ func (mercadoPagoScheme) ResponseTimeout() time.Duration { return 22 * time.Seco
 
 // mpSigPattern is the shape of Mercado Pago's x-signature, which the
 // generic name alone does not tell from another sender's.
-var mpSigPattern = regexp.MustCompile(`(?i)^\s*ts=\d+\s*,\s*v1=[0-9a-f]+`)
+var mpSigPattern = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`(?i)^\s*ts=\d+\s*,\s*v1=[0-9a-f]+`) })
 
 func (mercadoPagoScheme) Detects(h message.Headers) bool {
-	return h.Has(mpRequestID) && mpSigPattern.MatchString(h.Get(mpSig))
+	return h.Has(mpRequestID) && mpSigPattern().MatchString(h.Get(mpSig))
 }
 
 // mpParsed is an x-signature header read as Mercado Pago's SDK validators
