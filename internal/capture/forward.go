@@ -306,6 +306,11 @@ func (l *lastErr) Read(p []byte) (int, error) {
 // through (one per forward otherwise: a 4 KiB allocation per delivery).
 var answerReaders = sync.Pool{New: func() any { return bufio.NewReader(nil) }}
 
+// copyBuffers are the buffers a body is hashed through (serveRequest):
+// io.Copy into a hash allocated and cleared 32 KiB a delivery, 5% of
+// capture's CPU at 6,000 deliveries a second (profiled).
+var copyBuffers = sync.Pool{New: func() any { b := make([]byte, 32<<10); return &b }}
+
 func putAnswerReader(br *bufio.Reader) {
 	br.Reset(nil)
 	answerReaders.Put(br)

@@ -516,7 +516,9 @@ func (s *Server) serveRequest(c *conn, rec *recorder, br *bufio.Reader) bool {
 	// (which is stored): a hash of it, not a second copy of every body.
 	var netBody maphash.Hash
 	netBody.SetSeed(s.bodySeed)
-	n, err := io.Copy(&netBody, io.LimitReader(req.Body, s.opt.MaxBody+1))
+	buf := copyBuffers.Get().(*[]byte)
+	n, err := io.CopyBuffer(&netBody, io.LimitReader(req.Body, s.opt.MaxBody+1), *buf)
+	copyBuffers.Put(buf)
 	rec.bodyLimit, rec.charging = 0, false
 	err = rec.cause(err)
 	if err != nil {
