@@ -103,7 +103,9 @@ func (w *Writer) Commit(ctx context.Context, ds []*Delivery, rs []Response) (err
 	recvs := make([]time.Time, len(ds))
 	if w.s.pg != nil {
 		if err := w.commitPipelined(ctx, ds, rs, ids, recvs); err != nil {
-			return fmt.Errorf("store deliveries: %w", err)
+			if !w.committedAnyway(ctx, err, ds, recvs, ids) {
+				return fmt.Errorf("store deliveries: %w", err)
+			}
 		}
 	} else if err := w.commitSQLite(ctx, ds, rs, ids, recvs); err != nil {
 		return err
