@@ -36,7 +36,7 @@ func TestCheckWhatsAppHandlerFromMetaDocs(t *testing.T) {
 			return checkInsertSample(t, db, "whatsapp", "messages.batch", waSecret)
 		},
 		route: "/webhook", secret: waSecret,
-		flags: []string{"-n", "3", "--burst", "5", "--phases", "first,dups,tamper,burst,lost"},
+		flags: []string{"-n", "3", "--burst", "5", "--phases", "first,dups,tamper,burst,lost,latency"},
 		pass:  []string{"first", "tamper"},
 		also: func(t *testing.T, mode string, c *report.Check) {
 			if got := c.Deliveries[0].EventIDs; len(got) != 3 || got[0] != c.Deliveries[0].EventID {
@@ -44,6 +44,10 @@ func TestCheckWhatsAppHandlerFromMetaDocs(t *testing.T) {
 			}
 			if first := checkPhase(t, c, "first"); !strings.Contains(first.Message, "+3") {
 				t.Fatalf("first should see three messages worked: %s %s", first.Status, first.Message)
+			}
+			// Meta documents no answer timeout: said once, plainly.
+			if m := checkPhase(t, c, "latency").Message; !strings.Contains(m, "(the default timeout 10s; no timeout is known for provider whatsapp: set --provider-timeout to its own)") {
+				t.Fatalf("latency: %s", m)
 			}
 			if got := checkPhase(t, c, "lost"); mode == "correct" && got.Status != report.Pass {
 				t.Fatalf("lost: %s, want %s: %s", got.Status, report.Pass, got.Message)

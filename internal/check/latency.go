@@ -21,18 +21,19 @@ func (r *runner) latency(_ context.Context, d *Delivery, fr *firstResult) (*repo
 	}
 	limit := r.providerTimeout(*d)
 	ph := &report.PhaseResult{Phase: PhaseLatency, Attempts: len(as)}
-	src := d.Provider + "'s timeout"
+	src, unknown := d.Provider+"'s timeout", ""
 	if r.o.ProviderTimeout > 0 {
 		src = r.name(InputProviderTimeout)
 	} else if _, ok := verify.ResponseTimeout(d.Scheme); !ok {
-		src = "the default timeout (no known timeout for provider " + orGeneric(d.Provider) + "; set " + r.name(InputProviderTimeout) + ")"
+		src = "the default timeout"
+		unknown = "no timeout is known for provider " + orGeneric(d.Provider) + ": set " + r.name(InputProviderTimeout) + " to its own"
 	}
 	lats := make([]time.Duration, len(as))
 	for i, a := range as {
 		lats[i] = a.Latency
 		if a.Latency > limit {
 			ph.Violations = append(ph.Violations, report.Violation{Copy: a.Copy, Status: a.Status,
-				Message: fmt.Sprintf("%s copy %d was answered after %s; %s is %s: the provider gives up and retries it", a.Phase, a.Copy, report.Duration(a.Latency), src, report.Duration(limit))})
+				Message: fmt.Sprintf("%s copy %d was answered after %s; %s is %s: the provider gives up and retries it%s", a.Phase, a.Copy, report.Duration(a.Latency), src, report.Duration(limit), bracketed(unknown))})
 		}
 	}
 	sort.Slice(lats, func(i, j int) bool { return lats[i] < lats[j] })
@@ -44,16 +45,27 @@ func (r *runner) latency(_ context.Context, d *Delivery, fr *firstResult) (*repo
 	switch {
 	case len(ph.Violations) > 0:
 		ph.Status = report.Fail
-		ph.Message = fmt.Sprintf("%d of %d answers took longer than %s %s (%s): the provider gives up and retries them", len(ph.Violations), len(lats), src, report.Duration(limit), what)
+		ph.Message = fmt.Sprintf("%d of %d answers took longer than %s %s (%s): the provider gives up and retries them%s", len(ph.Violations), len(lats), src, report.Duration(limit), what, bracketed(unknown))
 	case p95 > limit/2:
 		ph.Status = report.Warn
-		ph.Message = fmt.Sprintf("%s, over half of %s %s", what, src, report.Duration(limit))
+		ph.Message = fmt.Sprintf("%s, over half of %s %s%s", what, src, report.Duration(limit), bracketed(unknown))
 		ph.Warnings = []string{ph.Message}
 	default:
 		ph.Status = report.Pass
-		ph.Message = fmt.Sprintf("%s (%s %s)", what, src, report.Duration(limit))
+		if unknown != "" {
+			unknown = "; " + unknown
+		}
+		ph.Message = fmt.Sprintf("%s (%s %s%s)", what, src, report.Duration(limit), unknown)
 	}
 	return ph, nil
+}
+
+// bracketed is " (s)", or "" for none.
+func bracketed(s string) string {
+	if s == "" {
+		return ""
+	}
+	return " (" + s + ")"
 }
 
 func (r *runner) latencySummary() *report.LatencySummary {
