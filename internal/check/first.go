@@ -188,7 +188,10 @@ func (r *runner) firstFinish(ctx context.Context, d *Delivery, fr *firstResult) 
 // grouped leaves the late-effect window to the group (fr.deferred) when the
 // probes read as the copy was answered already showed the settled effect.
 func (r *runner) firstAfter(ctx context.Context, d *Delivery, fr *firstResult, before reading, grouped bool) (reading, error) {
-	if !fr.answered || is4xx(fr.att.Status) {
+	if !fr.answered || is4xx(fr.att.Status) || verify.Handshake(d.Scheme, d.Req) != "" {
+		// A provider's handshake (Meta's GET hub.challenge) is no event:
+		// no effect is due, so none is waited for (seconds, then "no
+		// effect"), only the settled reading after it.
 		return r.read(ctx, d, PhaseFirst, "after")
 	}
 	after, err := r.readChanged(ctx, d, PhaseFirst, "after", before)
