@@ -30,12 +30,6 @@ import (
 	"github.com/hookreplay/hookreplay/internal/store"
 )
 
-// captureFastExit drops the race runtime's 1 s sleep at exit from the
-// binaries this test runs (GORACE atexit_sleep_ms, 1000 by default).
-func captureFastExit(t *testing.T) {
-	t.Setenv("GORACE", "atexit_sleep_ms=0")
-}
-
 // captureStart runs `hookreplay capture` on a port the kernel picks (no race
 // with other tests for a "free" port) and returns once it listens, with the
 // address it printed.
@@ -201,7 +195,6 @@ func captureCmp(t *testing.T, db string, id int64, want []byte) {
 }
 
 func TestCaptureE2EExactBytesListShow(t *testing.T) {
-	captureFastExit(t)
 	db := filepath.Join(t.TempDir(), "hr.db")
 	p, addr := captureStart(t, db, "--source", "e2e")
 
@@ -302,7 +295,6 @@ func TestCaptureE2EExactBytesListShow(t *testing.T) {
 }
 
 func TestCaptureE2EKill9LosesNoAcknowledgedDelivery(t *testing.T) {
-	captureFastExit(t)
 	handler := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		io.Copy(io.Discard, r.Body)
 		w.WriteHeader(http.StatusAccepted)
@@ -440,7 +432,6 @@ func captureKill9(t *testing.T, db string, extra ...string) {
 }
 
 func TestCaptureE2EForward(t *testing.T) {
-	captureFastExit(t)
 	var hits atomic.Int64
 	h := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		hits.Add(1)
@@ -491,7 +482,6 @@ func TestCaptureE2EForward(t *testing.T) {
 }
 
 func TestCaptureE2ERejectsAndKeepsServing(t *testing.T) {
-	captureFastExit(t)
 	db := filepath.Join(t.TempDir(), "hr.db")
 	_, addr := captureStart(t, db, "--max-body", "512KB", "--status", "204")
 	big := make([]byte, 600*1000)
@@ -517,7 +507,6 @@ func TestCaptureE2ERejectsAndKeepsServing(t *testing.T) {
 }
 
 func TestCaptureE2ESetupErrors(t *testing.T) {
-	captureFastExit(t)
 	dir := t.TempDir()
 	db := filepath.Join(dir, "hr.db")
 	busy, err := net.Listen("tcp", "127.0.0.1:0")
@@ -560,7 +549,6 @@ func TestCaptureE2ESetupErrors(t *testing.T) {
 }
 
 func TestCaptureE2ENonLoopbackWarning(t *testing.T) {
-	captureFastExit(t)
 	port := strings.TrimPrefix(freeAddr(t), "127.0.0.1:")
 	p := startBin(t, filepath.Join(t.TempDir(), "hr.db"), "capture", "--listen", "0.0.0.0:"+port)
 	waitListening(t, "127.0.0.1:"+port, p)
@@ -577,7 +565,6 @@ func TestCaptureE2ENonLoopbackWarning(t *testing.T) {
 }
 
 func TestCaptureE2EBrowseFiltersDeletePrune(t *testing.T) {
-	captureFastExit(t)
 	db := filepath.Join(t.TempDir(), "hr.db")
 	st, err := store.Open(context.Background(), db)
 	if err != nil {

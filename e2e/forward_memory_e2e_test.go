@@ -41,7 +41,6 @@ func vmHWM(t *testing.T, pid int) int64 {
 }
 
 func TestForwardE2ELargeAnswersAreStreamed(t *testing.T) {
-	captureFastExit(t)
 	const size, senders = 64 << 20, 8
 	chunk := []byte(strings.Repeat("0123456789abcdef", 4096)) // 64 KiB
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
@@ -115,7 +114,6 @@ func TestForwardE2ELargeAnswersAreStreamed(t *testing.T) {
 // its bytes. Before the budget capture's peak RSS grew with the senders:
 // 1.5 GB for 64, 5.9 GB for 250.
 func TestCaptureE2EBodiesAtOnceAreBounded(t *testing.T) {
-	captureFastExit(t)
 	const size, senders = 10 << 20, 48
 	db := filepath.Join(t.TempDir(), "h.db")
 	p, addr := captureStart(t, db)

@@ -59,7 +59,6 @@ func runCapped(t *testing.T, stdin string, args ...string) (result, time.Duratio
 }
 
 func TestLimitsE2ENumbersAreBoundedBeforeAllocation(t *testing.T) {
-	captureFastExit(t)
 	db := filepath.Join(t.TempDir(), "h.db")
 	id := strconv.FormatInt(checkStripeDelivery(t, db), 10)
 	h := startReplayHandler(t, func(w http.ResponseWriter, a replayArrival) { w.WriteHeader(200) })

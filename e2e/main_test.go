@@ -44,6 +44,11 @@ func TestMain(m *testing.M) {
 	// A panic reaching main keeps its stack here (main.go's execute), so
 	// runBin's check for one still sees it: a bug is never hidden.
 	os.Setenv("HOOKREPLAY_TRACEBACK", "1")
+	// Every process the tests start skips the race runtime's 1 s sleep at
+	// exit (GORACE atexit_sleep_ms, 1000 by default), whichever helper
+	// starts it. Set here, once, rather than by t.Setenv in each test,
+	// which would forbid those tests t.Parallel.
+	os.Setenv("GORACE", "atexit_sleep_ms=0")
 	root, err := testkit.RepoRoot()
 	if err == nil {
 		err = os.Chdir(root)

@@ -314,7 +314,6 @@ var sendBodyCases = []sendBodyCase{
 // fresh event id where the provider keeps it in the body (or a Twilio form's
 // sids), and byte for byte with --keep-id.
 func TestSendE2ECustomBody(t *testing.T) {
-	captureFastExit(t)
 	h := newSigHandler(t)
 	for _, c := range sendBodyCases {
 		t.Run(c.provider, func(t *testing.T) {
@@ -374,7 +373,6 @@ func TestSendE2ECustomBody(t *testing.T) {
 }
 
 func TestSendE2ECustomBodyErrors(t *testing.T) {
-	captureFastExit(t)
 	h := newSigHandler(t)
 	big := filepath.Join(t.TempDir(), "big.json")
 	if err := os.WriteFile(big, nil, 0o600); err != nil {
@@ -433,7 +431,6 @@ func TestSendE2ECustomBodyErrors(t *testing.T) {
 // (Twilio, Square, Bird, HubSpot): they were stored as "invalid: signature
 // mismatch (… signs the full URL …, which was not given)".
 func TestSendViaCaptureVerifiesURLSignedSchemes(t *testing.T) {
-	captureFastExit(t)
 	db := filepath.Join(t.TempDir(), "hr.db")
 	t.Setenv("E2E_VIA_SECRET", "whsec_5f3e9c0d2a7b41e6")
 	_, addr := captureStart(t, db, "--secret-env", "E2E_VIA_SECRET")

@@ -63,7 +63,6 @@ func sqliteExec(t *testing.T, path string, stmts ...string) {
 }
 
 func TestStoreE2ERefusesAnotherApplicationsDatabase(t *testing.T) {
-	captureFastExit(t)
 	foreign := filepath.Join(t.TempDir(), "app.db")
 	sqliteExec(t, foreign, "CREATE TABLE users (id INTEGER PRIMARY KEY, email TEXT)", "INSERT INTO users (email) VALUES ('a@example.com')")
 	for _, args := range [][]string{
@@ -119,7 +118,6 @@ func TestStoreE2EMarksItsDatabasesAndOlderOnes(t *testing.T) {
 }
 
 func TestStoreE2EReadOnlyDatabaseRefusedAtStart(t *testing.T) {
-	captureFastExit(t)
 	dir := t.TempDir()
 	db := filepath.Join(dir, "h.db")
 	checkStripeDelivery(t, db)

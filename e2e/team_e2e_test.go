@@ -225,7 +225,6 @@ func TestTeamSourcesPostgres(t *testing.T) {
 // watcher's LISTEN wakes it), and a replay run by a third process appears in
 // its runs view.
 func TestTeamLiveTUIPostgres(t *testing.T) {
-	captureFastExit(t)
 	db := testkit.PostgresSchema(t, "team_live")
 	_, addr := captureStart(t, db, "--source", "staging", "--quiet")
 	gh := mustRead(t, "testdata/export/github.http")

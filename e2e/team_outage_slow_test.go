@@ -19,7 +19,6 @@ import (
 // and a delivery captured then appears live. A private server
 // (testkit.StartPostgres): the shared one is not stopped under other tests.
 func TestTeamTUIStoreDown(t *testing.T) {
-	captureFastExit(t)
 	srv := testkit.StartPostgres(t)
 	db := srv.DSN()
 	_, addr := captureStart(t, db, "--source", "staging", "--quiet")
@@ -123,7 +122,6 @@ func TestTeamReplayStoreGoneMidRun(t *testing.T) {
 // NOTIFY reaches it: the TUI opens, and a delivery captured on the primary
 // appears once the replica has replayed it (the watcher polls how far).
 func TestTeamTUIOnReadReplica(t *testing.T) {
-	captureFastExit(t)
 	primary := testkit.StartPostgres(t)
 	if r := runBin(t, primary.DSN(), mustRead(t, "internal/tui/testdata/deliveries.jsonl"), "import", "-"); r.Code != 0 {
 		t.Fatalf("import: %+v", r)

@@ -111,7 +111,6 @@ func (tm *tmuxTerm) waitGone(sub string) string {
 }
 
 func TestTUIE2E(t *testing.T) {
-	captureFastExit(t)
 	dir := t.TempDir()
 	db := filepath.Join(dir, "hookreplay.db")
 	if r := runBin(t, db, mustRead(t, "internal/tui/testdata/deliveries.jsonl"), "import", "-"); r.Code != 0 {
@@ -228,7 +227,6 @@ func TestTUIMissingDatabase(t *testing.T) {
 // TestTUIE2EQuitDuringReplay: q during a replay ends the TUI at once, the
 // replay stops, and what was sent is stored as an interrupted run.
 func TestTUIE2EQuitDuringReplay(t *testing.T) {
-	captureFastExit(t)
 	slow := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		io.Copy(io.Discard, r.Body)
 		time.Sleep(100 * time.Millisecond)
@@ -267,7 +265,6 @@ func TestTUIE2EQuitDuringReplay(t *testing.T) {
 // TestTUIE2ECaptureTUI: capture --tui captures and shows deliveries in one
 // process; r replays one at once to capture's --forward; q stops both.
 func TestTUIE2ECaptureTUI(t *testing.T) {
-	captureFastExit(t)
 	var hits atomic.Int32
 	paths := make(chan string, 4)
 	handler := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -313,7 +310,6 @@ func TestTUIE2ECaptureTUI(t *testing.T) {
 // delivery derived from the original and replays it at once; y b writes the
 // body alone to a file; show --json names the original.
 func TestTUIE2EEditAndCopy(t *testing.T) {
-	captureFastExit(t)
 	bodies := make(chan string, 4)
 	handler := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		b, _ := io.ReadAll(r.Body)
@@ -367,7 +363,6 @@ func TestTUIE2EEditAndCopy(t *testing.T) {
 // dups), it is saved to hookreplay.yaml under the name given, and the next c
 // opens the form as it was left.
 func TestTUIE2ECheckForm(t *testing.T) {
-	captureFastExit(t)
 	var work atomic.Int64
 	handler := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Method == http.MethodGet {

@@ -20,7 +20,6 @@ import (
 //
 //	go test -tags docscreens ./e2e -run TestTUIScreens
 func TestTUIScreens(t *testing.T) {
-	captureFastExit(t)
 	dir := t.TempDir()
 	db := filepath.Join(dir, "d.db")
 	if r := runBin(t, db, mustRead(t, "internal/tui/testdata/deliveries.jsonl"), "import", "-"); r.Code != 0 {
