@@ -35,7 +35,14 @@ import (
 // address it printed.
 func captureStart(t *testing.T, db string, extra ...string) (*proc, string) {
 	t.Helper()
-	p := startBin(t, db, append([]string{"capture", "--listen", "127.0.0.1:0"}, extra...)...)
+	return captureStartEnv(t, nil, db, extra...)
+}
+
+// captureStartEnv is captureStart with env added to capture's environment
+// (startBinEnv).
+func captureStartEnv(t *testing.T, env []string, db string, extra ...string) (*proc, string) {
+	t.Helper()
+	p := startBinEnv(t, env, db, append([]string{"capture", "--listen", "127.0.0.1:0"}, extra...)...)
 	re := regexp.MustCompile(`capturing on http://(\S+) into`)
 	deadline := time.Now().Add(15 * time.Second)
 	for time.Now().Before(deadline) {

@@ -60,15 +60,15 @@ func reencodingStripeHandler(w http.ResponseWriter, r *http.Request) {
 func TestCheckReencodedBodyVerificationIsASetupError(t *testing.T) {
 	base := serveHandler(t, http.HandlerFunc(reencodingStripeHandler))
 	db := filepath.Join(t.TempDir(), "h.db")
-	t.Setenv("E2E_STRIPE_SECRET", checkSecret)
-	_, addr := captureStart(t, db, "--forward", base, "--secret-env", "E2E_STRIPE_SECRET", "-q")
-	s := runBin(t, "", nil, "send", "--provider", "stripe", "--event", "invoice.payment_succeeded",
+	env := []string{"E2E_STRIPE_SECRET=" + checkSecret}
+	_, addr := captureStartEnv(t, env, db, "--forward", base, "--secret-env", "E2E_STRIPE_SECRET", "-q")
+	s := runBinEnv(t, env, "", nil, "send", "--provider", "stripe", "--event", "invoice.payment_succeeded",
 		"--to", base+"/webhooks/stripe", "--secret-env", "E2E_STRIPE_SECRET", "--via", "http://"+addr)
 	if s.Code != 1 || !strings.Contains(s.Stdout+s.Stderr, "400") {
 		t.Fatalf("send through capture: want the handler's 400 (exit 1), got %d\n%s\n%s", s.Code, s.Stdout, s.Stderr)
 	}
 	_, dsn := checkWallet(t, wallet.Fixed)
-	r := runBin(t, db, nil, "check", "--last", "--to", base+"/webhooks/stripe", "--probe-sql", checkBalanceSQL, "--dsn", dsn,
+	r := runBinEnv(t, env, db, nil, "check", "--last", "--to", base+"/webhooks/stripe", "--probe-sql", checkBalanceSQL, "--dsn", dsn,
 		"--secret-env", "E2E_STRIPE_SECRET", "-q")
 	for _, want := range []string{
 		"the handler rejected a correctly signed copy of delivery 1 (answered 400",
@@ -108,15 +108,15 @@ func stripeGoSampleHandler(w http.ResponseWriter, r *http.Request) {
 func TestCheckStripeAPIVersionRefusalIsNamed(t *testing.T) {
 	base := serveHandler(t, http.HandlerFunc(stripeGoSampleHandler))
 	db := filepath.Join(t.TempDir(), "h.db")
-	t.Setenv("E2E_STRIPE_SECRET", checkSecret)
-	_, addr := captureStart(t, db, "--forward", base, "--secret-env", "E2E_STRIPE_SECRET", "-q")
-	s := runBin(t, "", nil, "send", "--provider", "stripe", "--event", "invoice.payment_succeeded",
+	env := []string{"E2E_STRIPE_SECRET=" + checkSecret}
+	_, addr := captureStartEnv(t, env, db, "--forward", base, "--secret-env", "E2E_STRIPE_SECRET", "-q")
+	s := runBinEnv(t, env, "", nil, "send", "--provider", "stripe", "--event", "invoice.payment_succeeded",
 		"--to", base+"/webhook", "--secret-env", "E2E_STRIPE_SECRET", "--via", "http://"+addr)
 	if s.Code != 1 {
 		t.Fatalf("send through capture: want the handler's 400 (exit 1), got %d\n%s\n%s", s.Code, s.Stdout, s.Stderr)
 	}
 	_, dsn := checkWallet(t, wallet.Fixed)
-	r := runBin(t, db, nil, "check", "--last", "--to", base+"/webhook", "--probe-sql", checkBalanceSQL, "--dsn", dsn,
+	r := runBinEnv(t, env, db, nil, "check", "--last", "--to", base+"/webhook", "--probe-sql", checkBalanceSQL, "--dsn", dsn,
 		"--secret-env", "E2E_STRIPE_SECRET", "-q")
 	for _, want := range []string{
 		"the handler rejected a correctly signed copy of delivery 1 (answered 400)",

@@ -172,9 +172,8 @@ func TestPagerNotOnAPipeE2E(t *testing.T) {
 	if r := runBin(t, db, nil, "import", filepath.Join("testdata", "export", "handwritten.jsonl")); r.Code != 0 {
 		t.Fatalf("import: %+v", r)
 	}
-	t.Setenv("PAGER", "sed 's/^/paged: /'")
-	t.Setenv("HOOKREPLAY_PAGER", "sed 's/^/paged: /'")
-	r := runBin(t, db, nil, "show", "1")
+	pagers := []string{"PAGER=sed 's/^/paged: /'", "HOOKREPLAY_PAGER=sed 's/^/paged: /'"}
+	r := runBinEnv(t, pagers, db, nil, "show", "1")
 	if r.Code != 0 || strings.Contains(r.Stdout, "paged: ") || !strings.Contains(r.Stdout, "issues.opened") {
 		t.Errorf("show to a pipe: %+v", r)
 	}

@@ -16,9 +16,16 @@ import (
 // runBinIn runs hookreplay with args in dir (where it looks for hookreplay.yaml).
 func runBinIn(t *testing.T, dir string, args ...string) result {
 	t.Helper()
+	return runBinInEnv(t, nil, dir, args...)
+}
+
+// runBinInEnv is runBinIn with env added to hookreplay's environment (and so
+// to the handlers its checks serve), as runBinEnv.
+func runBinInEnv(t *testing.T, env []string, dir string, args ...string) result {
+	t.Helper()
 	c := exec.Command(binPath, args...)
 	c.Dir = dir
-	c.Env = append(os.Environ(), "NO_COLOR=1", "GORACE=atexit_sleep_ms=0")
+	c.Env = append(append(os.Environ(), "NO_COLOR=1", "GORACE=atexit_sleep_ms=0"), env...)
 	var out, errb bytes.Buffer
 	c.Stdout, c.Stderr = &out, &errb
 	err := c.Run()
@@ -38,12 +45,12 @@ func runBinIn(t *testing.T, dir string, args ...string) result {
 // reports both and exits 1, the worst of them; `hookreplay check NAME` runs
 // one.
 func TestCheckConfigTwoChecks(t *testing.T) {
-	t.Setenv("HOOKREPLAY_E2E_SECRET", checkSecret)
+	env := []string{"HOOKREPLAY_E2E_SECRET=" + checkSecret}
 	dir := t.TempDir()
 	db := filepath.Join(dir, "hookreplay.db")
 	id := checkStripeDelivery(t, db)
 	jsonl := filepath.Join(dir, "deliveries.jsonl")
-	if r := runBin(t, db, nil, "export", fmt.Sprint(id), "--format", "jsonl", "-o", jsonl); r.Code != 0 {
+	if r := runBinEnv(t, env, db, nil, "export", fmt.Sprint(id), "--format", "jsonl", "-o", jsonl); r.Code != 0 {
 		t.Fatalf("export: %+v", r)
 	}
 	buggyURL, buggyDSN := checkWallet(t, wallet.Naive)
@@ -78,7 +85,7 @@ checks:
 		t.Fatal(err)
 	}
 
-	r := runBinIn(t, dir, "check")
+	r := runBinInEnv(t, env, dir, "check")
 	t.Logf("hookreplay check (exit %d):\n%s\nstderr:\n%s", r.Code, r.Stdout, r.Stderr)
 	if r.Code != 1 {
 		t.Fatalf("check of both: want exit 1 (buggy violates), got %d\nstdout:\n%s\nstderr:\n%s", r.Code, r.Stdout, r.Stderr)
@@ -107,10 +114,10 @@ checks:
 	waitClosed(t, addr) // serve: stops the handler it started
 
 	// One check by name: only the correct handler, exit 0.
-	if r := runBinIn(t, dir, "check", "good", "-q"); r.Code != 0 || strings.Contains(r.Stdout, "buggy") {
+	if r := runBinInEnv(t, env, dir, "check", "good", "-q"); r.Code != 0 || strings.Contains(r.Stdout, "buggy") {
 		t.Fatalf("check good: exit %d\n%s\n%s", r.Code, r.Stdout, r.Stderr)
 	}
-	if r := runBinIn(t, dir, "check", "nope"); r.Code != 2 || !strings.Contains(r.Stderr, `hookreplay.yaml has no check "nope" (its checks: good, buggy)`) {
+	if r := runBinInEnv(t, env, dir, "check", "nope"); r.Code != 2 || !strings.Contains(r.Stderr, `hookreplay.yaml has no check "nope" (its checks: good, buggy)`) {
 		t.Fatalf("check nope: %+v", r)
 	}
 	// The secret never shows: not from the environment, not from serve.

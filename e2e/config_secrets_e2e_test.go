@@ -16,10 +16,7 @@ import (
 // store; a config error quoted the value that did not parse.
 func TestConfigValuesFromEnvAreRedacted(t *testing.T) {
 	const acct, token, badURL = "AK-7f3c9e21-acct-secret", "tok-51d0c6a8-probe-secret", "http://127.0.0.1:hunter2-port-secret/x"
-	t.Setenv("HR_E2E_ACCT", acct)
-	t.Setenv("HR_E2E_TOKEN", token)
-	t.Setenv("HR_E2E_URL", badURL)
-	t.Setenv("HOOKREPLAY_E2E_SECRET", checkSecret)
+	env := []string{"HR_E2E_ACCT=" + acct, "HR_E2E_TOKEN=" + token, "HR_E2E_URL=" + badURL, "HOOKREPLAY_E2E_SECRET=" + checkSecret}
 	leaks := func(t *testing.T, what string, texts ...string) {
 		t.Helper()
 		for _, s := range []string{acct, token, "hunter2-port-secret"} {
@@ -44,7 +41,7 @@ func TestConfigValuesFromEnvAreRedacted(t *testing.T) {
 		if err := os.WriteFile(filepath.Join(dir, "hookreplay.yaml"), []byte(yaml), 0o600); err != nil {
 			t.Fatal(err)
 		}
-		r := runBinIn(t, dir, "--db", filepath.Join(dir, "h.db"), "keycheck")
+		r := runBinInEnv(t, env, dir, "--db", filepath.Join(dir, "h.db"), "keycheck")
 		if r.Code != 2 || !strings.Contains(r.Stderr, `header "Authorization …" is not of the form 'Name: value'`) {
 			t.Fatalf("want exit 2 naming the header, got %d\n%s\n%s", r.Code, r.Stdout, r.Stderr)
 		}
@@ -63,7 +60,7 @@ func TestConfigValuesFromEnvAreRedacted(t *testing.T) {
 		if err := os.WriteFile(filepath.Join(dir, "hookreplay.yaml"), []byte(yaml), 0o600); err != nil {
 			t.Fatal(err)
 		}
-		r := runBinIn(t, dir, "check")
+		r := runBinInEnv(t, env, dir, "check")
 		if r.Code != 2 || !strings.Contains(r.Stderr, "hookreplay.yaml:4") {
 			t.Fatalf("want exit 2 at line 4, got %d\n%s\n%s", r.Code, r.Stdout, r.Stderr)
 		}
@@ -90,7 +87,7 @@ func TestConfigValuesFromEnvAreRedacted(t *testing.T) {
 		if err := os.WriteFile(filepath.Join(dir, "hookreplay.yaml"), []byte(yaml), 0o600); err != nil {
 			t.Fatal(err)
 		}
-		r := runBinIn(t, dir, "check")
+		r := runBinInEnv(t, env, dir, "check")
 		if r.Code != 2 {
 			t.Fatalf("want exit 2 (the failing probe), got %d\n%s\n%s", r.Code, r.Stdout, r.Stderr)
 		}
@@ -99,7 +96,7 @@ func TestConfigValuesFromEnvAreRedacted(t *testing.T) {
 			b, _ := os.ReadFile(filepath.Join(dir, f))
 			files = append(files, string(b))
 		}
-		runs := runBinIn(t, dir, "runs", "show", "1", "--json")
+		runs := runBinInEnv(t, env, dir, "runs", "show", "1", "--json")
 		leaks(t, "check", append(files, r.Stdout, r.Stderr, runs.Stdout, runs.Stderr)...)
 		if !strings.Contains(r.Stderr+r.Stdout, "[REDACTED]") {
 			t.Fatalf("the probe's error should show [REDACTED] where the token was:\n%s\n%s", r.Stdout, r.Stderr)

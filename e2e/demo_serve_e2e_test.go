@@ -27,8 +27,14 @@ const demoServeSecret = "whsec_demoServeE2E"
 // printed its listening line.
 func demoServeStart(t *testing.T, args ...string) (*proc, string) {
 	t.Helper()
+	return demoServeStartEnv(t, nil, args...)
+}
+
+// demoServeStartEnv is demoServeStart with env added to its environment.
+func demoServeStartEnv(t *testing.T, env []string, args ...string) (*proc, string) {
+	t.Helper()
 	addr := freeAddr(t)
-	p := startBin(t, "", append([]string{"demo", "serve"}, append(args, "--listen", addr)...)...)
+	p := startBinEnv(t, env, "", append([]string{"demo", "serve"}, append(args, "--listen", addr)...)...)
 	return p, demoServeWait(t, p, addr)
 }
 
@@ -164,8 +170,7 @@ func TestDemoServeReceiptsReachTheSink(t *testing.T) {
 				t.Fatal(err)
 			}
 			defer sink.Close()
-			t.Setenv("EMAIL_API_URL", sink.URL())
-			_, url := demoServeStart(t, tt.variant, "--db", filepath.Join(t.TempDir(), "w.db"), "-q")
+			_, url := demoServeStartEnv(t, []string{"EMAIL_API_URL=" + sink.URL()}, tt.variant, "--db", filepath.Join(t.TempDir(), "w.db"), "-q")
 			body := demoServeEvent(t, "evt_receipt")
 			for i := 0; i < 3; i++ {
 				if code := demoServePost(t, url, body, "", time.Time{}); code != 200 {

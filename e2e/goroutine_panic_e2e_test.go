@@ -124,12 +124,9 @@ func TestCheckPanicInASinkConnection(t *testing.T) {
 // answered 503 (not acknowledged, so they send again), capture's log says
 // why in one line, and capture goes on serving.
 func TestCapturePanicInTheCommitter(t *testing.T) {
-	// Not parallel: the panic hook is set in the environment startBin passes on.
-	t.Setenv("HOOKREPLAY_TRACEBACK", "")
-	t.Setenv("HOOKREPLAY_TEST_PANIC", "commit")
 	db := filepath.Join(t.TempDir(), "h.db")
 	addr := freeAddr(t)
-	p := startBin(t, db, "capture", "--listen", addr)
+	p := startBinEnv(t, []string{"HOOKREPLAY_TRACEBACK=", "HOOKREPLAY_TEST_PANIC=commit"}, db, "capture", "--listen", addr)
 	waitListening(t, addr, p)
 	for range 2 {
 		resp, err := http.Post("http://"+addr+"/webhooks/x", "application/json", strings.NewReader(`{"id":"evt_1"}`))

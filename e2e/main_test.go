@@ -94,11 +94,20 @@ type result struct {
 // runBin runs hookreplay with args (plus --db db when db != "") and stdin.
 func runBin(t *testing.T, db string, stdin []byte, args ...string) result {
 	t.Helper()
+	return runBinEnv(t, nil, db, stdin, args...)
+}
+
+// runBinEnv is runBin with env (KEY=value, last one wins) added to the
+// environment hookreplay gets. Tests give their variables this way, not by
+// t.Setenv, which changes the whole test process's and so forbids
+// t.Parallel.
+func runBinEnv(t *testing.T, env []string, db string, stdin []byte, args ...string) result {
+	t.Helper()
 	if db != "" {
 		args = append([]string{"--db", db}, args...)
 	}
 	c := exec.Command(binPath, args...)
-	c.Env = append(os.Environ(), "NO_COLOR=1", "GORACE=atexit_sleep_ms=0")
+	c.Env = append(append(os.Environ(), "NO_COLOR=1", "GORACE=atexit_sleep_ms=0"), env...)
 	if stdin != nil {
 		c.Stdin = bytes.NewReader(stdin)
 	}
@@ -132,11 +141,18 @@ type proc struct {
 // SIGKILL) when the test ends.
 func startBin(t *testing.T, db string, args ...string) *proc {
 	t.Helper()
+	return startBinEnv(t, nil, db, args...)
+}
+
+// startBinEnv is startBin with env added to hookreplay's environment, as
+// runBinEnv.
+func startBinEnv(t *testing.T, env []string, db string, args ...string) *proc {
+	t.Helper()
 	if db != "" {
 		args = append([]string{"--db", db}, args...)
 	}
 	p := &proc{cmd: exec.Command(binPath, args...), lines: make(chan string, 10000), done: make(chan struct{})}
-	p.cmd.Env = append(os.Environ(), "NO_COLOR=1", "GORACE=atexit_sleep_ms=0")
+	p.cmd.Env = append(append(os.Environ(), "NO_COLOR=1", "GORACE=atexit_sleep_ms=0"), env...)
 	p.cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	outPipe, err := p.cmd.StdoutPipe()
 	if err != nil {

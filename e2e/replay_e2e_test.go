@@ -167,7 +167,13 @@ type replayDoc struct {
 
 func replayJSONRun(t *testing.T, db string, args ...string) (replayDoc, result) {
 	t.Helper()
-	r := runBin(t, db, nil, append([]string{"replay", "--json"}, args...)...)
+	return replayJSONRunEnv(t, nil, db, args...)
+}
+
+// replayJSONRunEnv is replayJSONRun with env added to replay's environment.
+func replayJSONRunEnv(t *testing.T, env []string, db string, args ...string) (replayDoc, result) {
+	t.Helper()
+	r := runBinEnv(t, env, db, nil, append([]string{"replay", "--json"}, args...)...)
 	var doc replayDoc
 	if r.Code == 0 || strings.HasPrefix(strings.TrimSpace(r.Stdout), "{") {
 		if err := json.Unmarshal([]byte(r.Stdout), &doc); err != nil {
@@ -260,9 +266,7 @@ func TestReplayE2EResignedCopiesVerify(t *testing.T) {
 	if got := h.arrivals()[0].Req.Headers.Get("Stripe-Signature"); got != ds[0].Headers.Get("Stripe-Signature") {
 		t.Fatal("signature changed without --secret")
 	}
-	os.Setenv("HOOKREPLAY_E2E_SECRET", secret)
-	defer os.Unsetenv("HOOKREPLAY_E2E_SECRET")
-	doc, r = replayJSONRun(t, db, fmt.Sprint(ds[0].ID), "--to", h.URL, "-n", "3", "--secret-env", "HOOKREPLAY_E2E_SECRET",
+	doc, r = replayJSONRunEnv(t, []string{"HOOKREPLAY_E2E_SECRET=" + secret}, db, fmt.Sprint(ds[0].ID), "--to", h.URL, "-n", "3", "--secret-env", "HOOKREPLAY_E2E_SECRET",
 		"--json-set", "data.object.amount_paid=9900", "--set-header", "X-Replay: yes")
 	if r.Code != 0 || len(doc.Attempts) != 3 {
 		t.Fatalf("resign: %d %s", r.Code, r.Stderr)

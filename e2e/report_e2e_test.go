@@ -73,13 +73,13 @@ func TestReportAllFormatsFromARealCheck(t *testing.T) {
 	if err := os.WriteFile(summary, []byte("# Build\n\nearlier steps wrote this\n\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	t.Setenv("GITHUB_STEP_SUMMARY", summary)
+	env := []string{"GITHUB_STEP_SUMMARY=" + summary}
 	paths := map[report.Format]string{
 		report.FormatJSON:  filepath.Join(dir, "reports", "check.json"),
 		report.FormatJUnit: filepath.Join(dir, "reports", "junit.xml"),
 		report.FormatText:  filepath.Join(dir, "reports", "check.txt"),
 	}
-	r := runBin(t, db, nil, append([]string{"check", "--last"}, append(checkArgs(url, dsn, "--phases", "first,dups,burst,tamper,latency"),
+	r := runBinEnv(t, env, db, nil, append([]string{"check", "--last"}, append(checkArgs(url, dsn, "--phases", "first,dups,burst,tamper,latency"),
 		"--report", "json="+paths[report.FormatJSON], "--report", "junit="+paths[report.FormatJUnit],
 		"--report", "md="+summary, "--report", "text="+paths[report.FormatText])...)...)
 	if r.Code != 1 {

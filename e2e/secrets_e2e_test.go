@@ -22,7 +22,7 @@ func TestSecretsE2ENeverStoredOrPrinted(t *testing.T) {
 	db := filepath.Join(dir, "h.db")
 	id := checkStripeDelivery(t, db)
 	url, dsn := checkWallet(t, wallet.Fixed)
-	t.Setenv("HOOKREPLAY_E2E_SECRET", checkSecret)
+	env := []string{"HOOKREPLAY_E2E_SECRET=" + checkSecret}
 
 	// A probe server that needs a password and a token, both in the URL.
 	const httpPass, httpToken = "httpPassw0rdSECRET", "tokenSECRET4242"
@@ -56,7 +56,7 @@ func TestSecretsE2ENeverStoredOrPrinted(t *testing.T) {
 		reports[f] = filepath.Join(dir, "report."+f)
 		args = append(args, "--report", f+"="+reports[f])
 	}
-	r := runBin(t, db, nil, args...)
+	r := runBinEnv(t, env, db, nil, args...)
 	if r.Code != 0 {
 		t.Fatalf("check: exit %d\n%s\n%s", r.Code, r.Stdout, r.Stderr)
 	}
@@ -69,11 +69,11 @@ func TestSecretsE2ENeverStoredOrPrinted(t *testing.T) {
 		seen["report "+f] = string(b)
 	}
 	for _, a := range [][]string{{"runs"}, {"runs", "--json"}, {"runs", "show", "1", "--json"}, {"runs", "show", "1", "--report", "markdown"}} {
-		r := runBin(t, db, nil, a...)
+		r := runBinEnv(t, env, db, nil, a...)
 		seen[strings.Join(a, " ")] = r.Stdout + r.Stderr
 	}
 	// A probe that fails prints its error: the secret it echoed is not in it.
-	r = runBin(t, db, nil, "check", fmt.Sprint(id), "--to", url, "--secret", checkSecret,
+	r = runBinEnv(t, env, db, nil, "check", fmt.Sprint(id), "--to", url, "--secret", checkSecret,
 		"--probe-cmd", "echo no access with "+checkSecret+" >&2; exit 3", "--settle", "100ms")
 	if r.Code != 2 {
 		t.Fatalf("check with a failing probe: exit %d\n%s", r.Code, r.Stderr)

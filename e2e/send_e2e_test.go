@@ -432,10 +432,10 @@ func TestSendE2ECustomBodyErrors(t *testing.T) {
 // mismatch (… signs the full URL …, which was not given)".
 func TestSendViaCaptureVerifiesURLSignedSchemes(t *testing.T) {
 	db := filepath.Join(t.TempDir(), "hr.db")
-	t.Setenv("E2E_VIA_SECRET", "whsec_5f3e9c0d2a7b41e6")
-	_, addr := captureStart(t, db, "--secret-env", "E2E_VIA_SECRET")
+	env := []string{"E2E_VIA_SECRET=whsec_5f3e9c0d2a7b41e6"}
+	_, addr := captureStartEnv(t, env, db, "--secret-env", "E2E_VIA_SECRET")
 	for _, pe := range [][2]string{{"twilio", "message.received"}, {"square", "payment.updated"}, {"bird", "sms.inbound"}, {"hubspot", "contact.creation"}, {"stripe", "invoice.paid"}} {
-		r := runBin(t, "", nil, "send", "--provider", pe[0], "--event", pe[1], "--secret-env", "E2E_VIA_SECRET",
+		r := runBinEnv(t, env, "", nil, "send", "--provider", pe[0], "--event", pe[1], "--secret-env", "E2E_VIA_SECRET",
 			"--to", "http://localhost:3000/webhooks/"+pe[0], "--via", "http://"+addr)
 		if r.Code != 0 {
 			t.Fatalf("send %s via capture: %+v", pe[0], r)

@@ -38,20 +38,17 @@ func TestTeamConnectErrors(t *testing.T) {
 		{"not a URL pgx reads", base + "&target_session_attrs=bogus", pw, noPass, []string{"not a valid Postgres URL: unknown target_session_attrs value: bogus"}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			t.Setenv("PGPASSWORD", c.pgpassword)
-			t.Setenv("PGPASSFILE", c.pgpassfile)
-			r := runBin(t, c.db, nil, "list")
+			r := runBinEnv(t, []string{"PGPASSWORD=" + c.pgpassword, "PGPASSFILE=" + c.pgpassfile}, c.db, nil, "list")
 			connectFailure(t, r, append(c.want, "127.0.0.1"), pw, "Env-Wrong-22", "Pgpass-Wrong-1", "Url-Wrong-33")
 		})
 	}
 
-	t.Setenv("PGPASSFILE", noPass)
-	t.Setenv("PGPASSWORD", pw)
-	if r := runBin(t, base, nil, "list"); r.Code != 0 || !strings.Contains(r.Stderr, "no deliveries") {
+	env := []string{"PGPASSFILE=" + noPass, "PGPASSWORD=" + pw}
+	if r := runBinEnv(t, env, base, nil, "list"); r.Code != 0 || !strings.Contains(r.Stderr, "no deliveries") {
 		t.Fatalf("list with the right password: %+v", r)
 	}
 	srv.Stop()
-	connectFailure(t, runBin(t, base, nil, "list"), []string{"cannot connect to 127.0.0.1:", "connection refused"}, pw)
+	connectFailure(t, runBinEnv(t, env, base, nil, "list"), []string{"cannot connect to 127.0.0.1:", "connection refused"}, pw)
 }
 
 // connectFailure checks r is a failed connection: exit 2, one line with

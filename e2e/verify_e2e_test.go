@@ -525,12 +525,12 @@ func sigList(t *testing.T, db string) []sigListed {
 func TestVerifyE2EStoredDeliveries(t *testing.T) {
 	h := newSigHandler(t)
 	db := filepath.Join(t.TempDir(), "hr.db")
-	t.Setenv("E2E_STRIPE_SECRET", sigSecrets["stripe"])
-	_, addr := captureStart(t, db, "--forward", h.srv.URL, "--secret-env", "E2E_STRIPE_SECRET")
+	env := []string{"E2E_STRIPE_SECRET=" + sigSecrets["stripe"]}
+	_, addr := captureStartEnv(t, env, db, "--forward", h.srv.URL, "--secret-env", "E2E_STRIPE_SECRET")
 	via := "http://" + addr
 
 	// 1: a Stripe invoice.payment_succeeded through capture to the handler.
-	r := runBin(t, "", nil, "send", "--provider", "stripe", "--event", "invoice.payment_succeeded",
+	r := runBinEnv(t, env, "", nil, "send", "--provider", "stripe", "--event", "invoice.payment_succeeded",
 		"--to", h.url("stripe"), "--secret-env", "E2E_STRIPE_SECRET", "--via", via)
 	if r.Code != 0 || !strings.Contains(r.Stdout, "via capture: 200 OK") {
 		t.Fatalf("send --via: %+v", r)
@@ -540,10 +540,10 @@ func TestVerifyE2EStoredDeliveries(t *testing.T) {
 	}
 	// 2: a standard delivery; 3: one signed 412 s before it was sent;
 	// 4: no signature at all.
-	runBin(t, "", nil, "send", "--provider", "standard", "--event", "invoice.paid", "--to", h.url("standard"), "--secret", sigSecrets["standard"], "--via", via)
+	runBinEnv(t, env, "", nil, "send", "--provider", "standard", "--event", "invoice.paid", "--to", h.url("standard"), "--secret", sigSecrets["standard"], "--via", via)
 	body := []byte(`{"id":"evt_old_1","object":"event","type":"invoice.paid","data":{"object":{"amount_paid":100}}}`)
 	signedAt := time.Now().Add(-412 * time.Second).Unix()
-	sr := runBin(t, "", body, "sign", "--provider", "stripe", "--secret", sigSecrets["stripe"], "--timestamp", strconv.FormatInt(signedAt, 10))
+	sr := runBinEnv(t, env, "", body, "sign", "--provider", "stripe", "--secret", sigSecrets["stripe"], "--timestamp", strconv.FormatInt(signedAt, 10))
 	if sr.Code != 0 || !strings.HasPrefix(sr.Stdout, "Stripe-Signature: t=") {
 		t.Fatalf("sign: %+v", sr)
 	}
@@ -567,7 +567,7 @@ func TestVerifyE2EStoredDeliveries(t *testing.T) {
 	}
 
 	validLine := regexp.MustCompile(`^valid \(stripe, v1, signed [01]s before capture\)\n$`)
-	r = runBin(t, db, nil, "verify", "1", "--secret-env", "E2E_STRIPE_SECRET")
+	r = runBinEnv(t, env, db, nil, "verify", "1", "--secret-env", "E2E_STRIPE_SECRET")
 	if r.Code != 0 || !validLine.MatchString(r.Stdout) {
 		t.Fatalf("verify 1: %+v", r)
 	}
@@ -591,13 +591,13 @@ func TestVerifyE2EStoredDeliveries(t *testing.T) {
 		{[]string{"verify", "1", "--secret-env", "E2E_UNSET_VAR"}, 2, "E2E_UNSET_VAR"},
 	}
 	for _, c := range cases {
-		r := runBin(t, db, nil, c.args...)
+		r := runBinEnv(t, env, db, nil, c.args...)
 		if r.Code != c.code || !strings.Contains(r.Stdout+r.Stderr, c.want) {
 			t.Errorf("%v: %+v, want code %d and %q", c.args, r, c.code, c.want)
 		}
 	}
 	// --json for scripts.
-	r = runBin(t, db, nil, "verify", "3", "--secret", sigSecrets["stripe"], "--json")
+	r = runBinEnv(t, env, db, nil, "verify", "3", "--secret", sigSecrets["stripe"], "--json")
 	var j struct {
 		Valid    bool   `json:"valid"`
 		Provider string `json:"provider"`

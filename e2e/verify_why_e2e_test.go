@@ -39,12 +39,12 @@ func TestVerifyE2ESaysWhyASignatureDoesNotMatch(t *testing.T) {
 		!strings.Contains(r.Stderr, "or the body was re-encoded after it was signed") || !strings.Contains(r.Stderr, "or a proxy rewrote the request") {
 		t.Errorf("another secret: %+v", r)
 	}
-	t.Setenv("E2E_WHY_SECRET", checkSecret)
-	r = runBin(t, db, nil, "verify", reencoded, "--secret-env", "E2E_WHY_SECRET")
+	env := []string{"E2E_WHY_SECRET=" + checkSecret}
+	r = runBinEnv(t, env, db, nil, "verify", reencoded, "--secret-env", "E2E_WHY_SECRET")
 	if r.Code != 1 || !strings.Contains(r.Stderr, "the body was re-encoded after it was signed: it verifies once that is undone (it was signed pretty-printed") {
 		t.Errorf("re-encoded body: %+v", r)
 	}
-	r = runBin(t, db, nil, "verify", reencoded, "--secret", checkSecret, "--json", "valid,reason,why")
+	r = runBinEnv(t, env, db, nil, "verify", reencoded, "--secret", checkSecret, "--json", "valid,reason,why")
 	var j struct {
 		Valid  bool   `json:"valid"`
 		Reason string `json:"reason"`
@@ -56,7 +56,7 @@ func TestVerifyE2ESaysWhyASignatureDoesNotMatch(t *testing.T) {
 	// check: the captured signature verifies once re-indented, so the
 	// secret is the provider's: not "it is not the secret the delivery was
 	// signed with" (a setup error that was a false one).
-	r = runBin(t, db, nil, "check", reencoded, "--to", "http://127.0.0.1:1/webhooks/stripe", "--secret", checkSecret, "--probe-cmd", "echo 1", "--phases", "first", "-q")
+	r = runBinEnv(t, env, db, nil, "check", reencoded, "--to", "http://127.0.0.1:1/webhooks/stripe", "--secret", checkSecret, "--probe-cmd", "echo 1", "--phases", "first", "-q")
 	if strings.Contains(r.Stderr, "signature does not verify") {
 		t.Errorf("check refused the right secret for a re-encoded capture: %+v", r)
 	}
