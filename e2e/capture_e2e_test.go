@@ -202,6 +202,7 @@ func captureCmp(t *testing.T, db string, id int64, want []byte) {
 }
 
 func TestCaptureE2EExactBytesListShow(t *testing.T) {
+	t.Parallel()
 	db := filepath.Join(t.TempDir(), "hr.db")
 	p, addr := captureStart(t, db, "--source", "e2e")
 
@@ -302,6 +303,7 @@ func TestCaptureE2EExactBytesListShow(t *testing.T) {
 }
 
 func TestCaptureE2EKill9LosesNoAcknowledgedDelivery(t *testing.T) {
+	t.Parallel()
 	handler := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		io.Copy(io.Discard, r.Body)
 		w.WriteHeader(http.StatusAccepted)
@@ -439,6 +441,7 @@ func captureKill9(t *testing.T, db string, extra ...string) {
 }
 
 func TestCaptureE2EForward(t *testing.T) {
+	t.Parallel()
 	var hits atomic.Int64
 	h := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		hits.Add(1)
@@ -489,6 +492,7 @@ func TestCaptureE2EForward(t *testing.T) {
 }
 
 func TestCaptureE2ERejectsAndKeepsServing(t *testing.T) {
+	t.Parallel()
 	db := filepath.Join(t.TempDir(), "hr.db")
 	_, addr := captureStart(t, db, "--max-body", "512KB", "--status", "204")
 	big := make([]byte, 600*1000)
@@ -514,6 +518,7 @@ func TestCaptureE2ERejectsAndKeepsServing(t *testing.T) {
 }
 
 func TestCaptureE2ESetupErrors(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	db := filepath.Join(dir, "hr.db")
 	busy, err := net.Listen("tcp", "127.0.0.1:0")
@@ -556,6 +561,7 @@ func TestCaptureE2ESetupErrors(t *testing.T) {
 }
 
 func TestCaptureE2ENonLoopbackWarning(t *testing.T) {
+	t.Parallel()
 	port := strings.TrimPrefix(freeAddr(t), "127.0.0.1:")
 	p := startBin(t, filepath.Join(t.TempDir(), "hr.db"), "capture", "--listen", "0.0.0.0:"+port)
 	waitListening(t, "127.0.0.1:"+port, p)
@@ -572,6 +578,7 @@ func TestCaptureE2ENonLoopbackWarning(t *testing.T) {
 }
 
 func TestCaptureE2EBrowseFiltersDeletePrune(t *testing.T) {
+	t.Parallel()
 	db := filepath.Join(t.TempDir(), "hr.db")
 	st, err := store.Open(context.Background(), db)
 	if err != nil {

@@ -411,6 +411,7 @@ func TestCheckSetupErrorsAndInconclusive(t *testing.T) {
 // Without --secret a Stripe delivery's id cannot change (it is signed), and
 // its captured signature is stale: the check says so instead of flagging.
 func TestCheckWithoutSecretIsNotAViolation(t *testing.T) {
+	t.Parallel()
 	db := filepath.Join(t.TempDir(), "h.db")
 	req, err := verify.BuildDelivery("stripe", "invoice.payment_succeeded", checkSecret, time.Now().Add(-time.Hour))
 	if err != nil {
@@ -484,6 +485,7 @@ func waitClosed(t *testing.T, addr string) {
 
 // The same verdicts with the handler and the probe on Postgres.
 func TestCheckPostgres(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		variant string
 		code    int

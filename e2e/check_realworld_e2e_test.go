@@ -58,6 +58,7 @@ func reencodingStripeHandler(w http.ResponseWriter, r *http.Request) {
 // having been captured in front of the handler — says the provider's own
 // request was rejected too.
 func TestCheckReencodedBodyVerificationIsASetupError(t *testing.T) {
+	t.Parallel()
 	base := serveHandler(t, http.HandlerFunc(reencodingStripeHandler))
 	db := filepath.Join(t.TempDir(), "h.db")
 	env := []string{"E2E_STRIPE_SECRET=" + checkSecret}
@@ -106,6 +107,7 @@ func stripeGoSampleHandler(w http.ResponseWriter, r *http.Request) {
 // a re-encoded body (seen checking a stripe-go v82 handler of Stripe's Go
 // sample, which logs the reason and answers 400 with nothing in it).
 func TestCheckStripeAPIVersionRefusalIsNamed(t *testing.T) {
+	t.Parallel()
 	base := serveHandler(t, http.HandlerFunc(stripeGoSampleHandler))
 	db := filepath.Join(t.TempDir(), "h.db")
 	env := []string{"E2E_STRIPE_SECRET=" + checkSecret}

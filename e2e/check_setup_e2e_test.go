@@ -25,6 +25,7 @@ import (
 // A --secret the captured delivery was not signed with is exit 2 naming
 // --secret, before anything is sent.
 func TestCheckWrongSecretIsASetupError(t *testing.T) {
+	t.Parallel()
 	db := filepath.Join(t.TempDir(), "h.db")
 	id := checkStripeDelivery(t, db)
 	url, dsn := checkWallet(t, wallet.Fixed)

@@ -72,6 +72,7 @@ func (h *verdictsHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 }
 
 func TestCheckVerdictsNeverHideAFailure(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		name string
 		h    *verdictsHandler

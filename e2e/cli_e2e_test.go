@@ -18,6 +18,7 @@ import (
 // TestCommandLineErrorsE2E: usage errors through the binary are one line in
 // hookreplay's words with exit 2, never cobra's or strconv's.
 func TestCommandLineErrorsE2E(t *testing.T) {
+	t.Parallel()
 	db := filepath.Join(t.TempDir(), "h.db")
 	all := strings.Join(verify.ProviderNames(func(verify.Scheme) bool { return true }), ", ")
 	sendable := strings.Join(verify.ProviderNames(func(s verify.Scheme) bool { return len(s.Samples()) > 0 }), ", ")
@@ -49,6 +50,7 @@ func TestCommandLineErrorsE2E(t *testing.T) {
 // TestBarePortAddressesE2E: --to takes a bare port with a path, as
 // 'stripe listen --forward-to localhost:3000' does.
 func TestBarePortAddressesE2E(t *testing.T) {
+	t.Parallel()
 	got := make(chan string, 1)
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		select {
@@ -72,6 +74,7 @@ func TestBarePortAddressesE2E(t *testing.T) {
 // TestJSONFieldsJQTemplateE2E: --json FIELDS (space-separated, as gh
 // takes it), --jq and --template through the binary; plain --json as before.
 func TestJSONFieldsJQTemplateE2E(t *testing.T) {
+	t.Parallel()
 	db := filepath.Join(t.TempDir(), "h.db")
 	if r := runBin(t, db, nil, "import", filepath.Join("testdata", "export", "handwritten.jsonl")); r.Code != 0 {
 		t.Fatalf("import: %+v", r)
@@ -168,6 +171,7 @@ func TestRunsShowReportE2E(t *testing.T) {
 
 // TestPagerNotOnAPipeE2E: with $PAGER set, output to a pipe is not paged.
 func TestPagerNotOnAPipeE2E(t *testing.T) {
+	t.Parallel()
 	db := filepath.Join(t.TempDir(), "h.db")
 	if r := runBin(t, db, nil, "import", filepath.Join("testdata", "export", "handwritten.jsonl")); r.Code != 0 {
 		t.Fatalf("import: %+v", r)
@@ -181,6 +185,7 @@ func TestPagerNotOnAPipeE2E(t *testing.T) {
 
 // TestJSONShapingOnReplayAndVerifyE2E: replay and verify share --json FIELDS and --jq.
 func TestJSONShapingOnReplayAndVerifyE2E(t *testing.T) {
+	t.Parallel()
 	db := filepath.Join(t.TempDir(), "h.db")
 	if r := runBin(t, db, nil, "import", filepath.Join("testdata", "export", "handwritten.jsonl")); r.Code != 0 {
 		t.Fatalf("import: %+v", r)

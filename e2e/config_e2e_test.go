@@ -45,6 +45,7 @@ func runBinInEnv(t *testing.T, env []string, dir string, args ...string) result 
 // reports both and exits 1, the worst of them; `hookreplay check NAME` runs
 // one.
 func TestCheckConfigTwoChecks(t *testing.T) {
+	t.Parallel()
 	env := []string{"HOOKREPLAY_E2E_SECRET=" + checkSecret}
 	dir := t.TempDir()
 	db := filepath.Join(dir, "hookreplay.db")
@@ -129,6 +130,7 @@ checks:
 // TestCheckConfigRefused: a literal secret and an unknown key are exit 2
 // with the file and line, before anything runs.
 func TestCheckConfigRefused(t *testing.T) {
+	t.Parallel()
 	head := "checks:\n  a:\n    deliveries: {last: true}\n    to: http://127.0.0.1:9/hook\n    probes: {n: {cmd: echo 1}}\n"
 	for _, tc := range []struct {
 		name, yaml, want string

@@ -15,6 +15,7 @@ import (
 // shell expands a token printed it in its error, into the report and the
 // store; a config error quoted the value that did not parse.
 func TestConfigValuesFromEnvAreRedacted(t *testing.T) {
+	t.Parallel()
 	const acct, token, badURL = "AK-7f3c9e21-acct-secret", "tok-51d0c6a8-probe-secret", "http://127.0.0.1:hunter2-port-secret/x"
 	env := []string{"HR_E2E_ACCT=" + acct, "HR_E2E_TOKEN=" + token, "HR_E2E_URL=" + badURL, "HOOKREPLAY_E2E_SECRET=" + checkSecret}
 	leaks := func(t *testing.T, what string, texts ...string) {

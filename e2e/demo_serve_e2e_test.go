@@ -99,6 +99,7 @@ func demoServeBalance(t *testing.T, url string) string {
 }
 
 func TestDemoServeHelp(t *testing.T) {
+	t.Parallel()
 	r := runBin(t, "", nil, "demo", "serve", "--help")
 	if r.Code != 0 || !strings.Contains(r.Stdout, "Example") && !strings.Contains(r.Stdout, "Examples:") {
 		t.Fatalf("--help: exit %d\n%s", r.Code, r.Stdout)
@@ -111,6 +112,7 @@ func TestDemoServeHelp(t *testing.T) {
 }
 
 func TestDemoServeVariants(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		variant string
 		want    string // balance after the same event twice, sequentially
@@ -158,6 +160,7 @@ func TestDemoServeVariants(t *testing.T) {
 // With EMAIL_API_URL pointing at a sink, the wallet's receipts are recorded:
 // naive sends one per delivery, fixed one per event.
 func TestDemoServeReceiptsReachTheSink(t *testing.T) {
+	t.Parallel()
 	for _, tt := range []struct {
 		variant string
 		want    int
@@ -189,6 +192,7 @@ func TestDemoServeReceiptsReachTheSink(t *testing.T) {
 }
 
 func TestDemoServeErrors(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		args []string
 		want string
@@ -220,6 +224,7 @@ func TestDemoServeErrors(t *testing.T) {
 
 // TestDemoServePostgres runs the three demo variants on Postgres.
 func TestDemoServePostgres(t *testing.T) {
+	t.Parallel()
 	testkit.PostgresDSN(t) // skip (or fail in CI) before the subtests
 	for _, tt := range []struct{ variant, want string }{{"naive", "10000"}, {"racy", "5000"}, {"fixed", "5000"}} {
 		t.Run(tt.variant, func(t *testing.T) {

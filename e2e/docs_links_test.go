@@ -26,6 +26,7 @@ var (
 // never lands on a 404 or the top of the wrong page. (docs/guide.md linked
 // docs/performance.md, which from docs/ is docs/docs/performance.md.)
 func TestDocLinksResolve(t *testing.T) {
+	t.Parallel()
 	files := []string{"README.md", "CONTRIBUTING.md"}
 	for _, g := range []string{"docs/*.md", "docs/reference/*.md"} {
 		more, err := filepath.Glob(g)

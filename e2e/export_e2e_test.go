@@ -76,6 +76,7 @@ func exportLines(t *testing.T, b []byte) []map[string]any {
 }
 
 func TestExportImportRoundTrip(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	src := filepath.Join(dir, "src.db")
 	raws := exportCaptured(t, src)
@@ -157,6 +158,7 @@ func TestExportImportRoundTrip(t *testing.T) {
 }
 
 func TestExportFilters(t *testing.T) {
+	t.Parallel()
 	db := filepath.Join(t.TempDir(), "h.db")
 	exportCaptured(t, db)
 	tests := []struct {
@@ -186,6 +188,7 @@ func TestExportFilters(t *testing.T) {
 }
 
 func TestExportImportErrors(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	db := filepath.Join(dir, "h.db")
 	empty := filepath.Join(dir, "empty.jsonl")
@@ -244,6 +247,7 @@ func TestExportImportErrors(t *testing.T) {
 }
 
 func TestImportHandWrittenDetectsProvider(t *testing.T) {
+	t.Parallel()
 	db := filepath.Join(t.TempDir(), "h.db")
 	r := runBin(t, db, nil, "import", filepath.Join("testdata", "export", "handwritten.jsonl"))
 	if r.Code != 0 || !regexp.MustCompile(`^imported 1 delivery from .* as id 1\n$`).MatchString(r.Stdout) {

@@ -42,6 +42,7 @@ func storeRaw(t *testing.T, db string, raw []byte, respHeaders message.Headers) 
 }
 
 func TestExportE2EOutputPathSafety(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	db := filepath.Join(dir, "h.db")
 	checkStripeDelivery(t, db)
@@ -129,6 +130,7 @@ type exportDelivery struct {
 }
 
 func TestExportE2ERedact(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	db := filepath.Join(dir, "h.db")
 	body := `{"card": {"number": "4242424242424242", "cvc": "123"}, "amount": 5}`

@@ -15,6 +15,7 @@ import (
 )
 
 func TestExportImportEveryFormat(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	src := filepath.Join(dir, "src.db")
 	raws := exportCaptured(t, src)
@@ -52,6 +53,7 @@ func TestExportImportEveryFormat(t *testing.T) {
 // TestImportForeignFormats imports files written by other tools, with the
 // format detected, and checks that provider detection ran as on capture.
 func TestImportForeignFormats(t *testing.T) {
+	t.Parallel()
 	fixtures := filepath.Join("internal", "exchange", "testdata", "import")
 	db := filepath.Join(t.TempDir(), "h.db")
 	for _, tt := range []struct {

@@ -9,6 +9,7 @@ import (
 // TestCaptureForwarderHints: capture's start-up lines on stderr name the
 // port it really listens on in a ready command per forwarder; -q hides them.
 func TestCaptureForwarderHints(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	p, addr := captureStart(t, dir+"/h.db")
 	want := []string{

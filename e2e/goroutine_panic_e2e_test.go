@@ -124,6 +124,7 @@ func TestCheckPanicInASinkConnection(t *testing.T) {
 // answered 503 (not acknowledged, so they send again), capture's log says
 // why in one line, and capture goes on serving.
 func TestCapturePanicInTheCommitter(t *testing.T) {
+	t.Parallel()
 	db := filepath.Join(t.TempDir(), "h.db")
 	addr := freeAddr(t)
 	p := startBinEnv(t, []string{"HOOKREPLAY_TRACEBACK=", "HOOKREPLAY_TEST_PANIC=commit"}, db, "capture", "--listen", addr)

@@ -152,6 +152,7 @@ func captureExchangeNoFatal(addr, data string) captureAnswer {
 // group is stopped (its port is free) and the exit code is 128 + the
 // signal's number.
 func TestInterruptE2ECheckServeWritesReportsOnEverySignal(t *testing.T) {
+	t.Parallel()
 	for _, c := range []struct {
 		sig  syscall.Signal
 		name string

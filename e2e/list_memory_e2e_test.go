@@ -48,6 +48,7 @@ func fillStore(t *testing.T, path string, n, size int) {
 // file or stdin) adds none of them, and a file bad from its first line
 // creates no database.
 func TestImportE2EStreamedIsStillAllOrNone(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	src := filepath.Join(dir, "src.db")
 	fillStore(t, src, 1000, 256)

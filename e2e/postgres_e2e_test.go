@@ -158,6 +158,7 @@ func TestPostgresE2EJSONLBetweenStores(t *testing.T) {
 // kill -9 of a capture writing to Postgres under load loses nothing it
 // acknowledged (the same load and checks as on SQLite).
 func TestPostgresE2EKill9LosesNoAcknowledgedDelivery(t *testing.T) {
+	t.Parallel()
 	captureKill9(t, pgStore(t, "e2ekill"))
 }
 

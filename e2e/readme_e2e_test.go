@@ -13,6 +13,7 @@ import (
 // that has no testdata/webhooks yet (it failed with "no such file or
 // directory"), then import it into a fresh database with the same bytes.
 func TestReadmeExportIntoNewDirectory(t *testing.T) {
+	t.Parallel()
 	db, ds := replayStore(t, "stripe_invoice_paid.http")
 	out := filepath.Join(t.TempDir(), "testdata", "webhooks", "invoice-paid.jsonl")
 	r := runBin(t, db, nil, "export", "1", "-o", out)

@@ -196,6 +196,7 @@ func replayEndToEnd(h message.Headers) message.Headers {
 }
 
 func TestReplayE2ECopiesIdenticalAndRecorded(t *testing.T) {
+	t.Parallel()
 	h := startReplayHandler(t, nil)
 	db, ds := replayStore(t, "stripe_invoice_paid.http", "github_pr_chunked.http")
 	for _, d := range ds {
@@ -255,6 +256,7 @@ func TestReplayE2ECopiesIdenticalAndRecorded(t *testing.T) {
 }
 
 func TestReplayE2EResignedCopiesVerify(t *testing.T) {
+	t.Parallel()
 	const secret = "whsec_e2e_replay_secret"
 	h := startReplayHandler(t, nil)
 	db, ds := replayStore(t, "stripe_invoice_paid.http")
@@ -289,6 +291,7 @@ func TestReplayE2EResignedCopiesVerify(t *testing.T) {
 }
 
 func TestReplayE2EBurstInFlightTogether(t *testing.T) {
+	t.Parallel()
 	const n = 12
 	var inside atomic.Int32
 	all := make(chan struct{})
@@ -319,6 +322,7 @@ func TestReplayE2EBurstInFlightTogether(t *testing.T) {
 }
 
 func TestReplayE2ERawIsByteExact(t *testing.T) {
+	t.Parallel()
 	h := startReplayHandler(t, nil)
 	db, ds := replayStore(t, "github_pr_chunked.http", "stripe_invoice_paid.http")
 	for _, d := range ds {
@@ -339,6 +343,7 @@ func TestReplayE2ERawIsByteExact(t *testing.T) {
 }
 
 func TestReplayE2ELostResponsesWereProcessed(t *testing.T) {
+	t.Parallel()
 	var processed atomic.Int32
 	h := startReplayHandler(t, func(w http.ResponseWriter, a replayArrival) {
 		processed.Add(1)
@@ -357,6 +362,7 @@ func TestReplayE2ELostResponsesWereProcessed(t *testing.T) {
 }
 
 func TestReplayE2EScheduleCompressed(t *testing.T) {
+	t.Parallel()
 	var n atomic.Int32
 	h := startReplayHandler(t, func(w http.ResponseWriter, a replayArrival) {
 		if n.Add(1) <= 2 {
@@ -390,6 +396,7 @@ func TestReplayE2EScheduleCompressed(t *testing.T) {
 }
 
 func TestReplayE2EShuffleReproducible(t *testing.T) {
+	t.Parallel()
 	h := startReplayHandler(t, nil)
 	db, _ := replayStore(t, "stripe_invoice_paid.http", "github_pr_chunked.http")
 	order := func(args ...string) ([]string, int64) {
@@ -415,6 +422,7 @@ func TestReplayE2EShuffleReproducible(t *testing.T) {
 }
 
 func TestReplayE2EHandlerDownAndUsage(t *testing.T) {
+	t.Parallel()
 	db, _ := replayStore(t, "stripe_invoice_paid.http")
 	down := "http://" + freeAddr(t)
 	doc, r := replayJSONRun(t, db, "1", "--to", down, "-n", "3", "--timeout", "2s")
@@ -448,6 +456,7 @@ func TestReplayE2EHandlerDownAndUsage(t *testing.T) {
 }
 
 func TestReplayE2EInterruptKeepsWhatWasDone(t *testing.T) {
+	t.Parallel()
 	arrived := make(chan struct{}, 1000)
 	h := startReplayHandler(t, func(w http.ResponseWriter, a replayArrival) {
 		arrived <- struct{}{}
@@ -490,6 +499,7 @@ func TestReplayE2EInterruptKeepsWhatWasDone(t *testing.T) {
 }
 
 func TestReplayE2EEditsEventIDAndEditor(t *testing.T) {
+	t.Parallel()
 	h := startReplayHandler(t, nil)
 	db, ds := replayStore(t, "stripe_invoice_paid.http", "github_pr_chunked.http")
 	// --event-id picks the capture of that event.
@@ -528,6 +538,7 @@ func TestReplayE2EEditsEventIDAndEditor(t *testing.T) {
 }
 
 func TestReplayE2EReverseOrder(t *testing.T) {
+	t.Parallel()
 	h := startReplayHandler(t, nil)
 	db, ds := replayStore(t, "stripe_invoice_paid.http", "github_pr_chunked.http")
 	_, r := replayJSONRun(t, db, "1", "2", "--to", h.URL, "-n", "2", "--order", "reverse")

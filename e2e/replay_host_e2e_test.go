@@ -13,6 +13,7 @@ import (
 // TestReplayE2ESetHeaderHost: --set-header 'Host: …' is sent as given while
 // the copies still go to --to (it used to be replaced by --to's host).
 func TestReplayE2ESetHeaderHost(t *testing.T) {
+	t.Parallel()
 	h := startReplayHandler(t, nil)
 	db, ds := replayStore(t, "stripe_invoice_paid.http")
 	doc, r := replayJSONRun(t, db, fmt.Sprint(ds[0].ID), "--to", h.URL, "-n", "2", "--set-header", "Host: shop.example.test")
@@ -40,6 +41,7 @@ func TestReplayE2ESetHeaderHost(t *testing.T) {
 // TestReplayE2EInsecureSelfSignedHTTPS: an https handler with a self-signed
 // certificate is refused with a hint, and reached with --insecure.
 func TestReplayE2EInsecureSelfSignedHTTPS(t *testing.T) {
+	t.Parallel()
 	var got atomic.Int32
 	srv := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if b, _ := io.ReadAll(r.Body); len(b) > 0 && r.TLS != nil {

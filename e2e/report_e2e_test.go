@@ -64,6 +64,7 @@ func reportRender(t *testing.T, f report.Format, c *report.Check) []byte {
 }
 
 func TestReportAllFormatsFromARealCheck(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	db := filepath.Join(dir, "h.db")
 	checkStripeDelivery(t, db)
@@ -232,6 +233,7 @@ func TestReportPassingCheckJUnitHasNoFailures(t *testing.T) {
 }
 
 func TestReportBadTargetIsAUsageError(t *testing.T) {
+	t.Parallel()
 	db := filepath.Join(t.TempDir(), "h.db")
 	checkStripeDelivery(t, db)
 	for _, tt := range []struct{ arg, want string }{

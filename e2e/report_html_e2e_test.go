@@ -134,6 +134,7 @@ func htmlReport(t *testing.T, db string, code int, args ...string) string {
 }
 
 func TestReportHTMLOfRealRuns(t *testing.T) {
+	t.Parallel()
 	t.Run("burst race", func(t *testing.T) {
 		t.Parallel()
 		db := filepath.Join(t.TempDir(), "h.db")

@@ -18,6 +18,7 @@ import (
 )
 
 func TestSecretsE2ENeverStoredOrPrinted(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	db := filepath.Join(dir, "h.db")
 	id := checkStripeDelivery(t, db)

@@ -314,6 +314,7 @@ var sendBodyCases = []sendBodyCase{
 // fresh event id where the provider keeps it in the body (or a Twilio form's
 // sids), and byte for byte with --keep-id.
 func TestSendE2ECustomBody(t *testing.T) {
+	t.Parallel()
 	h := newSigHandler(t)
 	for _, c := range sendBodyCases {
 		t.Run(c.provider, func(t *testing.T) {
@@ -373,6 +374,7 @@ func TestSendE2ECustomBody(t *testing.T) {
 }
 
 func TestSendE2ECustomBodyErrors(t *testing.T) {
+	t.Parallel()
 	h := newSigHandler(t)
 	big := filepath.Join(t.TempDir(), "big.json")
 	if err := os.WriteFile(big, nil, 0o600); err != nil {
@@ -431,6 +433,7 @@ func TestSendE2ECustomBodyErrors(t *testing.T) {
 // (Twilio, Square, Bird, HubSpot): they were stored as "invalid: signature
 // mismatch (… signs the full URL …, which was not given)".
 func TestSendViaCaptureVerifiesURLSignedSchemes(t *testing.T) {
+	t.Parallel()
 	db := filepath.Join(t.TempDir(), "hr.db")
 	env := []string{"E2E_VIA_SECRET=whsec_5f3e9c0d2a7b41e6"}
 	_, addr := captureStartEnv(t, env, db, "--secret-env", "E2E_VIA_SECRET")

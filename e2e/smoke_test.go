@@ -7,6 +7,7 @@ import (
 )
 
 func TestVersionAndUsageErrors(t *testing.T) {
+	t.Parallel()
 	r := runBin(t, "", nil, "--version")
 	if r.Code != 0 || !strings.Contains(r.Stdout, "hookreplay version") {
 		t.Fatalf("--version: %+v", r)
@@ -22,6 +23,7 @@ func TestVersionAndUsageErrors(t *testing.T) {
 }
 
 func TestReadOnlyCommandsDoNotCreateADatabase(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	missing := dir + "/typo.db"
 	for _, args := range [][]string{{"list"}, {"runs"}, {"show", "1"}, {"export"}} {

@@ -63,6 +63,7 @@ func sqliteExec(t *testing.T, path string, stmts ...string) {
 }
 
 func TestStoreE2ERefusesAnotherApplicationsDatabase(t *testing.T) {
+	t.Parallel()
 	foreign := filepath.Join(t.TempDir(), "app.db")
 	sqliteExec(t, foreign, "CREATE TABLE users (id INTEGER PRIMARY KEY, email TEXT)", "INSERT INTO users (email) VALUES ('a@example.com')")
 	for _, args := range [][]string{
@@ -90,6 +91,7 @@ func TestStoreE2ERefusesAnotherApplicationsDatabase(t *testing.T) {
 }
 
 func TestStoreE2EMarksItsDatabasesAndOlderOnes(t *testing.T) {
+	t.Parallel()
 	db := filepath.Join(t.TempDir(), "h.db")
 	checkStripeDelivery(t, db)
 	_, app := sqliteTables(t, db)
@@ -118,6 +120,7 @@ func TestStoreE2EMarksItsDatabasesAndOlderOnes(t *testing.T) {
 }
 
 func TestStoreE2EReadOnlyDatabaseRefusedAtStart(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	db := filepath.Join(dir, "h.db")
 	checkStripeDelivery(t, db)

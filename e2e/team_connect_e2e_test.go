@@ -17,6 +17,7 @@ import (
 // what target_session_attrs asks for; a server that is down — never pgx's
 // "failed to connect to `user=… database=…`" and never a password.
 func TestTeamConnectErrors(t *testing.T) {
+	t.Parallel()
 	const pw = "Srv-Pw-4711"
 	srv := testkit.StartPostgresPassword(t, pw)
 	base := srv.DSN() // postgres://hookreplay@127.0.0.1:PORT/hookreplay?sslmode=disable

@@ -214,6 +214,7 @@ func mustRead(t *testing.T, path string) []byte {
 }
 
 func TestTUIMissingDatabase(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	r := runBin(t, filepath.Join(dir, "nope.db"), nil, "tui")
 	if r.Code != 2 || !strings.Contains(r.Stderr, "capture or import deliveries first") {

@@ -399,6 +399,7 @@ var sigUserAgents = map[string]string{
 // Every sample event reaches a real handler that verifies it with
 // independent code, with the provider's headers and a fresh event id each time.
 func TestSendE2EHandlerAcceptsEverySample(t *testing.T) {
+	t.Parallel()
 	h := newSigHandler(t)
 	required := map[string]bool{"stripe payment_intent.succeeded": true, "stripe checkout.session.completed": true,
 		"stripe invoice.paid": true, "stripe invoice.payment_succeeded": true, "stripe charge.refunded": true,
@@ -470,6 +471,7 @@ func headerHas(h http.Header, v string) bool {
 }
 
 func TestSendE2EErrors(t *testing.T) {
+	t.Parallel()
 	h := newSigHandler(t)
 	cases := []struct {
 		args []string
@@ -523,6 +525,7 @@ func sigList(t *testing.T, db string) []sigListed {
 // A delivery sent through capture is stored and forwarded; verify checks the
 // stored delivery against its capture time, with precise reasons.
 func TestVerifyE2EStoredDeliveries(t *testing.T) {
+	t.Parallel()
 	h := newSigHandler(t)
 	db := filepath.Join(t.TempDir(), "hr.db")
 	env := []string{"E2E_STRIPE_SECRET=" + sigSecrets["stripe"]}
@@ -656,6 +659,7 @@ type sigVector struct {
 // The published examples verify through `verify` on stdin, and `sign`
 // reproduces their signature headers byte for byte.
 func TestVerifyE2EOfficialVectorsOnStdin(t *testing.T) {
+	t.Parallel()
 	files, _ := filepath.Glob("testdata/providers/vectors/*.json")
 	if len(files) < 10 {
 		t.Fatalf("vectors: %v", files)
@@ -721,6 +725,7 @@ func TestVerifyE2EOfficialVectorsOnStdin(t *testing.T) {
 
 // sign's output round-trips through verify, and bad input is one line with exit 2.
 func TestSignE2E(t *testing.T) {
+	t.Parallel()
 	body := []byte(`{"id":"evt_sign_1","type":"invoice.paid"}`)
 	for _, p := range []string{"stripe", "github", "shopify", "slack", "standard", "svix"} {
 		r := runBin(t, "", body, "sign", "--provider", p, "--secret", sigSecrets[p])

@@ -19,6 +19,7 @@ import (
 // says too; and check takes that delivery's secret as the right one (its
 // copies are signed over the bytes sent) instead of a setup error.
 func TestVerifyE2ESaysWhyASignatureDoesNotMatch(t *testing.T) {
+	t.Parallel()
 	db := filepath.Join(t.TempDir(), "h.db")
 	req, err := verify.BuildDelivery("stripe", "invoice.payment_succeeded", checkSecret, time.Now())
 	if err != nil {
