@@ -25,6 +25,17 @@ func deliveriesOpen(t *testing.T, path string, opts ...Option) *Store {
 	return s
 }
 
+// writerOpen opens a Writer on s, closed at the test's end (before s).
+func writerOpen(t *testing.T, s *Store) *Writer {
+	t.Helper()
+	w, err := s.NewWriter(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { w.Close() })
+	return w
+}
+
 func TestMigrationsIdempotent(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "m.db")
 	for i := 0; i < 3; i++ {

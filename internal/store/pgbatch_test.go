@@ -20,11 +20,7 @@ func TestWriterGroupIDsAreTheirDeliveries(t *testing.T) { eachBackend(t, testWri
 func testWriterGroupIDs(t *testing.T, loc string) {
 	ctx := context.Background()
 	s := deliveriesOpen(t, loc)
-	w, err := s.NewWriter(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer w.Close()
+	w := writerOpen(t, s)
 	start := time.Now()
 	for _, tc := range []struct {
 		name string
@@ -68,11 +64,7 @@ func TestPostgresCommitFailingAtItsEndAcknowledgesNone(t *testing.T) {
 	ctx := context.Background()
 	loc := testkit.PostgresSchema(t, "pgdeferred")
 	s := deliveriesOpen(t, loc)
-	w, err := s.NewWriter(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer w.Close()
+	w := writerOpen(t, s)
 	testkit.PostgresExec(t, loc, `CREATE TABLE owners (id int PRIMARY KEY)`,
 		`ALTER TABLE deliveries ADD COLUMN owner int DEFAULT 1 REFERENCES owners (id) DEFERRABLE INITIALLY DEFERRED`)
 	ds := []*Delivery{benchDelivery(1), benchDelivery(2), benchDelivery(3)}

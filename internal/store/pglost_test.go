@@ -7,13 +7,10 @@ import (
 	"fmt"
 	"io"
 	"net"
-	"net/url"
 	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
-
-	"github.com/jackc/pgx/v5"
 
 	"github.com/hookreplay/hookreplay/internal/testkit"
 )
@@ -24,62 +21,36 @@ import (
 // never hears it. It returns the proxy's address.
 func commitCutter(t *testing.T, dsn string, armed *atomic.Bool, cut *atomic.Int32) string {
 	t.Helper()
-	cfg, err := pgx.ParseConfig(dsn)
-	if err != nil {
-		t.Fatal(err)
-	}
-	network, addr := "tcp", fmt.Sprintf("%s:%d", cfg.Host, cfg.Port)
-	if strings.HasPrefix(cfg.Host, "/") {
-		network, addr = "unix", fmt.Sprintf("%s/.s.PGSQL.%d", cfg.Host, cfg.Port)
-	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { ln.Close() })
-	go func() {
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			s, err := net.Dial(network, addr)
-			if err != nil {
-				c.Close()
-				continue
-			}
-			go func() { io.Copy(s, c); s.Close() }()
-			go func() {
-				defer c.Close()
-				defer s.Close()
-				// The server's first byte of all (SSL refusal or not) is
-				// passed through by the message loop: pgx sends no SSL
-				// request with sslmode=disable, so every answer is a
-				// message: type byte, then a length that counts itself.
-				hdr := make([]byte, 5)
-				for {
-					if _, err := io.ReadFull(s, hdr); err != nil {
-						return
-					}
-					n := int(binary.BigEndian.Uint32(hdr[1:])) - 4
-					body := make([]byte, n)
-					if _, err := io.ReadFull(s, body); err != nil {
-						return
-					}
-					if hdr[0] == 'C' && bytes.HasPrefix(body, []byte("COMMIT")) && armed.Load() {
-						armed.Store(false)
-						cut.Add(1)
-						return
-					}
-					if _, err := c.Write(append(hdr, body...)); err != nil {
-						return
-					}
-					hdr = make([]byte, 5)
+	return pgProxyEach(t, dsn, func(c, s net.Conn) {
+		go func() { io.Copy(s, c); s.Close() }()
+		go func() {
+			defer c.Close()
+			defer s.Close()
+			// pgx sends no SSL request with sslmode=disable, so
+			// every answer is a message: type byte, then a length
+			// that counts itself.
+			hdr := make([]byte, 5)
+			for {
+				if _, err := io.ReadFull(s, hdr); err != nil {
+					return
 				}
-			}()
-		}
-	}()
-	return ln.Addr().String()
+				n := int(binary.BigEndian.Uint32(hdr[1:])) - 4
+				body := make([]byte, n)
+				if _, err := io.ReadFull(s, body); err != nil {
+					return
+				}
+				if hdr[0] == 'C' && bytes.HasPrefix(body, []byte("COMMIT")) && armed.Load() {
+					armed.Store(false)
+					cut.Add(1)
+					return
+				}
+				if _, err := c.Write(append(hdr, body...)); err != nil {
+					return
+				}
+				hdr = make([]byte, 5)
+			}
+		}()
+	})
 }
 
 // A group commit whose COMMIT answer is lost (the connection drops after
@@ -92,21 +63,10 @@ func TestPostgresCommitAnswerLost(t *testing.T) {
 	loc := testkit.PostgresSchema(t, "commitlost")
 	ctx := context.Background()
 	deliveriesOpen(t, loc).Close()
-	cfg, err := pgx.ParseConfig(loc)
-	if err != nil {
-		t.Fatal(err)
-	}
 	var armed atomic.Bool
 	var cut atomic.Int32
-	addr := commitCutter(t, loc, &armed, &cut)
-	u := url.URL{Scheme: "postgres", User: url.User(cfg.User), Host: addr, Path: "/" + cfg.Database,
-		RawQuery: "sslmode=disable&search_path=" + url.QueryEscape(cfg.RuntimeParams["search_path"])}
-	s := deliveriesOpen(t, u.String())
-	w, err := s.NewWriter(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer w.Close()
+	s := deliveriesOpen(t, viaProxy(t, loc, commitCutter(t, loc, &armed, &cut)))
+	w := writerOpen(t, s)
 	base := time.Now()
 	group := func(tag string, n int) []*Delivery {
 		var ds []*Delivery
@@ -160,11 +120,7 @@ func TestPostgresCommitLostBeforeTheServer(t *testing.T) {
 	loc := testkit.PostgresSchema(t, "lostbefore") + "&application_name=" + app
 	ctx := context.Background()
 	s := deliveriesOpen(t, loc)
-	w, err := s.NewWriter(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer w.Close()
+	w := writerOpen(t, s)
 	testkit.PostgresExec(t, loc, `SELECT pg_terminate_backend(pid) FROM pg_stat_activity
 		WHERE application_name = '`+app+`' AND pid <> pg_backend_pid()`)
 	d := &Delivery{Method: "POST", Target: "/gone", Raw: []byte("gone"), ReceivedAt: time.Now()}

@@ -26,20 +26,41 @@ type flights struct {
 // their round trips; it returns the proxy's address.
 func pgProxy(t *testing.T, dsn string, f *flights) string {
 	t.Helper()
-	cfg, err := pgx.ParseConfig(dsn)
-	if err != nil {
-		t.Fatal(err)
-	}
-	network, addr := "tcp", fmt.Sprintf("%s:%d", cfg.Host, cfg.Port)
-	if strings.HasPrefix(cfg.Host, "/") {
-		network, addr = "unix", fmt.Sprintf("%s/.s.PGSQL.%d", cfg.Host, cfg.Port)
-	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { ln.Close() })
 	f.last = map[net.Conn]bool{}
+	return pgProxyEach(t, dsn, func(c, s net.Conn) {
+		f.mu.Lock()
+		f.last[c] = true
+		f.mu.Unlock()
+		pipe := func(dst, src net.Conn, client bool) {
+			buf := make([]byte, 64<<10)
+			for {
+				n, err := src.Read(buf)
+				if n > 0 {
+					f.mu.Lock()
+					if client && f.last[c] {
+						f.n++
+					}
+					f.last[c] = !client
+					f.mu.Unlock()
+					dst.Write(buf[:n])
+				}
+				if err != nil {
+					dst.Close()
+					return
+				}
+			}
+		}
+		go pipe(s, c, true)
+		go pipe(c, s, false)
+	})
+}
+
+// pgProxyEach accepts loopback connections, dials the server of dsn for
+// each and hands both to serve (on the accepting goroutine: serve starts
+// its own); it returns the proxy's address.
+func pgProxyEach(t *testing.T, dsn string, serve func(client, server net.Conn)) string {
+	t.Helper()
+	network, addr, ln := proxyListen(t, dsn)
 	go func() {
 		for {
 			c, err := ln.Accept()
@@ -49,35 +70,43 @@ func pgProxy(t *testing.T, dsn string, f *flights) string {
 			s, err := net.Dial(network, addr)
 			if err != nil {
 				c.Close()
-				return
+				continue
 			}
-			f.mu.Lock()
-			f.last[c] = true
-			f.mu.Unlock()
-			pipe := func(dst, src net.Conn, client bool) {
-				buf := make([]byte, 64<<10)
-				for {
-					n, err := src.Read(buf)
-					if n > 0 {
-						f.mu.Lock()
-						if client && f.last[c] {
-							f.n++
-						}
-						f.last[c] = !client
-						f.mu.Unlock()
-						dst.Write(buf[:n])
-					}
-					if err != nil {
-						dst.Close()
-						return
-					}
-				}
-			}
-			go pipe(s, c, true)
-			go pipe(c, s, false)
+			serve(c, s)
 		}
 	}()
 	return ln.Addr().String()
+}
+
+// proxyListen is a proxy's listener on loopback and the server of dsn it
+// forwards to (a Unix socket when dsn names a directory as its host).
+func proxyListen(t *testing.T, dsn string) (network, addr string, ln net.Listener) {
+	t.Helper()
+	cfg, err := pgx.ParseConfig(dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	network, addr = "tcp", fmt.Sprintf("%s:%d", cfg.Host, cfg.Port)
+	if strings.HasPrefix(cfg.Host, "/") {
+		network, addr = "unix", fmt.Sprintf("%s/.s.PGSQL.%d", cfg.Host, cfg.Port)
+	}
+	if ln, err = net.Listen("tcp", "127.0.0.1:0"); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ln.Close() })
+	return network, addr, ln
+}
+
+// viaProxy is dsn's store reached through the proxy at addr.
+func viaProxy(t *testing.T, dsn, addr string) string {
+	t.Helper()
+	cfg, err := pgx.ParseConfig(dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	u := url.URL{Scheme: "postgres", User: url.User(cfg.User), Host: addr, Path: "/" + cfg.Database,
+		RawQuery: "sslmode=disable&search_path=" + url.QueryEscape(cfg.RuntimeParams["search_path"])}
+	return u.String()
 }
 
 // TestPostgresOpenAndListRoundTrips: opening a store whose schema is
@@ -95,20 +124,14 @@ func TestPostgresOpenAndListRoundTrips(t *testing.T) {
 		t.Fatal(err)
 	}
 	s.Close()
-	cfg, err := pgx.ParseConfig(loc)
-	if err != nil {
-		t.Fatal(err)
-	}
 	var f flights
-	addr := pgProxy(t, loc, &f)
-	u := url.URL{Scheme: "postgres", User: url.User(cfg.User), Host: addr, Path: "/" + cfg.Database,
-		RawQuery: "sslmode=disable&search_path=" + url.QueryEscape(cfg.RuntimeParams["search_path"])}
+	proxied := viaProxy(t, loc, pgProxy(t, loc, &f))
 	count := func() int {
 		f.mu.Lock()
 		defer f.mu.Unlock()
 		return f.n
 	}
-	s, err = Open(ctx, u.String())
+	s, err := Open(ctx, proxied)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -110,11 +110,7 @@ func TestPostgresGuardAllowsOwnNotifications(t *testing.T) {
 	if found, err := s.pgForeign(ctx); err != nil || len(found) != 0 {
 		t.Fatalf("a fresh store: %v %v", found, err)
 	}
-	w, err := s.NewWriter(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer w.Close()
+	w := writerOpen(t, s)
 	for i := range 3 {
 		if err := w.Commit(ctx, []*Delivery{benchDelivery(i)}, nil); err != nil {
 			t.Fatal(err)

@@ -141,11 +141,7 @@ func TestPostgresWriterReconnects(t *testing.T) {
 	loc := testkit.PostgresSchema(t, "reconn") + "&application_name=" + app
 	ctx := context.Background()
 	s := deliveriesOpen(t, loc)
-	w, err := s.NewWriter(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer w.Close()
+	w := writerOpen(t, s)
 	d1 := &Delivery{Method: "POST", Target: "/1", Raw: []byte("1")}
 	if err := w.Commit(ctx, []*Delivery{d1}, nil); err != nil {
 		t.Fatal(err)
@@ -154,6 +150,7 @@ func TestPostgresWriterReconnects(t *testing.T) {
 	testkit.PostgresExec(t, loc, `SELECT pg_terminate_backend(pid) FROM pg_stat_activity
 		WHERE application_name = '`+app+`' AND pid <> pg_backend_pid()`)
 	d2 := &Delivery{Method: "POST", Target: "/2", Raw: []byte("2")}
+	var err error
 	var errs int
 	for i := 0; i < 3; i++ {
 		if err = w.Commit(ctx, []*Delivery{d2}, nil); err == nil {

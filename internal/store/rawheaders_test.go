@@ -63,11 +63,7 @@ func testUnstorableTextStored(t *testing.T, loc string) {
 	raw := []byte("POST /caf\xe9?x=\xff HTTP/1.1\r\nHost: h\r\nX-GitHub-Event: pu\xe9sh\r\nContent-Length: 2\r\n\r\n{}")
 	d := &Delivery{Method: "POST", Target: "/caf\xe9?x=\xff", Raw: raw, Body: []byte("{}"),
 		EventType: "pu\xe9sh", EventID: "e\x00vt", Headers: message.ParseHeaderBlock(raw), Verification: "invalid: \xff"}
-	w, err := s.NewWriter(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer w.Close()
+	w := writerOpen(t, s)
 	if err := w.Commit(ctx, []*Delivery{d}, []Response{}); err != nil {
 		t.Fatalf("capture's writer refused the delivery: %v", err)
 	}

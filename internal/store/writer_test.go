@@ -103,11 +103,7 @@ func testPruneWhileCapturing(t *testing.T, loc string) {
 			t.Fatal(err)
 		}
 	}
-	w, err := s.NewWriter(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer w.Close()
+	w := writerOpen(t, s)
 	cutoff := time.Now().Add(-time.Hour)
 	var committed []int64
 	done := make(chan struct{})
@@ -171,11 +167,7 @@ func TestWriterRecoversAfterFailedCommit(t *testing.T) {
 func testWriterRecoversAfterFailedCommit(t *testing.T, loc string) {
 	ctx := context.Background()
 	s := deliveriesOpen(t, loc)
-	w, err := s.NewWriter(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer w.Close()
+	w := writerOpen(t, s)
 	gone, cancel := context.WithCancel(ctx)
 	cancel()
 	batch := []*Delivery{{Method: "POST", Target: "/lost", Raw: []byte("a")}, {Method: "POST", Target: "/lost", Raw: []byte("b")}}
