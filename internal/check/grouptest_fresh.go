@@ -148,47 +148,41 @@ func (r *runner) groupBurst(ctx context.Context, p phase, members []int, frs []*
 		return out, nil, err
 	}
 	for round := 1; round <= rounds; round++ {
-		for _, i := range in {
-			m, d, fr := ms[i], &r.o.Deliveries[i], frs[i]
-			if !m.ok {
-				continue
-			}
-			req, id, fresh, _ := r.freshIdentity(d)
-			if !fresh {
-				m.ok = false
-				continue
-			}
-			t := &trial{exact: true, req: req, id: id, before: prev}
-			reqs := make([]*message.Request, r.o.Burst)
-			for c := range reqs {
-				reqs[c] = r.sameIdentity(d, t.req, t.id)
-			}
-			r.gen.Add(1)
-			as := r.burstSend(ctx, reqs)
-			r.sent()
-			for c := range as {
-				if err := r.record(ctx, &as[c], d, PhaseBurst, len(m.as)+c+1, t.id); err != nil {
-					return nil, nil, err
+		var as []store.Attempt
+		var fellOut bool
+		prev, fellOut, err = r.eachFresh(ctx, PhaseBurst, in, frs, prev, &sus,
+			func(i int) bool { return ms[i].ok },
+			func(i int, isBad bool) { ms[i].ok, bad[i] = false, bad[i] || isBad },
+			func(d *Delivery) string { return fmt.Sprintf("group: round %d after delivery %d's burst", round, d.ID) },
+			func(g groupTrial) ([]store.Attempt, error) {
+				m := ms[g.i]
+				reqs := make([]*message.Request, r.o.Burst)
+				for c := range reqs {
+					reqs[c] = r.sameIdentity(g.d, g.t.req, g.t.id)
 				}
-			}
-			cur, err := r.peek(ctx, nil, PhaseBurst, fmt.Sprintf("group: round %d after delivery %d's burst", round, d.ID))
-			if err != nil {
-				return nil, nil, err
-			}
-			m.as = append(m.as, as...)
-			countStatuses(m.ph.Statuses, as...)
-			m.spreads = max(m.spreads, replay.Spread(as))
-			m.j = r.judge(fr, t, cur)
-			r.step(Step{Phase: PhaseBurst, DeliveryID: d.ID, N: round, Attempts: as, Spread: replay.Spread(as), Status: m.j.status})
-			exact := m.j.status == report.Pass && len(m.j.warnings) == 0
-			sus.window(i, exact)
-			if !exact || !answered2xx(as) {
-				m.ok, bad[i] = false, true
-			}
-			if fell(prev.vals, cur.vals) {
-				return out, nil, nil
-			}
-			prev = cur
+				r.gen.Add(1)
+				as = r.burstSend(ctx, reqs)
+				r.sent()
+				for c := range as {
+					if err := r.record(ctx, &as[c], g.d, PhaseBurst, len(m.as)+c+1, g.t.id); err != nil {
+						return nil, err
+					}
+				}
+				return as, nil
+			},
+			func(g groupTrial, j judgement) {
+				m := ms[g.i]
+				m.as = append(m.as, as...)
+				countStatuses(m.ph.Statuses, as...)
+				m.spreads = max(m.spreads, replay.Spread(as))
+				m.j = j
+				r.step(Step{Phase: PhaseBurst, DeliveryID: g.d.ID, N: round, Attempts: as, Spread: replay.Spread(as), Status: j.status})
+			})
+		if err != nil {
+			return nil, nil, err
+		}
+		if fellOut {
+			return out, nil, nil
 		}
 		if round == rounds {
 			if ok, err := r.groupSettled(ctx, PhaseBurst, "group: after the last round", prev); err != nil || !ok {
@@ -253,48 +247,40 @@ func (r *runner) groupLost(ctx context.Context, p phase, members []int, frs []*f
 		return out, nil, err
 	}
 	for ti, lt := range lostTrials {
-		for _, i := range in {
-			m, d, fr := ms[i], &r.o.Deliveries[i], frs[i]
-			if !m.ok {
-				continue
-			}
-			req, id, fresh, _ := r.freshIdentity(d)
-			if !fresh {
-				m.ok = false
-				continue
-			}
-			t := &trial{exact: true, req: req, id: id, before: prev}
-			a1 := r.send(ctx, t.req, lt.opt)
-			a1.Edit = lt.what
-			if err := r.record(ctx, &a1, d, PhaseLost, 2*ti+1, t.id); err != nil {
-				return nil, nil, err
-			}
-			if err := r.groupAwait(ctx, d, fr, t, fmt.Sprintf("group: trial %d after delivery %d's lost copy", ti+1, d.ID)); err != nil {
-				return nil, nil, err
-			}
-			a2 := r.send(ctx, asRetry(d, r.sameIdentity(d, t.req, t.id), 1), replay.SendOptions{})
-			a2.Edit = "provider's retry"
-			if err := r.record(ctx, &a2, d, PhaseLost, 2*ti+2, t.id); err != nil {
-				return nil, nil, err
-			}
-			cur, err := r.peek(ctx, nil, PhaseLost, fmt.Sprintf("group: trial %d after delivery %d's retry", ti+1, d.ID))
-			if err != nil {
-				return nil, nil, err
-			}
-			m.ph.Attempts += 2
-			countStatuses(m.ph.Statuses, a1, a2)
-			m.retries = append(m.retries, a2)
-			j := r.judge(fr, t, cur)
-			r.step(Step{Phase: PhaseLost, DeliveryID: d.ID, N: ti + 1, What: lt.what, Attempts: []store.Attempt{a1, a2}, Status: j.status})
-			exact := j.status == report.Pass && len(j.warnings) == 0
-			sus.window(i, exact)
-			if !exact || !answered2xx([]store.Attempt{a2}) {
-				m.ok, bad[i] = false, true
-			}
-			if fell(prev.vals, cur.vals) {
-				return out, nil, nil
-			}
-			prev = cur
+		var a1, a2 store.Attempt
+		var fellOut bool
+		prev, fellOut, err = r.eachFresh(ctx, PhaseLost, in, frs, prev, &sus,
+			func(i int) bool { return ms[i].ok },
+			func(i int, isBad bool) { ms[i].ok, bad[i] = false, bad[i] || isBad },
+			func(d *Delivery) string { return fmt.Sprintf("group: trial %d after delivery %d's retry", ti+1, d.ID) },
+			func(g groupTrial) ([]store.Attempt, error) {
+				a1 = r.send(ctx, g.t.req, lt.opt)
+				a1.Edit = lt.what
+				if err := r.record(ctx, &a1, g.d, PhaseLost, 2*ti+1, g.t.id); err != nil {
+					return nil, err
+				}
+				if err := r.groupAwait(ctx, g.d, g.fr, g.t, fmt.Sprintf("group: trial %d after delivery %d's lost copy", ti+1, g.d.ID)); err != nil {
+					return nil, err
+				}
+				a2 = r.send(ctx, asRetry(g.d, r.sameIdentity(g.d, g.t.req, g.t.id), 1), replay.SendOptions{})
+				a2.Edit = "provider's retry"
+				if err := r.record(ctx, &a2, g.d, PhaseLost, 2*ti+2, g.t.id); err != nil {
+					return nil, err
+				}
+				return []store.Attempt{a2}, nil
+			},
+			func(g groupTrial, j judgement) {
+				m := ms[g.i]
+				m.ph.Attempts += 2
+				countStatuses(m.ph.Statuses, a1, a2)
+				m.retries = append(m.retries, a2)
+				r.step(Step{Phase: PhaseLost, DeliveryID: g.d.ID, N: ti + 1, What: lt.what, Attempts: []store.Attempt{a1, a2}, Status: j.status})
+			})
+		if err != nil {
+			return nil, nil, err
+		}
+		if fellOut {
+			return out, nil, nil
 		}
 		if ti == len(lostTrials)-1 {
 			if ok, err := r.groupSettled(ctx, PhaseLost, "group: after the last trial", prev); err != nil || !ok {
@@ -321,6 +307,60 @@ func (r *runner) groupLost(ctx context.Context, p phase, members []int, frs []*f
 		}
 	}
 	return out, sus.again(in, out, bad), nil
+}
+
+// groupTrial is a member's fresh trial in one pass of a group phase.
+type groupTrial struct {
+	i  int
+	d  *Delivery
+	fr *firstResult
+	t  *trial
+}
+
+// eachFresh runs one pass of a group phase (a burst round, a lost trial)
+// over the members of in still in the phase (keep): each gets a fresh
+// event as a trial after the last reading, sent by try, whose effect a
+// peek (point) reads and the member's first copy judges exactly, told to
+// judged. A member without a fresh identity leaves the phase (drop(i,
+// false)); one not judged exactly one event's effect, or whose copies
+// named by try were not all answered 2xx, leaves it as bad (drop(i,
+// true)). It returns the last reading, and fellOut when a probe fell
+// (the group's readings cannot be judged by adding up).
+func (r *runner) eachFresh(ctx context.Context, phase string, in []int, frs []*firstResult, prev reading, sus *suspicion,
+	keep func(i int) bool, drop func(i int, bad bool), point func(d *Delivery) string,
+	try func(g groupTrial) (answered []store.Attempt, err error), judged func(g groupTrial, j judgement)) (reading, bool, error) {
+	for _, i := range in {
+		if !keep(i) {
+			continue
+		}
+		d := &r.o.Deliveries[i]
+		req, id, fresh, _ := r.freshIdentity(d)
+		if !fresh {
+			drop(i, false)
+			continue
+		}
+		g := groupTrial{i: i, d: d, fr: frs[i], t: &trial{exact: true, req: req, id: id, before: prev}}
+		answered, err := try(g)
+		if err != nil {
+			return prev, false, err
+		}
+		cur, err := r.peek(ctx, nil, phase, point(d))
+		if err != nil {
+			return prev, false, err
+		}
+		j := r.judge(g.fr, g.t, cur)
+		judged(g, j)
+		exact := j.status == report.Pass && len(j.warnings) == 0
+		sus.window(i, exact)
+		if !exact || !answered2xx(answered) {
+			drop(i, true)
+		}
+		if fell(prev.vals, cur.vals) {
+			return cur, true, nil
+		}
+		prev = cur
+	}
+	return prev, false, nil
 }
 
 // groupAwait waits, after a lost copy of trial t, until the probes show
