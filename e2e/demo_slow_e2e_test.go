@@ -3,12 +3,11 @@
 package e2e
 
 import (
-	"os"
 	"runtime"
-	"strconv"
-	"strings"
 	"testing"
 	"time"
+
+	"github.com/hookreplay/hookreplay/internal/testkit"
 )
 
 // TestDemoUnder15s: the README's first command stays within its 15 s
@@ -28,23 +27,14 @@ func TestDemoUnder15s(t *testing.T) {
 		if r.Code != 0 {
 			t.Fatalf("demo exit %d\nstdout:\n%s\nstderr:\n%s", r.Code, r.Stdout, r.Stderr)
 		}
-		t.Logf("demo took %s (load average %.1f on %d CPUs)", took.Round(time.Millisecond), loadAverage(), runtime.NumCPU())
+		t.Logf("demo took %s (load average %.1f on %d CPUs)", took.Round(time.Millisecond), testkit.LoadAverage(), runtime.NumCPU())
 		if took <= budget {
 			return
 		}
 	}
-	if l := loadAverage(); l > 2*float64(runtime.NumCPU()) {
+	if l := testkit.LoadAverage(); l > 2*float64(runtime.NumCPU()) {
 		t.Skipf("demo took %s, over the %s budget, with the machine overloaded (load average %.1f on %d CPUs): not a measure of the demo", took, budget, l, runtime.NumCPU())
 	}
 	t.Fatalf("demo took %s twice, over the %s budget", took, budget)
 }
 
-// loadAverage is the one-minute load average, 0 where /proc has none.
-func loadAverage() float64 {
-	b, err := os.ReadFile("/proc/loadavg")
-	if err != nil {
-		return 0
-	}
-	f, _ := strconv.ParseFloat(strings.Fields(string(b) + " 0")[0], 64)
-	return f
-}
