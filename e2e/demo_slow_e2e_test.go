@@ -37,4 +37,3 @@ func TestDemoUnder15s(t *testing.T) {
 	}
 	t.Fatalf("demo took %s twice, over the %s budget", took, budget)
 }
-
