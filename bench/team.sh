@@ -83,6 +83,7 @@ row "8 team" "capture --forward into Postgres vs into SQLite, p50 ms at c=16" "$
 row "8 team" "capture --forward into Postgres vs into SQLite --sync full (a flush per commit), req/s at c=16" "$(m rps.postgres.16)" "$(m rps.sqlitefull.16)"
 row "8 team" "capture --forward into Postgres vs into SQLite --sync full (a flush per commit), p50 ms at c=1" "$(m p50.postgres.1)" "$(m p50.sqlitefull.1)"
 if [ -n "${HR_BEFORE:-}" ]; then
+	BEFORE=${BEFORE:-the build before}
 	row "8 team" "capture --forward into Postgres, req/s at c=16: this build vs $BEFORE" "$(m rps.postgres.16)" "$(m rps.postgresbefore.16)"
 	row "8 team" "capture --forward into Postgres, p50 ms at c=1: this build vs $BEFORE" "$(m p50.postgres.1)" "$(m p50.postgresbefore.1)"
 	row "8 team" "capture --forward into Postgres vs into SQLite, req/s at c=16, both $BEFORE" "$(m rps.postgresbefore.16)" "$(m rps.sqlitebefore.16)"
