@@ -76,6 +76,7 @@ func TestCheckReencodedBodyVerificationIsASetupError(t *testing.T) {
 		"it answered 400 to the captured delivery too",
 		"re-encoded body instead of the raw request bytes",
 		"express.json()",
+		"or it refused the event itself, not its signature (a field it requires, an event type or shape it does not take: its answer may say which)",
 		"--to is not its webhook route",
 	} {
 		if r.Code != 2 || !strings.Contains(r.Stderr, want) {

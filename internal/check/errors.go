@@ -287,6 +287,15 @@ func (e *RejectedError) Text(secret, target string) string {
 	if e.Refusal != "" {
 		s += ", or " + e.Refusal
 	}
+	if e.Status == http.StatusBadRequest {
+		// 400 is also what handlers answer an event they will not take
+		// (a field missing, a type they do not handle): not a signature.
+		s += ", or it refused the event itself, not its signature (a field it requires, an event type or shape it does not take"
+		if e.Body != "" {
+			s += ": its answer may say which"
+		}
+		s += ")"
+	}
 	return s + fmt.Sprintf(", or %s is not its webhook route", target)
 }
 
