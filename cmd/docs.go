@@ -87,8 +87,9 @@ var lazyLongs sync.Map // *cobra.Command → func() string
 func lazyLong(cmd *cobra.Command, long func() string) {
 	lazyLongs.Store(cmd, long)
 	cmd.SetHelpFunc(func(c *cobra.Command, args []string) {
-		fillLong(c)
-		c.SetHelpFunc(nil) // the inherited help, now that Long is there
+		// cmd's, not c's: a command below cmd inherits this function.
+		fillLong(cmd)
+		cmd.SetHelpFunc(nil) // the inherited help, now that Long is there
 		c.HelpFunc()(c, args)
 	})
 }

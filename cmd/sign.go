@@ -160,7 +160,6 @@ func signRun(o *signOptions) error {
 	return nil
 }
 
-// bodyIdentityTitles is "Stripe and Slack keep" (or "X keeps").
 // signLong is sign's long help. Naming the schemes that sign a time signs
 // a sample of every provider (signsTime), so it is built when the help is
 // shown (lazyLong), not at every start.
@@ -181,6 +180,7 @@ signed body is printed after the header lines and a blank line, and it is
 that body that must be sent.`
 }
 
+// bodyIdentityTitles is "Stripe and Slack keep" (or "X keeps").
 func bodyIdentityTitles() string {
 	t, one := providerTitles(identityInBody)
 	if one {

@@ -134,3 +134,24 @@ func TestTeamTUIOnReadReplica(t *testing.T) {
 	tm.waitFor("1/7 deliveries", fmt.Sprintf("> %d ", id))
 	tm.keys("q")
 }
+
+// TestTeamTUIFollowsAPromotedReplica: the replica a team browses is
+// promoted (the primary failed over to it) and takes captures itself. The
+// watcher polled its replay position, which stops moving once it is a
+// primary: the TUI never showed a delivery captured after the promotion.
+// It now follows the promoted server by LISTEN.
+func TestTeamTUIFollowsAPromotedReplica(t *testing.T) {
+	primary := testkit.StartPostgres(t)
+	if r := runBin(t, primary.DSN(), mustRead(t, "internal/tui/testdata/deliveries.jsonl"), "import", "-"); r.Code != 0 {
+		t.Fatalf("import: %+v", r)
+	}
+	sb := primary.StartStandby()
+	tm := tuiTmux(t, fmt.Sprintf("NO_COLOR=1 GORACE=atexit_sleep_ms=0 %s --db '%s' tui; echo EXITED $?; sleep 600", binPath, sb.DSN()))
+	tm.waitFor("1/6 deliveries", "> 6 ")
+	primary.Stop()
+	sb.Promote()
+	_, addr := captureStart(t, sb.DSN(), "--quiet")
+	id := captureAckID(t, captureExchange(t, addr, mustRead(t, "testdata/export/github.http"), 1)[0])
+	tm.waitFor("1/7 deliveries", fmt.Sprintf("> %d ", id))
+	tm.keys("q")
+}

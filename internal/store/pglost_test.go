@@ -20,6 +20,24 @@ import (
 // instead of passing that answer on: the server committed, the client
 // never hears it. It returns the proxy's address.
 func commitCutter(t *testing.T, dsn string, armed *atomic.Bool, cut *atomic.Int32) string {
+	return commitCutterFatal(t, dsn, armed, cut, false)
+}
+
+// pgFatal is the ErrorResponse a server stopping sends last: FATAL 57P01.
+var pgFatal = func() []byte {
+	var f []byte
+	for _, kv := range [][2]string{{"S", "FATAL"}, {"V", "FATAL"}, {"C", "57P01"}, {"M", "terminating connection due to administrator command"}} {
+		f = append(append(append(f, kv[0][0]), kv[1]...), 0)
+	}
+	f = append(f, 0)
+	return append(binary.BigEndian.AppendUint32([]byte{'E'}, uint32(len(f)+4)), f...)
+}()
+
+// commitCutterFatal is commitCutter; with fatal it passes the COMMIT's
+// answer on and then ends the connection as a server stopping during the
+// commit does (pg_ctl stop -m fast, pg_terminate_backend: the commit is
+// flushed first), with FATAL 57P01, before the rest of the answers.
+func commitCutterFatal(t *testing.T, dsn string, armed *atomic.Bool, cut *atomic.Int32, fatal bool) string {
 	t.Helper()
 	return pgProxyEach(t, dsn, func(c, s net.Conn) {
 		go func() { io.Copy(s, c); s.Close() }()
@@ -42,6 +60,9 @@ func commitCutter(t *testing.T, dsn string, armed *atomic.Bool, cut *atomic.Int3
 				if hdr[0] == 'C' && bytes.HasPrefix(body, []byte("COMMIT")) && armed.Load() {
 					armed.Store(false)
 					cut.Add(1)
+					if fatal {
+						c.Write(append(append(hdr, body...), pgFatal...))
+					}
 					return
 				}
 				if _, err := c.Write(append(hdr, body...)); err != nil {
@@ -60,12 +81,19 @@ func commitCutter(t *testing.T, dsn string, armed *atomic.Bool, cut *atomic.Int3
 // is still reported failed.
 func TestPostgresCommitAnswerLost(t *testing.T) {
 	t.Parallel() // waits on the server, not on CPU
+	t.Run("connection cut", func(t *testing.T) { t.Parallel(); testCommitAnswerLost(t, false) })
+	// COMMIT's answer arrives, then the server's FATAL: pgx reports the
+	// batch failed with a server error, on a connection it closed.
+	t.Run("server stopping", func(t *testing.T) { t.Parallel(); testCommitAnswerLost(t, true) })
+}
+
+func testCommitAnswerLost(t *testing.T, fatal bool) {
 	loc := testkit.PostgresSchema(t, "commitlost")
 	ctx := context.Background()
 	deliveriesOpen(t, loc).Close()
 	var armed atomic.Bool
 	var cut atomic.Int32
-	s := deliveriesOpen(t, viaProxy(t, loc, commitCutter(t, loc, &armed, &cut)))
+	s := deliveriesOpen(t, viaProxy(t, loc, commitCutterFatal(t, loc, &armed, &cut, fatal)))
 	w := writerOpen(t, s)
 	base := time.Now()
 	group := func(tag string, n int) []*Delivery {

@@ -582,40 +582,40 @@ type pgWatch struct {
 }
 
 func (s *Store) watchPostgres(ctx context.Context) (*pgWatch, error) {
-	c, err := s.listen(ctx)
+	c, subscribed, err := s.listen(ctx)
 	if err != nil {
 		return nil, err
 	}
 	wctx, cancel := context.WithCancel(context.Background())
 	w := &pgWatch{t: s.pg, d: s.db.d.(postgresDialect), cancel: cancel, done: make(chan struct{}), v: 1, changed: make(chan struct{})}
 	w.trap.OnPanic = func() { w.set(nil, true) } // wakes Wait, which raises it
-	go w.run(wctx, s, c)
+	go w.run(wctx, s, c, subscribed)
 	return w, nil
 }
 
 // listen opens the watcher's connection and subscribes.
-func (s *Store) listen(ctx context.Context) (*pgx.Conn, error) {
+func (s *Store) listen(ctx context.Context) (c *pgx.Conn, subscribed bool, err error) {
 	cfg := s.pg.cfg.Copy()
 	// It waits for notifications as long as nothing changes: the answer
 	// bound is not for it; the message bounds are.
 	cfg.AfterNetConnect = pgGuarded(s.pg.where(), 0)
-	c, err := pgx.ConnectConfig(ctx, cfg)
+	c, err = pgx.ConnectConfig(ctx, cfg)
 	if err != nil {
 		// Shown in the TUI's status bar while the server is away: the one
 		// line open gives, not pgx's "failed to connect to `user=…`".
-		return nil, fmt.Errorf("watch database: connection lost: %s", s.db.d.redact(connectErr(s.pg, err)))
+		return nil, false, fmt.Errorf("watch database: connection lost: %s", s.db.d.redact(connectErr(s.pg, err)))
 	}
 	var standby bool
 	if err := c.QueryRow(ctx, "SELECT pg_is_in_recovery()").Scan(&standby); err == nil && standby {
 		// A read replica (hot standby) refuses LISTEN, and no NOTIFY
 		// reaches it anyway: the watcher polls it for replayed WAL.
-		return c, nil
+		return c, false, nil
 	}
 	if _, err := c.Exec(ctx, "LISTEN "+notifyChannel); err != nil {
 		c.Close(context.Background())
-		return nil, fmt.Errorf("watch database: %s", s.db.d.redact(oneLine(err)))
+		return nil, false, fmt.Errorf("watch database: %s", s.db.d.redact(oneLine(err)))
 	}
-	return c, nil
+	return c, true, nil
 }
 
 // standbyPoll is how often a watcher on a read replica asks how far it has
@@ -640,7 +640,7 @@ func replayed(ctx context.Context, c *pgx.Conn) (string, error) {
 	return *lsn, nil
 }
 
-func (w *pgWatch) run(ctx context.Context, s *Store, c *pgx.Conn) {
+func (w *pgWatch) run(ctx context.Context, s *Store, c *pgx.Conn, subscribed bool) {
 	defer close(w.done)
 	defer w.trap.Guard()
 	for {
@@ -648,6 +648,11 @@ func (w *pgWatch) run(ctx context.Context, s *Store, c *pgx.Conn) {
 		var err error
 		if c != nil {
 			lsn, err = replayed(ctx, c)
+			if err == nil && lsn == "" && !subscribed {
+				// Connected to a standby, promoted since: it LISTENs
+				// on nothing.
+				err = errPromoted
+			}
 		}
 		for c != nil && err == nil && lsn != "" { // a read replica: poll
 			select {
@@ -667,6 +672,7 @@ func (w *pgWatch) run(ctx context.Context, s *Store, c *pgx.Conn) {
 				w.set(nil, true)
 			}
 		}
+		promoted := errors.Is(err, errPromoted)
 		if err != nil && c != nil {
 			if ctx.Err() != nil {
 				c.Close(context.Background())
@@ -674,7 +680,9 @@ func (w *pgWatch) run(ctx context.Context, s *Store, c *pgx.Conn) {
 			}
 			c.Close(context.Background())
 			c = nil
-			w.set(fmt.Errorf("watch database: connection lost: %s", w.d.redact(oneLine(err))), false)
+			if !promoted { // a promotion is no loss: LISTEN at once
+				w.set(fmt.Errorf("watch database: connection lost: %s", w.d.redact(oneLine(err))), false)
+			}
 		}
 		for c != nil {
 			n, err := c.WaitForNotification(ctx)
@@ -692,19 +700,21 @@ func (w *pgWatch) run(ctx context.Context, s *Store, c *pgx.Conn) {
 				w.set(nil, true)
 			}
 		}
-		select {
-		case <-ctx.Done():
-			return
-		case <-time.After(time.Second):
+		if !promoted {
+			select {
+			case <-ctx.Done():
+				return
+			case <-time.After(time.Second):
+			}
 		}
 		cctx, cancel := context.WithTimeout(ctx, pgConnectTimeout)
-		nc, err := s.listen(cctx)
+		nc, sub, err := s.listen(cctx)
 		cancel()
 		if err != nil {
 			w.set(err, false)
 			continue
 		}
-		c = nc
+		c, subscribed = nc, sub
 		w.set(nil, true)
 	}
 }

@@ -30,6 +30,9 @@ type Writer struct {
 	insert, respond         stmt
 	changed                 stmt // SQLite: total_changes(), checked before COMMIT (trust.go)
 	broken                  bool // reconnect before the next Commit
+	// pid is the Postgres backend of the last pipelined commit: after a
+	// lost connection, the commit is resolved once it is done (pglost.go).
+	pid uint32
 }
 
 // NewWriter opens a Writer on its own connection of s's pool. Close it
@@ -103,7 +106,7 @@ func (w *Writer) Commit(ctx context.Context, ds []*Delivery, rs []Response) (err
 	recvs := make([]time.Time, len(ds))
 	if w.s.pg != nil {
 		if err := w.commitPipelined(ctx, ds, rs, ids, recvs); err != nil {
-			if !w.committedAnyway(ctx, err, ds, recvs, ids) {
+			if !w.committedAnyway(ctx, ds, recvs, ids) {
 				return fmt.Errorf("store deliveries: %w", err)
 			}
 		}
@@ -175,6 +178,7 @@ func (w *Writer) commitPipelined(ctx context.Context, ds []*Delivery, rs []Respo
 	err := w.conn.Raw(func(dc any) error {
 		ran = true
 		c := dc.(*stdlib.Conn).Conn()
+		w.pid = c.PgConn().PID()
 		b := &pgx.Batch{}
 		b.Queue("BEGIN")
 		b.Queue(pgMarkSQL)

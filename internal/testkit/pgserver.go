@@ -155,6 +155,15 @@ func (s *PostgresServer) Stop() {
 	}
 }
 
+// Promote promotes the standby s to a primary (pg_ctl promote, waiting
+// until it accepts writes).
+func (s *PostgresServer) Promote() {
+	s.t.Helper()
+	if err := s.ctl("promote"); err != nil {
+		s.t.Fatal(err)
+	}
+}
+
 // StartStandby starts a read replica of s (a hot standby streaming its WAL,
 // pg_basebackup -R) on a free port of its own, stopped when the test ends.
 // Its DSN is the primary's with the standby's port.
