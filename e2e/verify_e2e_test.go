@@ -89,7 +89,10 @@ type sigHandler struct {
 
 func newSigHandler(t *testing.T) *sigHandler {
 	h := &sigHandler{}
-	h.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	// Started once h.srv is set: its handlers read it (url), and the race
+	// detector sees no order between this write and them when the request
+	// comes from another process.
+	h.srv = httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		body, _ := io.ReadAll(r.Body)
 		provider := strings.TrimPrefix(r.URL.Path, "/webhooks/")
 		verdict := h.check(provider, r, body)
@@ -102,6 +105,7 @@ func newSigHandler(t *testing.T) *sigHandler {
 		}
 		fmt.Fprintln(w, `{"ok":true}`)
 	}))
+	h.srv.Start()
 	t.Cleanup(h.srv.Close)
 	return h
 }
