@@ -131,15 +131,13 @@ func (r *runner) groupBurst(ctx context.Context, p phase, members []int, frs []*
 		ph      *report.PhaseResult
 		as      []store.Attempt
 		j       judgement
-		ok      bool
 		spreads time.Duration
 	}
 	ms := map[int]*member{}
 	for _, i := range in {
-		ms[i] = &member{ph: &report.PhaseResult{Phase: PhaseBurst, Statuses: map[string]int{}}, ok: true}
+		ms[i] = &member{ph: &report.PhaseResult{Phase: PhaseBurst, Statuses: map[string]int{}}}
 	}
-	var sus suspicion
-	bad := map[int]bool{}
+	gp := newGroupPass(in)
 	// One wait for quiet before the first round and one after the last:
 	// a round's late work lands in a later window (not what it expects:
 	// the members read before it are suspects) or after the last.
@@ -149,10 +147,8 @@ func (r *runner) groupBurst(ctx context.Context, p phase, members []int, frs []*
 	}
 	for round := 1; round <= rounds; round++ {
 		var as []store.Attempt
-		var fellOut bool
-		prev, fellOut, err = r.eachFresh(ctx, PhaseBurst, in, frs, prev, &sus,
-			func(i int) bool { return ms[i].ok },
-			func(i int, isBad bool) { ms[i].ok, bad[i] = false, bad[i] || isBad },
+		var stop bool
+		prev, stop, err = r.eachFresh(ctx, PhaseBurst, in, frs, prev, gp, round == rounds, "group: after the last round",
 			func(d *Delivery) string { return fmt.Sprintf("group: round %d after delivery %d's burst", round, d.ID) },
 			func(g groupTrial) ([]store.Attempt, error) {
 				m := ms[g.i]
@@ -178,19 +174,8 @@ func (r *runner) groupBurst(ctx context.Context, p phase, members []int, frs []*
 				m.j = j
 				r.step(Step{Phase: PhaseBurst, DeliveryID: g.d.ID, N: round, Attempts: as, Spread: replay.Spread(as), Status: j.status})
 			})
-		if err != nil {
-			return nil, nil, err
-		}
-		if fellOut {
-			return out, nil, nil
-		}
-		if round == rounds {
-			if ok, err := r.groupSettled(ctx, PhaseBurst, "group: after the last round", prev); err != nil || !ok {
-				return out, nil, err
-			}
-		}
-		for i := range sus.suspect {
-			ms[i].ok = false // sits out the rounds after: tried again in a group of its own
+		if err != nil || stop {
+			return out, nil, err
 		}
 	}
 	what := fmt.Sprintf("%d concurrent copies of a fresh event", r.o.Burst)
@@ -199,7 +184,7 @@ func (r *runner) groupBurst(ctx context.Context, p phase, members []int, frs []*
 	}
 	for _, i := range in {
 		m := ms[i]
-		if !m.ok {
+		if !gp.still[i] {
 			continue
 		}
 		ph := m.ph
@@ -213,7 +198,7 @@ func (r *runner) groupBurst(ctx context.Context, p phase, members []int, frs []*
 			out[i] = ph
 		}
 	}
-	return out, sus.again(in, out, bad), nil
+	return out, gp.sus.again(in, out, gp.bad), nil
 }
 
 // groupLost runs each lost trial for every member in turn: the copy whose
@@ -231,14 +216,12 @@ func (r *runner) groupLost(ctx context.Context, p phase, members []int, frs []*f
 	type member struct {
 		ph      *report.PhaseResult
 		retries []store.Attempt
-		ok      bool
 	}
 	ms := map[int]*member{}
 	for _, i := range in {
-		ms[i] = &member{ph: &report.PhaseResult{Phase: PhaseLost, Statuses: map[string]int{}}, ok: true}
+		ms[i] = &member{ph: &report.PhaseResult{Phase: PhaseLost, Statuses: map[string]int{}}}
 	}
-	var sus suspicion
-	bad := map[int]bool{}
+	gp := newGroupPass(in)
 	var passed []string
 	// One wait for quiet before the first trial and one after the last,
 	// as burst's rounds.
@@ -248,10 +231,8 @@ func (r *runner) groupLost(ctx context.Context, p phase, members []int, frs []*f
 	}
 	for ti, lt := range lostTrials {
 		var a1, a2 store.Attempt
-		var fellOut bool
-		prev, fellOut, err = r.eachFresh(ctx, PhaseLost, in, frs, prev, &sus,
-			func(i int) bool { return ms[i].ok },
-			func(i int, isBad bool) { ms[i].ok, bad[i] = false, bad[i] || isBad },
+		var stop bool
+		prev, stop, err = r.eachFresh(ctx, PhaseLost, in, frs, prev, gp, ti == len(lostTrials)-1, "group: after the last trial",
 			func(d *Delivery) string { return fmt.Sprintf("group: trial %d after delivery %d's retry", ti+1, d.ID) },
 			func(g groupTrial) ([]store.Attempt, error) {
 				a1 = r.send(ctx, g.t.req, lt.opt)
@@ -276,25 +257,14 @@ func (r *runner) groupLost(ctx context.Context, p phase, members []int, frs []*f
 				m.retries = append(m.retries, a2)
 				r.step(Step{Phase: PhaseLost, DeliveryID: g.d.ID, N: ti + 1, What: lt.what, Attempts: []store.Attempt{a1, a2}, Status: j.status})
 			})
-		if err != nil {
-			return nil, nil, err
-		}
-		if fellOut {
-			return out, nil, nil
-		}
-		if ti == len(lostTrials)-1 {
-			if ok, err := r.groupSettled(ctx, PhaseLost, "group: after the last trial", prev); err != nil || !ok {
-				return out, nil, err
-			}
-		}
-		for i := range sus.suspect {
-			ms[i].ok = false // tried again in a group of their own
+		if err != nil || stop {
+			return out, nil, err
 		}
 		passed = append(passed, lt.what)
 	}
 	for _, i := range in {
 		m := ms[i]
-		if !m.ok {
+		if !gp.still[i] {
 			continue
 		}
 		lostVerdict(m.ph, passed, nil)
@@ -306,7 +276,7 @@ func (r *runner) groupLost(ctx context.Context, p phase, members []int, frs []*f
 			out[i] = m.ph
 		}
 	}
-	return out, sus.again(in, out, bad), nil
+	return out, gp.sus.again(in, out, gp.bad), nil
 }
 
 // groupTrial is a member's fresh trial in one pass of a group phase.
@@ -317,26 +287,43 @@ type groupTrial struct {
 	t  *trial
 }
 
-// eachFresh runs one pass of a group phase (a burst round, a lost trial)
-// over the members of in still in the phase (keep): each gets a fresh
-// event as a trial after the last reading, sent by try, whose effect a
-// peek (point) reads and the member's first copy judges exactly, told to
-// judged. A member without a fresh identity leaves the phase (drop(i,
-// false)); one not judged exactly one event's effect, or whose copies
-// named by try were not all answered 2xx, leaves it as bad (drop(i,
-// true)). It returns the last reading, and fellOut when a probe fell
-// (the group's readings cannot be judged by adding up).
-func (r *runner) eachFresh(ctx context.Context, phase string, in []int, frs []*firstResult, prev reading, sus *suspicion,
-	keep func(i int) bool, drop func(i int, bad bool), point func(d *Delivery) string,
-	try func(g groupTrial) (answered []store.Attempt, err error), judged func(g groupTrial, j judgement)) (reading, bool, error) {
+// groupPass is what a group phase keeps across its passes (burst's
+// rounds, lost's trials): the members still in the phase, those found bad,
+// and the suspects of the windows read so far.
+type groupPass struct {
+	still, bad map[int]bool
+	sus        suspicion
+}
+
+func newGroupPass(in []int) *groupPass {
+	gp := &groupPass{still: map[int]bool{}, bad: map[int]bool{}}
 	for _, i := range in {
-		if !keep(i) {
+		gp.still[i] = true
+	}
+	return gp
+}
+
+// eachFresh runs one pass of a group phase over the members of in still
+// in it: each gets a fresh event as a trial after the last reading, sent
+// by try, whose effect a peek (point) reads and the member's first copy
+// judges exactly, told to judged. A member without a fresh identity leaves
+// the phase; one not judged exactly one event's effect, or whose copies
+// named by try were not all answered 2xx, leaves it as bad. The last pass
+// waits for quiet after it (settled, the point). The members read before
+// an unexpected window sit out the passes after (tried again in a group of
+// their own). It returns the last reading, and stop when the group's
+// readings cannot be judged by adding up: a probe fell, or the last pass
+// did not settle where its last peek read.
+func (r *runner) eachFresh(ctx context.Context, phase string, in []int, frs []*firstResult, prev reading, gp *groupPass, last bool, settled string,
+	point func(d *Delivery) string, try func(g groupTrial) (answered []store.Attempt, err error), judged func(g groupTrial, j judgement)) (reading, bool, error) {
+	for _, i := range in {
+		if !gp.still[i] {
 			continue
 		}
 		d := &r.o.Deliveries[i]
 		req, id, fresh, _ := r.freshIdentity(d)
 		if !fresh {
-			drop(i, false)
+			gp.still[i] = false
 			continue
 		}
 		g := groupTrial{i: i, d: d, fr: frs[i], t: &trial{exact: true, req: req, id: id, before: prev}}
@@ -351,14 +338,22 @@ func (r *runner) eachFresh(ctx context.Context, phase string, in []int, frs []*f
 		j := r.judge(g.fr, g.t, cur)
 		judged(g, j)
 		exact := j.status == report.Pass && len(j.warnings) == 0
-		sus.window(i, exact)
+		gp.sus.window(i, exact)
 		if !exact || !answered2xx(answered) {
-			drop(i, true)
+			gp.still[i], gp.bad[i] = false, true
 		}
 		if fell(prev.vals, cur.vals) {
 			return cur, true, nil
 		}
 		prev = cur
+	}
+	if last {
+		if ok, err := r.groupSettled(ctx, phase, settled, prev); err != nil || !ok {
+			return prev, true, err
+		}
+	}
+	for i := range gp.sus.suspect {
+		gp.still[i] = false
 	}
 	return prev, false, nil
 }
