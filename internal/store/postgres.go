@@ -640,6 +640,18 @@ func replayed(ctx context.Context, c *pgx.Conn) (string, error) {
 	return *lsn, nil
 }
 
+// standbyAt is replayed on the watcher's connection c: on one that did not
+// subscribe (a standby's when it connected), a server no longer in
+// recovery was promoted since, errPromoted (the watcher follows a primary
+// by LISTEN on a new connection).
+func standbyAt(ctx context.Context, c *pgx.Conn, subscribed bool) (string, error) {
+	lsn, err := replayed(ctx, c)
+	if err == nil && lsn == "" && !subscribed {
+		err = errPromoted
+	}
+	return lsn, err
+}
+
 func (w *pgWatch) run(ctx context.Context, s *Store, c *pgx.Conn, subscribed bool) {
 	defer close(w.done)
 	defer w.trap.Guard()
@@ -647,12 +659,7 @@ func (w *pgWatch) run(ctx context.Context, s *Store, c *pgx.Conn, subscribed boo
 		var lsn string
 		var err error
 		if c != nil {
-			lsn, err = replayed(ctx, c)
-			if err == nil && lsn == "" && !subscribed {
-				// Connected to a standby, promoted since: it LISTENs
-				// on nothing.
-				err = errPromoted
-			}
+			lsn, err = standbyAt(ctx, c, subscribed)
 		}
 		for c != nil && err == nil && lsn != "" { // a read replica: poll
 			select {
@@ -662,12 +669,7 @@ func (w *pgWatch) run(ctx context.Context, s *Store, c *pgx.Conn, subscribed boo
 			case <-time.After(standbyPoll):
 			}
 			var now string
-			if now, err = replayed(ctx, c); err == nil && now == "" {
-				// Promoted: a primary now, which the watcher follows
-				// by LISTEN on a new connection.
-				err = errPromoted
-			}
-			if err == nil && now != lsn {
+			if now, err = standbyAt(ctx, c, subscribed); err == nil && now != lsn {
 				lsn = now
 				w.set(nil, true)
 			}
