@@ -87,7 +87,7 @@ func TestCheckBirdFixedURLIsASetupProblem(t *testing.T) {
 		t.Fatal(err)
 	}
 	cmd := exec.Command(binPath, "--db", db, "check", "-q")
-	cmd.Dir, cmd.Env = dir, append(os.Environ(), "NO_COLOR=1", "BIRD_KEY_E2E="+birdKey)
+	cmd.Dir, cmd.Env = dir, binEnv("BIRD_KEY_E2E="+birdKey)
 	if out, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("hookreplay.yaml with signed_url: want exit 0, got %v\n%s", err, out)
 	}

@@ -25,7 +25,7 @@ func runBinInEnv(t *testing.T, env []string, dir string, args ...string) result 
 	t.Helper()
 	c := exec.Command(binPath, args...)
 	c.Dir = dir
-	c.Env = append(append(os.Environ(), "NO_COLOR=1", "GORACE=atexit_sleep_ms=0"), env...)
+	c.Env = binEnv(env...)
 	var out, errb bytes.Buffer
 	c.Stdout, c.Stderr = &out, &errb
 	err := c.Run()

@@ -7,7 +7,6 @@ import (
 	"bufio"
 	"net"
 	"net/http"
-	"os"
 	"os/exec"
 	"regexp"
 	"strconv"
@@ -22,7 +21,7 @@ func captureStartLimited(t *testing.T, db string, nofile string, extra ...string
 	t.Helper()
 	args := append([]string{"-c", `ulimit -n ` + nofile + ` && exec "$0" "$@"`, binPath, "--db", db, "capture", "--listen", "127.0.0.1:0"}, extra...)
 	c := exec.Command("/bin/sh", args...)
-	c.Env = append(os.Environ(), "NO_COLOR=1", "GORACE=atexit_sleep_ms=0")
+	c.Env = binEnv()
 	c.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	stderr, err := c.StderrPipe()
 	if err != nil {

@@ -119,7 +119,7 @@ func crashRun(t *testing.T, bin string, h crashHandler) (result, *report.Check) 
 		args = append(args, "--probe-sql", "SELECT count(*) FROM processed_events")
 	}
 	c := exec.Command(bin, args...)
-	c.Env = append(os.Environ(), "NO_COLOR=1")
+	c.Env = binEnv()
 	var out, errb strings.Builder
 	c.Stdout, c.Stderr = &out, &errb
 	err := c.Run()

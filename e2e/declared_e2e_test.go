@@ -310,7 +310,7 @@ func TestCheckConfigWithDeclaredProvider(t *testing.T) {
 		os.WriteFile(cfg, []byte(yaml), 0o600)
 		c := exec.Command(binPath, "--db", db, "check", "--config", cfg)
 		c.Dir = elsewhere // no hookreplay.yaml here: the declarations come from --config
-		c.Env = append(os.Environ(), "NO_COLOR=1", "ACME_SECRET="+acmeSecret)
+		c.Env = binEnv("ACME_SECRET=" + acmeSecret)
 		out, _ := c.CombinedOutput()
 		if got := c.ProcessState.ExitCode(); got != tc.code || !strings.Contains(string(out), "charge.succeeded") {
 			t.Fatalf("naive=%v: exit %d, want %d\n%s", tc.naive, got, tc.code, out)

@@ -23,7 +23,7 @@ import (
 func runPanicking(t *testing.T, at, traceback string, args ...string) result {
 	t.Helper()
 	c := exec.Command(binPath, args...)
-	c.Env = append(os.Environ(), "NO_COLOR=1", "GORACE=atexit_sleep_ms=0", "HOOKREPLAY_TRACEBACK="+traceback, "HOOKREPLAY_TEST_PANIC="+at)
+	c.Env = binEnv("HOOKREPLAY_TRACEBACK="+traceback, "HOOKREPLAY_TEST_PANIC="+at)
 	var out, errb bytes.Buffer
 	c.Stdout, c.Stderr = &out, &errb
 	err := c.Run()

@@ -34,7 +34,7 @@ func runCapped(t *testing.T, stdin string, args ...string) (result, time.Duratio
 	} else {
 		c = exec.CommandContext(ctx, "/bin/sh", append([]string{"-c", `ulimit -v 4194304 && exec "$0" "$@"`, binPath}, args...)...)
 	}
-	c.Env = append(os.Environ(), "NO_COLOR=1", "GORACE=atexit_sleep_ms=0")
+	c.Env = binEnv()
 	if stdin != "" {
 		f, err := os.Open(stdin)
 		if err != nil {

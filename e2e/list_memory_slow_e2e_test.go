@@ -33,7 +33,7 @@ func peakRSS(t *testing.T, db string, args ...string) (int64, string) {
 	}
 	defer out.Close()
 	c := exec.Command(binPath, append([]string{"--db", db}, args...)...)
-	c.Env = append(os.Environ(), "NO_COLOR=1", "GORACE=atexit_sleep_ms=0")
+	c.Env = binEnv()
 	c.Stdout = out
 	var errb bytes.Buffer
 	c.Stderr = &errb

@@ -102,6 +102,13 @@ func runBin(t *testing.T, db string, stdin []byte, args ...string) result {
 	return runBinEnv(t, nil, db, stdin, args...)
 }
 
+// binEnv is the environment hookreplay runs with in the tests: the test
+// process's (GORACE set by TestMain), NO_COLOR, then extra (KEY=value, the
+// last of a key wins).
+func binEnv(extra ...string) []string {
+	return append(append(os.Environ(), "NO_COLOR=1"), extra...)
+}
+
 // runBinEnv is runBin with env (KEY=value, last one wins) added to the
 // environment hookreplay gets. Tests give their variables this way, not by
 // t.Setenv, which changes the whole test process's and so forbids
@@ -112,7 +119,7 @@ func runBinEnv(t *testing.T, env []string, db string, stdin []byte, args ...stri
 		args = append([]string{"--db", db}, args...)
 	}
 	c := exec.Command(binPath, args...)
-	c.Env = append(append(os.Environ(), "NO_COLOR=1", "GORACE=atexit_sleep_ms=0"), env...)
+	c.Env = binEnv(env...)
 	if stdin != nil {
 		c.Stdin = bytes.NewReader(stdin)
 	}
@@ -157,7 +164,7 @@ func startBinEnv(t *testing.T, env []string, db string, args ...string) *proc {
 		args = append([]string{"--db", db}, args...)
 	}
 	p := &proc{cmd: exec.Command(binPath, args...), lines: make(chan string, 10000), done: make(chan struct{})}
-	p.cmd.Env = append(append(os.Environ(), "NO_COLOR=1", "GORACE=atexit_sleep_ms=0"), env...)
+	p.cmd.Env = binEnv(env...)
 	p.cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	outPipe, err := p.cmd.StdoutPipe()
 	if err != nil {

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/url"
-	"os"
 	"os/exec"
 	"path/filepath"
 	"strconv"
@@ -189,7 +188,7 @@ func TestPostgresE2EEnvURL(t *testing.T) {
 	run := func(stdin []byte, args ...string) (string, string, int) {
 		t.Helper()
 		c := exec.Command(binPath, args...)
-		c.Env = append(os.Environ(), "NO_COLOR=1", "HOOKREPLAY_DB="+db)
+		c.Env = binEnv("HOOKREPLAY_DB=" + db)
 		c.Stdin = bytes.NewReader(stdin)
 		var out, errb bytes.Buffer
 		c.Stdout, c.Stderr = &out, &errb

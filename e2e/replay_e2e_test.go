@@ -523,7 +523,7 @@ func TestReplayE2EEditsEventIDAndEditor(t *testing.T) {
 
 	// --edit runs $EDITOR on the request text; here a sed script plays the person.
 	c := exec.Command(binPath, "--db", db, "replay", fmt.Sprint(ds[0].ID), "--to", h.URL, "--edit")
-	c.Env = append(os.Environ(), "NO_COLOR=1", "VISUAL=", "EDITOR=sed -i -e s/4200/1234/ -e /^Cache-Control/d")
+	c.Env = binEnv("VISUAL=", "EDITOR=sed -i -e s/4200/1234/ -e /^Cache-Control/d")
 	out, err := c.CombinedOutput()
 	if err != nil {
 		t.Fatalf("--edit: %v\n%s", err, out)

@@ -32,7 +32,7 @@ func onTerminal(t *testing.T, db string, args ...string) ([]byte, int) {
 	c := exec.Command("script", "-qec", line, "/dev/null")
 	// A terminal type that asks for queries: hookreplay must send none
 	// (script's pty never answers; see TestNoTerminalQueryE2E).
-	c.Env = append(os.Environ(), "NO_COLOR=1", "PAGER=cat", "HOOKREPLAY_PAGER=cat", "TERM=xterm-256color", "GORACE=atexit_sleep_ms=0")
+	c.Env = binEnv("PAGER=cat", "HOOKREPLAY_PAGER=cat", "TERM=xterm-256color")
 	out, err := c.Output()
 	code := 0
 	var ee *exec.ExitError
