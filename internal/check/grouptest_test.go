@@ -32,19 +32,28 @@ func statusesOf(c *report.Check) []string {
 // once one at a time (Jobs 1) and once as a group (the default), and fails
 // unless every delivery's every phase has the same status; it returns both
 // reports.
+//
+// The runs are tried a second time when they disagree: the tests' settle is
+// 5 ms, and on two cores under -race with the e2e package beside it (.ci/run)
+// the receipt handler's receipt, 30 ms after its answer, once landed after
+// the one-at-a-time run's learned quiet and failed a correct delivery there
+// (seen twice). A disagreement that is the engine's fails both tries.
 func groupBothModes(t *testing.T, kind string) (alone, grouped *report.Check) {
 	t.Helper()
 	var got [2]*report.Check
-	for i, jobs := range []int{1, 0} {
-		h, u := newHandler(t, kind)
-		o := options(h, u, delivery(t, 1, 4900), delivery(t, 2, 4901), delivery(t, 3, 4902))
-		o.Jobs = jobs
-		got[i] = run(t, o)
-	}
-	a, b := statusesOf(got[0]), statusesOf(got[1])
-	if strings.Join(a, "\n") != strings.Join(b, "\n") {
-		t.Fatalf("%s: one at a time and grouped disagree:\n%s\n---\n%s\ngroup notes: %q", kind, strings.Join(a, "\n"), strings.Join(b, "\n"), got[1].Notes)
-	}
+	twice(t, func() error {
+		for i, jobs := range []int{1, 0} {
+			h, u := newHandler(t, kind)
+			o := options(h, u, delivery(t, 1, 4900), delivery(t, 2, 4901), delivery(t, 3, 4902))
+			o.Jobs = jobs
+			got[i] = run(t, o)
+		}
+		a, b := statusesOf(got[0]), statusesOf(got[1])
+		if strings.Join(a, "\n") != strings.Join(b, "\n") {
+			return fmt.Errorf("%s: one at a time and grouped disagree:\n%s\n---\n%s\ngroup notes: %q", kind, strings.Join(a, "\n"), strings.Join(b, "\n"), got[1].Notes)
+		}
+		return nil
+	})
 	return got[0], got[1]
 }
 
